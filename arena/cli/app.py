@@ -1,0 +1,26 @@
+"""The ``arena`` command: one module per command group, composed here."""
+
+from __future__ import annotations
+
+import typer
+
+from arena.cli.games_cmd import games_command
+from arena.cli.play_cmd import play_command
+
+app = typer.Typer(
+    name="arena",
+    help="Bot Arena: tournaments between game-playing bots, with Elo leaderboards.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("games")(games_command)
+app.command("play")(play_command)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

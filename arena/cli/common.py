@@ -1,0 +1,46 @@
+"""Shared pieces of the command line: one-line errors with exit code 2, game loading."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, NoReturn
+
+import typer
+
+import games
+from games.base import Game, GameError
+
+USAGE_EXIT = 2
+
+
+class UserError(Exception):
+    """Bad input from the user: printed as one line, exit code 2, never a traceback."""
+
+
+def fail(message: str, code: int = USAGE_EXIT) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def load_game(name: str, params: list[str] | None = None, tree: str | None = None) -> Game[Any, Any]:
+    """The game from CLI arguments (``--param k=v`` items and ``--tree FILE``)."""
+    try:
+        kwargs: dict[str, Any] = games.parse_params(params or [])
+        if tree is not None:
+            kwargs["tree"] = tree
+        return games.get(name, **kwargs)
+    except GameError as exc:
+        fail(str(exc))
+
+
+def load_position(game: Game[Any, Any], text: str | None) -> Any:
+    if text is None:
+        return game.initial_state()
+    try:
+        return game.parse_position(text)
+    except GameError as exc:
+        fail(str(exc))
+
+
+def echo_err(message: str) -> None:
+    print(message, file=sys.stderr)

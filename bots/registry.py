@@ -1,0 +1,96 @@
+"""Built-in bots by spec string: ``name`` or ``name:key=value,key=value``.
+
+``alphabeta:depth=6,order=true`` makes an AlphaBetaBot(depth=6, order=True). Options are checked
+against the bot class's constructor, so a typo is a one-line BotError. Third-party bots register
+through the ``arena.bots`` entry-point group.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from importlib.metadata import entry_points
+from typing import Any
+
+from bots.base import Bot, BotError
+from games.base import GameError
+from games.params import accepted, bind
+
+ENTRY_POINT_GROUP = "arena.bots"
+
+_BUILTIN: dict[str, str] = {
+    "random": "bots.random_bot:RandomBot",
+    "minimax": "bots.minimax:MinimaxBot",
+    "alphabeta": "bots.alphabeta:AlphaBetaBot",
+    "iterative": "bots.iterative:IterativeBot",
+    "maxn": "bots.maxn:MaxNBot",
+    "paranoid": "bots.paranoid:ParanoidBot",
+    "mcts": "bots.mcts:MCTSBot",
+}
+
+
+def _targets() -> dict[str, str]:
+    found = dict(_BUILTIN)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep.value)
+    return found
+
+
+def bot_class(name: str) -> type[Bot]:
+    targets = _targets()
+    if name not in targets:
+        raise BotError(f"unknown bot {name!r} (built-in: {', '.join(names())})")
+    module_name, _, attr = targets[name].partition(":")
+    try:
+        cls = getattr(import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise BotError(f"bot {name!r} cannot be loaded: {exc}") from None
+    if not (isinstance(cls, type) and issubclass(cls, Bot)):
+        raise BotError(f"{targets[name]} is not a Bot class")
+    return cls
+
+
+def names() -> list[str]:
+    """Built-in bot names whose module is present, then third-party ones."""
+    out = []
+    for name in _targets():
+        try:
+            bot_class(name)
+        except BotError:
+            continue
+        out.append(name)
+    return out
+
+
+def split_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """``"alphabeta:depth=6,order=1"`` -> ``("alphabeta", {"depth": "6", "order": "1"})``."""
+    name, _, rest = spec.strip().partition(":")
+    options: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise BotError(f"bot spec {spec!r}: option {item!r} is not key=value")
+        options[key.strip()] = value.strip()
+    if not name:
+        raise BotError(f"bot spec {spec!r} has no bot name")
+    return name, options
+
+
+def is_builtin(spec: str) -> bool:
+    name = spec.strip().partition(":")[0]
+    return name in _targets()
+
+
+def make(spec: str, seed: int | None = None) -> Bot:
+    """A built-in bot from its spec. ``seed`` seeds a bot's randomness unless the spec sets one."""
+    name, options = split_spec(spec)
+    cls = bot_class(name)
+    try:
+        kwargs: dict[str, Any] = bind(f"bot {name}", cls, options, skip=("spec",))
+    except GameError as exc:
+        raise BotError(str(exc)) from None
+    if seed is not None and "seed" in accepted(cls) and "seed" not in kwargs:
+        kwargs["seed"] = seed
+    try:
+        return cls(spec=spec.strip(), **kwargs)
+    except (TypeError, ValueError) as exc:
+        raise BotError(f"bot {spec!r}: {exc}") from None

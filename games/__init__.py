@@ -1,0 +1,28 @@
+"""Game rules behind one API; see games.base for the API and games.registry for names."""
+
+from games.base import (
+    Game,
+    GameError,
+    GameKind,
+    Utility,
+    UtilityBounds,
+    ranks_from_utilities,
+    scores_from_ranks,
+)
+from games.registry import available, game_class, get, names, parse_params, register
+
+__all__ = [
+    "Game",
+    "GameError",
+    "GameKind",
+    "Utility",
+    "UtilityBounds",
+    "available",
+    "game_class",
+    "get",
+    "names",
+    "parse_params",
+    "ranks_from_utilities",
+    "register",
+    "scores_from_ranks",
+]

@@ -1,0 +1,103 @@
+"""Games by name: the built-in ones and third-party games from the ``arena.games`` entry points.
+
+Parameters may come as Python values or as command-line strings (``coins=5``); they are coerced to
+the types that the game's ``__init__`` annotates, so a typo is a one-line GameError, not a crash.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from importlib import import_module
+from importlib.metadata import entry_points
+from typing import Any
+
+from games.base import Game, GameError
+from games.params import accepted, bind, parse_items
+
+ENTRY_POINT_GROUP = "arena.games"
+
+# name -> "module:Class", imported on first use so that listing games stays cheap.
+_BUILTIN: dict[str, str] = {
+    "coins": "games.coins:CoinsGame",
+    "tictactoe": "games.tictactoe:TicTacToe",
+    "connect4": "games.connect4:ConnectFour",
+    "tree": "games.tree:TreeGame",
+    "nim": "games.nim:NimGame",
+    "rolit": "games.rolit:Rolit",
+}
+
+_classes: dict[str, type[Game[Any, Any]]] = {}
+
+
+def _load(target: str) -> type[Game[Any, Any]]:
+    module_name, _, attr = target.partition(":")
+    cls = getattr(import_module(module_name), attr)
+    if not (isinstance(cls, type) and issubclass(cls, Game)):
+        raise GameError(f"{target} is not a Game class")
+    return cls
+
+
+def _discover() -> dict[str, str | type[Game[Any, Any]]]:
+    found: dict[str, str | type[Game[Any, Any]]] = dict(_BUILTIN)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep.value)
+    return found
+
+
+def names() -> list[str]:
+    """Every registered game name, built-in first, then third-party ones in name order."""
+    found = _discover()
+    third = sorted(n for n in found if n not in _BUILTIN)
+    return [*(n for n in _BUILTIN if _importable(n)), *third]
+
+
+def _importable(name: str) -> bool:
+    try:
+        game_class(name)
+    except (GameError, ImportError):
+        return False
+    return True
+
+
+def register(cls: type[Game[Any, Any]]) -> None:
+    """Register a game class at run time (tests, notebooks); entry points are the packaged way."""
+    _classes[cls.name] = cls
+
+
+def game_class(name: str) -> type[Game[Any, Any]]:
+    if name in _classes:
+        return _classes[name]
+    found = _discover()
+    if name not in found:
+        raise GameError(f"unknown game {name!r} (known: {', '.join(sorted(found))})")
+    target = found[name]
+    cls = target if isinstance(target, type) else _load(target)
+    _classes[name] = cls
+    return cls
+
+
+def parameters(name: str) -> dict[str, inspect.Parameter]:
+    """The keyword parameters a game takes, with their defaults and annotations."""
+    return accepted(game_class(name))
+
+
+def get(name: str, **params: Any) -> Game[Any, Any]:
+    """A game by registry name with the given parameters (GameError on anything wrong)."""
+    cls = game_class(name)
+    kwargs = bind(name, cls, params)
+    try:
+        return cls(**kwargs)
+    except GameError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise GameError(f"{name}: {exc}") from None
+
+
+def parse_params(items: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """``["k=v", ...]`` from the command line into a dict (GameError on a malformed item)."""
+    return parse_items(items)
+
+
+def available() -> Mapping[str, type[Game[Any, Any]]]:
+    return {n: game_class(n) for n in names()}
