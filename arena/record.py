@@ -7,11 +7,11 @@ prints and what ratings read. Every way a match can end is a Termination with a 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
-class Termination(str, Enum):
+class Termination(StrEnum):
     NORMAL = "normal"  # the game reached a terminal state
     TIMEOUT = "timeout"  # a bot answered after its limit + margin, or never
     CRASH = "crash"  # the bot process died or the bot raised

@@ -15,7 +15,7 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any, ClassVar, Generic, TypeVar
 
 S = TypeVar("S", bound=Hashable)
@@ -28,7 +28,7 @@ class GameError(ValueError):
     """Bad parameters, an unparseable position or move text: the user's input is wrong."""
 
 
-class GameKind(str, Enum):
+class GameKind(StrEnum):
     """How the players' utilities relate; search algorithms check this up front."""
 
     ZERO_SUM = "zero-sum"  # two players, u0 == -u1 at every terminal
@@ -137,7 +137,9 @@ class Game(ABC, Generic[S, M]):
         """Parse ``text`` and check that it is legal in ``state`` (GameError otherwise)."""
         move = self.parse_move(text.strip())
         if move not in self.legal_moves(state):
-            raise GameError(f"illegal move {text.strip()!r} in position {self.format_position(state)!r}")
+            raise GameError(
+                f"illegal move {text.strip()!r} in position {self.format_position(state)!r}"
+            )
         return move
 
     def random_playout(self, state: S, rng: random.Random) -> S:
@@ -157,7 +159,9 @@ class Game(ABC, Generic[S, M]):
 
     def __eq__(self, other: object) -> bool:
         return (
-            isinstance(other, Game) and self.name == other.name and dict(self.params) == dict(other.params)
+            isinstance(other, Game)
+            and self.name == other.name
+            and dict(self.params) == dict(other.params)
         )
 
     def __hash__(self) -> int:

@@ -17,8 +17,7 @@ _SIMPLE = {"int": int, "float": float, "str": str, "bool": bool}
 
 def accepted(func: Callable[..., Any], skip: tuple[str, ...] = ()) -> dict[str, inspect.Parameter]:
     """The keyword parameters of ``func`` (a class means its ``__init__``)."""
-    target = func.__init__ if isinstance(func, type) else func
-    sig = inspect.signature(target)
+    sig = inspect.signature(func)
     return {
         p.name: p
         for p in sig.parameters.values()

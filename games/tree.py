@@ -37,7 +37,9 @@ class TreeGame(Game[int, int]):
         except OSError as exc:
             raise GameError(f"tree: cannot read {tree}: {exc.strerror or exc}") from None
         except json.JSONDecodeError as exc:
-            raise GameError(f"tree: {tree} is not valid JSON ({exc.msg}, line {exc.lineno})") from None
+            raise GameError(
+                f"tree: {tree} is not valid JSON ({exc.msg}, line {exc.lineno})"
+            ) from None
         self._build(data)
         self.params = {"tree": str(tree)}
         self.source = path

@@ -22,7 +22,9 @@ def fail(message: str, code: int = USAGE_EXIT) -> NoReturn:
     raise typer.Exit(code)
 
 
-def load_game(name: str, params: list[str] | None = None, tree: str | None = None) -> Game[Any, Any]:
+def load_game(
+    name: str, params: list[str] | None = None, tree: str | None = None
+) -> Game[Any, Any]:
     """The game from CLI arguments (``--param k=v`` items and ``--tree FILE``)."""
     try:
         kwargs: dict[str, Any] = games.parse_params(params or [])

@@ -14,7 +14,9 @@ from games.params import accepted
 
 
 def games_command(
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON list instead of a table.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON list instead of a table.")
+    ] = False,
 ) -> None:
     """List the games: name, players, kind, parameters."""
     rows: list[dict[str, Any]] = []
@@ -42,8 +44,13 @@ def games_command(
         typer.echo(json.dumps(rows))
         return
     table = [
-        [r["game"], r["players"], r["kind"], ", ".join(f"{k}={v}" for k, v in r["parameters"].items()),
-         r["description"]]
+        [
+            r["game"],
+            r["players"],
+            r["kind"],
+            ", ".join(f"{k}={v}" for k, v in r["parameters"].items()),
+            r["description"],
+        ]
         for r in rows
     ]
     typer.echo(tabulate(table, headers=["game", "players", "kind", "parameters", "description"]))
