@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 import games
 from games.base import Game, GameError
 
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
+
 USAGE_EXIT = 2
+
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="Database URL (default: $ARENA_DB, else sqlite:///arena.db in this directory).",
+        envvar="ARENA_DB",
+        show_envvar=False,
+    ),
+]
 
 
 class UserError(Exception):
@@ -46,3 +59,14 @@ def load_position(game: Game[Any, Any], text: str | None) -> Any:
 
 def echo_err(message: str) -> None:
     print(message, file=sys.stderr)
+
+
+def open_db(url: str | None) -> sessionmaker[Session]:
+    """A session factory for the database (migrated to the latest schema); one-line error and
+    exit 2 when it cannot be opened."""
+    from db.session import DatabaseOpenError, make_engine, session_factory
+
+    try:
+        return session_factory(make_engine(url))
+    except DatabaseOpenError as exc:
+        fail(str(exc))

@@ -1,0 +1,1 @@
+"""The results database: models, engine/session factory (SQLite by default), stored queries."""

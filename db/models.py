@@ -1,0 +1,261 @@
+"""The results database: bots and their versions, tournaments, matches, seats and moves.
+
+Invariants live in the schema, so no code path (and no crash half-way through one) can break
+them: one row per seat and per ply, ranks within 1..N (each seat row carries its match's player
+count through a composite foreign key, so ``rank <= players`` is a plain CHECK), scores in
+[0, 1], a done match has a termination and a finish time, one version per (bot, SHA-256).
+
+Seat rows exist from the moment a match is scheduled (the pairing is part of the schedule); their
+result columns stay NULL until the match is done.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+BOT_KINDS = ("builtin", "module", "command", "human")
+MATCH_STATUSES = ("pending", "running", "done", "void")
+TOURNAMENT_STATUSES = ("running", "done")
+FORMATS = ("round-robin", "gauntlet")
+TERMINATIONS = ("normal", "timeout", "crash", "illegal_move", "bad_output", "stall")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timestamps stored as naive UTC (SQLite keeps no zone) and read back as aware UTC."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, datetime: UTCDateTime}
+
+
+class Bot(Base):
+    """A bot by name. ``registered`` bots were added with ``arena bots add`` and can be named in
+    specs; the others were recorded because they played (built-in specs, paths, commands)."""
+
+    __tablename__ = "bots"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(400), unique=True)
+    registered: Mapped[bool] = mapped_column(default=False)
+    created: Mapped[datetime] = mapped_column(default=utcnow)
+
+    versions: Mapped[list[BotVersion]] = relationship(
+        back_populates="bot", order_by="BotVersion.id", cascade="all, delete-orphan"
+    )
+
+
+class BotVersion(Base):
+    """One exact version of a bot: what to run (``target``), the module source, and its hash."""
+
+    __tablename__ = "bot_versions"
+    __table_args__ = (
+        UniqueConstraint("bot_id", "sha256", name="uq_bot_versions_bot_sha256"),
+        CheckConstraint(_in("kind", BOT_KINDS), name="kind"),
+        CheckConstraint("length(sha256) = 64", name="sha256_length"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    target: Mapped[str] = mapped_column(Text)  # spec, path / module:attr, or command line
+    source: Mapped[str | None] = mapped_column(Text)  # module source text (kind "module")
+    sha256: Mapped[str] = mapped_column(String(64))
+    created: Mapped[datetime] = mapped_column(default=utcnow)
+
+    bot: Mapped[Bot] = relationship(back_populates="versions")
+
+
+class Tournament(Base):
+    __tablename__ = "tournaments"
+    __table_args__ = (
+        CheckConstraint(_in("status", TOURNAMENT_STATUSES), name="status"),
+        CheckConstraint(_in("format", FORMATS), name="format"),
+        CheckConstraint("status <> 'done' OR finished IS NOT NULL", name="done_finished"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(200))
+    game: Mapped[str] = mapped_column(String(100))
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    time_control: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    format: Mapped[str] = mapped_column(String(20))
+    settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    created: Mapped[datetime] = mapped_column(default=utcnow)
+    finished: Mapped[datetime | None]
+
+    entries: Mapped[list[Entry]] = relationship(
+        back_populates="tournament", order_by="Entry.position", cascade="all, delete-orphan"
+    )
+
+
+class Entry(Base):
+    """A bot in a tournament's field: its place in the field, the spec it was given as, and the
+    exact version that was resolved (what ``resume`` compares against)."""
+
+    __tablename__ = "tournament_entries"
+    __table_args__ = (
+        UniqueConstraint("tournament_id", "position", name="uq_tournament_entries_position"),
+        CheckConstraint("position >= 0", name="position"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id", ondelete="CASCADE"))
+    position: Mapped[int]
+    spec: Mapped[str] = mapped_column(Text)
+    bot_version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"))
+
+    tournament: Mapped[Tournament] = relationship(back_populates="entries")
+    version: Mapped[BotVersion] = relationship()
+
+
+class Match(Base):
+    __tablename__ = "matches"
+    __table_args__ = (
+        UniqueConstraint("id", "players", name="uq_matches_id_players"),
+        CheckConstraint(_in("status", MATCH_STATUSES), name="status"),
+        CheckConstraint(f"termination IS NULL OR {_in('termination', TERMINATIONS)}", name="term"),
+        CheckConstraint(
+            "status <> 'done' OR (termination IS NOT NULL AND finished IS NOT NULL)",
+            name="done_result",
+        ),
+        CheckConstraint("players >= 1", name="players"),
+        CheckConstraint("duration_s IS NULL OR duration_s >= 0", name="duration"),
+        Index("ix_matches_tournament_status", "tournament_id", "status"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tournament_id: Mapped[int | None] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE")
+    )
+    round: Mapped[int] = mapped_column(default=0)
+    game: Mapped[str] = mapped_column(String(100))
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    time_control: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    players: Mapped[int]
+    seed: Mapped[int] = mapped_column(BigInteger, default=0)
+    opening: Mapped[str] = mapped_column(Text, default="")  # opening moves, space-separated
+    start_position: Mapped[str | None] = mapped_column(Text)  # None: the initial position
+    final_position: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    termination: Mapped[str | None] = mapped_column(String(20))
+    fault_reason: Mapped[str | None] = mapped_column(Text)
+    started: Mapped[datetime | None]
+    finished: Mapped[datetime | None]
+    duration_s: Mapped[float | None]
+
+    seats: Mapped[list[Seat]] = relationship(
+        back_populates="match",
+        order_by="Seat.seat",
+        cascade="all, delete-orphan",
+    )
+    moves: Mapped[list[Move]] = relationship(
+        back_populates="match", order_by="Move.ply", cascade="all, delete-orphan"
+    )
+
+
+class Seat(Base):
+    __tablename__ = "seats"
+    __table_args__ = (
+        UniqueConstraint("match_id", "seat", name="uq_seats_match_seat"),
+        ForeignKeyConstraint(
+            ["match_id", "players"],
+            ["matches.id", "matches.players"],
+            ondelete="CASCADE",
+            name="fk_seats_match_players",
+        ),
+        CheckConstraint("seat >= 0 AND seat < players", name="seat_range"),
+        CheckConstraint("rank IS NULL OR (rank >= 1 AND rank <= players)", name="rank_range"),
+        CheckConstraint("score IS NULL OR (score >= 0 AND score <= 1)", name="score_range"),
+        CheckConstraint(
+            "(rank IS NULL AND score IS NULL AND utility IS NULL)"
+            " OR (rank IS NOT NULL AND score IS NOT NULL AND utility IS NOT NULL)",
+            name="result_complete",
+        ),
+        Index("ix_seats_bot_version", "bot_version_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int]
+    players: Mapped[int]
+    seat: Mapped[int]
+    bot_version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"))
+    utility: Mapped[float | None]
+    rank: Mapped[int | None]
+    score: Mapped[float | None]
+    fault: Mapped[dict[str, Any] | None]
+
+    match: Mapped[Match] = relationship(back_populates="seats")
+    version: Mapped[BotVersion] = relationship()
+
+
+class Move(Base):
+    __tablename__ = "moves"
+    __table_args__ = (
+        UniqueConstraint("match_id", "ply", name="uq_moves_match_ply"),
+        CheckConstraint("ply >= 0", name="ply"),
+        CheckConstraint("seat >= 0", name="seat"),
+        CheckConstraint("time_ms >= 0", name="time_ms"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
+    ply: Mapped[int]
+    seat: Mapped[int]
+    move: Mapped[str] = mapped_column(Text)
+    time_ms: Mapped[float]
+    info: Mapped[dict[str, Any] | None]
+    forced: Mapped[bool] = mapped_column(default=False)
+
+    match: Mapped[Match] = relationship(back_populates="moves")

@@ -1,0 +1,158 @@
+"""Opening the results database: URL choice, SQLite settings, migrations to the latest schema.
+
+Any SQLAlchemy URL works; SQLite (the default, ``arena.db`` in the current directory) is tuned so
+that several arena processes and readers share one file safely:
+
+- WAL journal: readers never block the writer and the writer never blocks readers;
+- ``BEGIN IMMEDIATE`` for every transaction: a transaction takes the write lock up front, so two
+  writers queue on the busy timeout instead of failing with "database is locked" when a read
+  transaction tries to become a write transaction;
+- foreign keys on (SQLite leaves them off by default), ``synchronous=NORMAL`` (durable across a
+  crash of the process; a power cut may lose the last commits but never consistency).
+
+The schema is created and upgraded by the Alembic scripts shipped in ``db/migrations`` whenever an
+engine is made, so a database written by an older version opens and is brought up to date.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util import CommandError
+from sqlalchemy import Engine, create_engine, event, exc, make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+DEFAULT_URL = "sqlite:///arena.db"
+ENV_VAR = "ARENA_DB"
+BUSY_TIMEOUT_S = 60.0
+_PG_MIGRATION_LOCK = 0x4172656E61  # advisory lock key: one migrator at a time on PostgreSQL
+
+
+class DatabaseOpenError(Exception):
+    """The database cannot be opened or brought up to date (one-line message for the user)."""
+
+
+def database_url(url: str | None = None) -> str:
+    """``url`` if given, else ``$ARENA_DB``, else ``sqlite:///arena.db``."""
+    return url or os.environ.get(ENV_VAR) or DEFAULT_URL
+
+
+def display_url(url: str) -> str:
+    """The URL with any password hidden, for messages."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except exc.ArgumentError:
+        return url
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a file-backed SQLite URL, else None (in-memory or another database)."""
+    try:
+        parsed = make_url(url)
+    except exc.ArgumentError:
+        return None
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)
+
+
+def exists(url: str) -> bool:
+    """False only for a SQLite file that is not there yet (so read-only uses need not create it)."""
+    path = sqlite_path(url)
+    return path is None or path.exists()
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (see module docstring)
+        cursor = dbapi_conn.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+            cursor.execute("PRAGMA foreign_keys = ON")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def alembic_config() -> Config:
+    """Alembic configuration built in code: the scripts are package data of ``db``."""
+    cfg = Config()
+    cfg.set_main_option("script_location", "db:migrations")
+    return cfg
+
+
+def head_revision() -> str | None:
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def current_revision(engine: Engine) -> str | None:
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Bring the schema to ``revision`` in one transaction (one migrator at a time)."""
+    cfg = alembic_config()
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_PG_MIGRATION_LOCK})")
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, revision)
+
+
+def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
+    """An engine for ``url`` (see :func:`database_url`), schema migrated to the latest revision.
+
+    Raises DatabaseOpenError with a one-line reason when the URL is invalid, the file is not a
+    database or cannot be created, the server does not answer, or the schema is from a newer
+    version of Bot Arena.
+    """
+    url = database_url(url)
+    shown = display_url(url)
+    try:
+        parsed = make_url(url)
+        kwargs: dict[str, Any] = {}
+        if parsed.get_backend_name() == "sqlite":
+            kwargs["connect_args"] = {"timeout": BUSY_TIMEOUT_S}
+        engine = create_engine(parsed, **kwargs)
+    except (exc.ArgumentError, exc.NoSuchModuleError, ImportError, ValueError) as err:
+        raise DatabaseOpenError(f"invalid database URL {shown!r}: {_first_line(err)}") from None
+    if engine.dialect.name == "sqlite":
+        _configure_sqlite(engine)
+    try:
+        if migrate and current_revision(engine) != head_revision():
+            upgrade(engine)
+        elif not migrate:
+            with engine.connect():
+                pass
+    except CommandError as err:
+        engine.dispose()
+        raise DatabaseOpenError(
+            f"database {shown} has a schema this version does not know: {_first_line(err)}"
+        ) from None
+    except exc.SQLAlchemyError as err:
+        engine.dispose()
+        reason = _first_line(getattr(err, "orig", None) or err)
+        raise DatabaseOpenError(f"cannot open database {shown}: {reason}") from None
+    return engine
+
+
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def _first_line(err: object) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__

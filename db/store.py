@@ -1,0 +1,230 @@
+"""Writing and reading match records and bot versions.
+
+Every function works inside the caller's transaction (``with Session.begin() as session:``), so
+a unit of work (a match with its seats and moves, a tournament with its whole schedule) is
+committed entirely or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.orm import Session, selectinload
+
+from arena.botref import BotRef
+from arena.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
+from db.models import Bot, BotVersion, Match, Move, Seat
+
+
+def epoch_to_datetime(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def _bot(session: Session, name: str) -> Bot:
+    bot = session.scalars(select(Bot).where(Bot.name == name)).one_or_none()
+    if bot is None:
+        bot = Bot(name=name, registered=False)
+        session.add(bot)
+        session.flush()
+    return bot
+
+
+def _version(session: Session, bot: Bot, ref: BotRef) -> tuple[BotVersion, bool]:
+    found = session.scalars(
+        select(BotVersion).where(BotVersion.bot_id == bot.id, BotVersion.sha256 == ref.sha256)
+    ).one_or_none()
+    if found is not None:
+        return found, False
+    version = BotVersion(
+        bot_id=bot.id, kind=ref.kind, target=ref.target, source=ref.source, sha256=ref.sha256
+    )
+    session.add(version)
+    session.flush()
+    return version, True
+
+
+def version_for(session: Session, ref: BotRef) -> BotVersion:
+    """The stored version of the bot that played as ``ref`` (recorded under ``ref.name``)."""
+    return _version(session, _bot(session, ref.name), ref)[0]
+
+
+def register_bot_version(session: Session, name: str, ref: BotRef) -> tuple[BotVersion, bool]:
+    """Register ``ref`` as a version of the bot ``name``; (version row, whether it is new)."""
+    bot = _bot(session, name)
+    bot.registered = True
+    return _version(session, bot, ref)
+
+
+def ref_of(version: BotVersion, name: str | None = None) -> BotRef:
+    return BotRef(
+        name=name or version.bot.name,
+        kind=version.kind,
+        target=version.target,
+        source=version.source,
+        sha256=version.sha256,
+    )
+
+
+def lookup_bot(session: Session, name: str) -> BotRef | None:
+    """The latest version of the registered bot ``name``, or None."""
+    version = session.scalars(
+        select(BotVersion)
+        .join(Bot)
+        .where(Bot.name == name, Bot.registered.is_(True))
+        .order_by(BotVersion.id.desc())
+        .limit(1)
+    ).first()
+    return None if version is None else ref_of(version, name)
+
+
+def list_bots(session: Session, *, include_unregistered: bool = False) -> list[Bot]:
+    """Bots by name with their versions loaded (only registered ones unless asked)."""
+    query = select(Bot).options(selectinload(Bot.versions)).order_by(Bot.name)
+    if not include_unregistered:
+        query = query.where(Bot.registered.is_(True))
+    return list(session.scalars(query))
+
+
+def bot_versions(session: Session, name: str) -> list[BotVersion]:
+    """Every version of the bot ``name``, oldest first (empty if there is no such bot)."""
+    return list(
+        session.scalars(
+            select(BotVersion).join(Bot).where(Bot.name == name).order_by(BotVersion.id)
+        )
+    )
+
+
+def _fault_reason(record: MatchRecord) -> str | None:
+    for index, seat in enumerate(record.seats):
+        if seat.fault is not None:
+            return (
+                f"seat {index} ({seat.bot}): {seat.fault.termination.value}: {seat.fault.message}"
+            )
+    return None
+
+
+def save_match(
+    session: Session,
+    record: MatchRecord,
+    refs: Sequence[BotRef],
+    tournament_id: int | None = None,
+    match_id: int | None = None,
+) -> int:
+    """Store a finished match in the caller's transaction and return its id.
+
+    With ``match_id`` the scheduled row is completed: whatever an interrupted earlier attempt
+    left of it (moves, seat results) is replaced, so a replayed match is stored exactly once.
+    """
+    if len(refs) != len(record.seats):
+        raise ValueError(f"{len(refs)} bots for {len(record.seats)} seats")
+    if match_id is None:
+        match = Match(
+            tournament_id=tournament_id,
+            game=record.game,
+            params=record.params,
+            players=len(record.seats),
+        )
+        session.add(match)
+        session.flush()
+        seats = [
+            Seat(
+                match_id=match.id,
+                players=match.players,
+                seat=i,
+                bot_version_id=version_for(session, ref).id,
+            )
+            for i, ref in enumerate(refs)
+        ]
+        session.add_all(seats)
+    else:
+        found = session.get(Match, match_id)
+        if found is None:
+            raise ValueError(f"no match {match_id}")
+        match = found
+        if match.players != len(record.seats):
+            raise ValueError(
+                f"match {match_id} has {match.players} seats, record {len(record.seats)}"
+            )
+        session.execute(delete(Move).where(Move.match_id == match.id))
+        seats = list(
+            session.scalars(select(Seat).where(Seat.match_id == match.id).order_by(Seat.seat))
+        )
+    match.time_control = record.time_control
+    match.start_position = record.start_position
+    match.final_position = record.final_position
+    match.termination = record.termination.value
+    match.fault_reason = _fault_reason(record)
+    match.started = epoch_to_datetime(record.started)
+    match.finished = epoch_to_datetime(record.finished)
+    match.duration_s = max(0.0, record.duration_s)
+    match.status = "done"
+    for seat, result in zip(seats, record.seats, strict=True):
+        seat.utility = result.utility
+        seat.rank = result.rank
+        seat.score = result.score
+        seat.fault = result.fault.to_dict() if result.fault is not None else None
+    session.flush()
+    if record.moves:
+        session.execute(
+            insert(Move),
+            [
+                {
+                    "match_id": match.id,
+                    "ply": ply,
+                    "seat": m.seat,
+                    "move": m.move,
+                    "time_ms": max(0.0, m.time_ms),
+                    "info": m.info,
+                    "forced": m.forced,
+                }
+                for ply, m in enumerate(record.moves)
+            ],
+        )
+    return match.id
+
+
+def load_match(session: Session, match_id: int) -> Match | None:
+    """A match with its seats (and their bots) and moves loaded."""
+    return session.scalars(
+        select(Match)
+        .where(Match.id == match_id)
+        .options(
+            selectinload(Match.seats).selectinload(Seat.version).selectinload(BotVersion.bot),
+            selectinload(Match.moves),
+        )
+    ).one_or_none()
+
+
+def record_of(match: Match) -> MatchRecord:
+    """The MatchRecord of a done match, as ``arena play --json`` printed it."""
+    if match.status != "done" or match.termination is None:
+        raise ValueError(f"match {match.id} is {match.status}, not done")
+    started = match.started.timestamp() if match.started else 0.0
+    finished = match.finished.timestamp() if match.finished else started
+    return MatchRecord(
+        game=match.game,
+        params=dict(match.params),
+        start_position=match.start_position or "",
+        seats=[
+            SeatResult(
+                bot=s.version.bot.name,
+                utility=float(s.utility or 0.0),
+                rank=int(s.rank or 0),
+                score=float(s.score or 0.0),
+                fault=Fault.from_dict(s.fault) if s.fault else None,
+                version=s.version.sha256,
+            )
+            for s in match.seats
+        ],
+        moves=[
+            MoveRecord(seat=m.seat, move=m.move, time_ms=m.time_ms, info=m.info, forced=m.forced)
+            for m in match.moves
+        ],
+        termination=Termination(match.termination),
+        final_position=match.final_position or "",
+        started=started,
+        finished=finished,
+        time_control=dict(match.time_control),
+    )
