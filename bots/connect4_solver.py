@@ -1,0 +1,488 @@
+"""Strong exact solver for Connect Four on raw bitboards (any width and height).
+
+The design is the classic one for this game: negamax with alpha-beta on a null window, the root
+score found by a binary search between the smallest and largest possible scores ("iterative
+narrowing"), a transposition table of upper and lower bounds, and only *non-losing* moves ever
+searched, ordered by how many winning threats they create (ties centre first).
+
+Board layout (the standard one, shared with :mod:`games.connect4`): column ``c`` occupies bits
+``c*(H+1) .. c*(H+1)+H-1``, bottom row first, plus one empty sentinel bit on top, so shifts that
+run off a column hit an empty bit. A position is ``(current, mask, plies)``: ``current`` holds the
+stones of the player to move, ``mask`` all stones.
+
+Score convention (that of the benchmark sets): for the player to move, 0 for a draw; a win scores
+``K - s`` where ``s`` is the number of stones the winner has placed when its winning stone lands
+(that stone included) and ``K = (W*H+1)//2 + 1`` (22 on the 7x6 board); a loss is the negative of
+the opponent's win score.
+
+Per-node cost is what decides speed in Python, so two tricks keep the interpreter's work small:
+
+* the threats every candidate move would create are computed for all columns at once, by laying
+  ``W`` copies of the board side by side in one big integer (with gaps wide enough that no shift
+  reaches a neighbouring copy) and running the threat formula once;
+* the search is a closure over local constants, one function for inner nodes and one for the root
+  (the root also remembers which move proved its bound).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+Window = tuple[int, int] | None
+
+#: Default transposition-table capacity in entries (about 100 bytes each in CPython).
+DEFAULT_TT_SIZE = 1 << 21
+
+
+class SolverTimeout(Exception):
+    """The deadline passed. ``lo``/``hi`` bound the score as far as proven, ``move`` is the best
+    column found so far (one reaching at least ``lo``) or ``None``."""
+
+    def __init__(self, lo: int = 0, hi: int = 0, move: int | None = None) -> None:
+        super().__init__("connect4 solver: deadline passed")
+        self.lo = lo
+        self.hi = hi
+        self.move = move
+
+
+@dataclass(frozen=True, slots=True)
+class Solution:
+    """The result of one exact solve.
+
+    ``move`` is a column (0-based) that reaches ``score``, or ``None`` when no move is asked for
+    or the position is over. ``nodes`` counts positions entered by the search (the root
+    included, every narrowing pass counted); ``tt_entries`` is the table size at the end.
+    """
+
+    score: int
+    move: int | None
+    nodes: int
+    time_s: float
+    tt_entries: int
+
+
+class Connect4Solver:
+    """Exact solver for one board size; reusable across positions.
+
+    ``tt_size`` bounds the transposition table (entries); when it is full it is emptied, so the
+    memory stays within the configured size. ``symmetry`` keys mirror-image positions the same
+    (fewer nodes in symmetric positions, a little more work per node).
+    """
+
+    def __init__(
+        self,
+        width: int = 7,
+        height: int = 6,
+        tt_size: int = DEFAULT_TT_SIZE,
+        symmetry: bool = False,
+    ) -> None:
+        if width < 1 or height < 1:
+            raise ValueError("connect4 solver: width and height must be positive")
+        if width * (height + 1) > 64 * 8:
+            raise ValueError("connect4 solver: board too large")
+        if tt_size < 1:
+            raise ValueError("connect4 solver: tt_size must be positive")
+        self.width = width
+        self.height = height
+        self.tt_size = tt_size
+        self.symmetry = symmetry
+        h1 = height + 1
+        self.bottom = sum(1 << (c * h1) for c in range(width))
+        self.board = self.bottom * ((1 << height) - 1)
+        self.column_masks = tuple(((1 << height) - 1) << (c * h1) for c in range(width))
+        self.top_masks = tuple(1 << (height - 1 + c * h1) for c in range(width))
+        # Centre first, left before right among equals: 3, 2, 4, 1, 5, 0, 6 on seven columns.
+        order = [width // 2 + (1 - 2 * (i % 2)) * ((i + 1) // 2) for i in range(width)]
+        self.order = tuple(order)
+        self.cells = width * height
+        self.win_base = (self.cells + 1) // 2 + 1
+        self.tt: dict[int, int] = {}
+        self.nodes = 0
+        self._deadline: float | None = None
+        self._search = self._build()
+
+    # --- public API ----------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Empty the transposition table (a fresh, reproducible search)."""
+        self.tt.clear()
+
+    def solve(
+        self,
+        current: int,
+        mask: int,
+        plies: int,
+        *,
+        want_move: bool = True,
+        deadline: float | None = None,
+        window: tuple[int, int] | None = None,
+    ) -> Solution:
+        """The exact score of a position that is not over (nobody has four, the board not full).
+
+        ``deadline`` (a ``time.perf_counter()`` instant) makes the search raise SolverTimeout when
+        passed. ``window=(lo, hi)`` asks only whether the score is below, inside or above: the
+        result is exact inside, and otherwise a bound on the side where it fell ("weak" solving
+        is ``(-1, 1)``).
+        """
+        start = time.perf_counter()
+        self.nodes = 0
+        self._deadline = deadline
+        score, move = self._search(current, mask, plies, want_move, window)
+        if len(self.tt) > self.tt_size:  # pragma: no cover - the search clears before this
+            self.tt.clear()
+        return Solution(score, move, self.nodes, time.perf_counter() - start, len(self.tt))
+
+    def threats(self, stones: int, mask: int) -> int:
+        """Empty cells that would complete four for the owner of ``stones``."""
+        return _threat_function(self.height + 1)(stones) & (self.board ^ mask)
+
+    def possible(self, mask: int) -> int:
+        """One bit per non-full column: the cell where the next stone there lands."""
+        return (mask + self.bottom) & self.board
+
+    def is_win(self, stones: int) -> bool:
+        """Whether ``stones`` contain four in a row."""
+        return _has_four(stones, self.height + 1)
+
+    def play_sequence(self, moves: Iterable[int]) -> tuple[int, int, int]:
+        """``(current, mask, plies)`` after the 0-based columns ``moves`` from the empty board.
+
+        Raises ValueError on a full column, a column out of range or a move after a win.
+        """
+        current = mask = plies = 0
+        for col in moves:
+            if not 0 <= col < self.width:
+                raise ValueError(f"column {col + 1} is out of range")
+            if mask & self.top_masks[col]:
+                raise ValueError(f"column {col + 1} is full")
+            if _has_four(current ^ mask, self.height + 1):
+                raise ValueError("the game is already over")
+            move = (mask + self.bottom) & self.column_masks[col]
+            current ^= mask
+            mask |= move
+            plies += 1
+        return current, mask, plies
+
+    def mirror_key(self, key: int) -> int:
+        h1 = self.height + 1
+        w = self.width
+        col = (1 << h1) - 1
+        out = 0
+        for c in range(w):
+            out |= ((key >> (c * h1)) & col) << ((w - 1 - c) * h1)
+        return out
+
+    # --- the search ----------------------------------------------------------------------------
+    def _build(self) -> Callable[[int, int, int, bool, Window], tuple[int, int | None]]:
+        """Compile the search for this board into closures over local constants."""
+        width, height = self.width, self.height
+        h1 = height + 1
+        span = width * h1
+        stride = span + 3 * (h1 + 1)  # no shift of the threat formula crosses into a neighbour
+        rep = sum(1 << (c * stride) for c in range(width))
+        diag = sum(self.column_masks[c] << (c * stride) for c in range(width))
+        low = (1 << span) - 1
+        board = self.board
+        bottom = self.bottom
+        cells = self.cells
+        base = self.win_base
+        colmask = self.column_masks
+        order = self.order
+        # Sort keys: (threats << 4) | (15 - rank); rank is the column's place in `order`.
+        rank_low = {c: 15 - r for r, c in enumerate(order)}
+        # Per column: (column mask, its copy's shift, the low 4 key bits), in centre-first order.
+        columns = tuple((colmask[c], c * stride, rank_low[c]) for c in order)
+        low_to_mask = {rank_low[c]: colmask[c] for c in order}
+        s1, s2, s3 = h1, 2 * h1, 3 * h1
+        d1, d2, d3 = height, 2 * height, 3 * height
+        e1, e2, e3 = h1 + 1, 2 * (h1 + 1), 3 * (h1 + 1)
+        tt = self.tt
+        tt_get = tt.get
+        tt_cap = self.tt_size
+        symmetry = self.symmetry
+        mirror = self.mirror_key
+        solver = self
+        perf = time.perf_counter
+        check_every = 2047
+        nodes = 0
+        deadline = float("inf")
+
+        def negamax(cur: int, mask: int, plies: int, alpha: int, beta: int) -> int:
+            # Invariant: the player to move cannot win at once (the parent's move was non-losing).
+            nonlocal nodes
+            nodes += 1
+            if not nodes & check_every and perf() > deadline:
+                raise SolverTimeout
+            opp = cur ^ mask
+            empty = board ^ mask
+            # The opponent's threats (cells where its stone would complete four).
+            p = opp
+            r = (p << 1) & (p << 2) & (p << 3)
+            a1 = p << s1
+            a2 = p << s2
+            b1 = p >> s1
+            b2 = p >> s2
+            r |= (a1 & a2 & ((p << s3) | b1)) | (b1 & b2 & (a1 | (p >> s3)))
+            a1 = p << d1
+            a2 = p << d2
+            b1 = p >> d1
+            b2 = p >> d2
+            r |= (a1 & a2 & ((p << d3) | b1)) | (b1 & b2 & (a1 | (p >> d3)))
+            a1 = p << e1
+            a2 = p << e2
+            b1 = p >> e1
+            b2 = p >> e2
+            r |= (a1 & a2 & ((p << e3) | b1)) | (b1 & b2 & (a1 | (p >> e3)))
+            r &= empty
+            possible = (mask + bottom) & board
+            forced = possible & r
+            if forced:
+                if forced & (forced - 1):
+                    return (plies + 1) // 2 + 1 - base  # two threats: the opponent wins next
+                possible = forced
+            nonlosing = possible & ~(r >> 1)
+            if not nonlosing:
+                return (plies + 1) // 2 + 1 - base
+            if plies >= cells - 2:
+                return 0
+            lo = (plies + 1) // 2 + 2 - base  # the opponent cannot win with its next stone
+            if alpha < lo:
+                alpha = lo
+                if alpha >= beta:
+                    return alpha
+            hi = base - plies // 2 - 2  # nor can the player to move
+            key = cur + mask
+            if symmetry:
+                m = mirror(key)
+                if m < key:
+                    key = m
+            e = tt_get(key)
+            if e is not None:
+                if e & 1:
+                    v = e >> 1
+                    if alpha < v:
+                        alpha = v
+                        if alpha >= beta:
+                            return alpha
+                else:
+                    v = e >> 1
+                    if v < hi:
+                        hi = v
+            if beta > hi:
+                beta = hi
+                if alpha >= beta:
+                    return beta
+            # Threats each non-losing move would create, all columns in one pass.
+            p = (cur * rep) | ((nonlosing * rep) & diag)
+            t = (p << 1) & (p << 2) & (p << 3)
+            a1 = p << s1
+            a2 = p << s2
+            b1 = p >> s1
+            b2 = p >> s2
+            t |= (a1 & a2 & ((p << s3) | b1)) | (b1 & b2 & (a1 | (p >> s3)))
+            a1 = p << d1
+            a2 = p << d2
+            b1 = p >> d1
+            b2 = p >> d2
+            t |= (a1 & a2 & ((p << d3) | b1)) | (b1 & b2 & (a1 | (p >> d3)))
+            a1 = p << e1
+            a2 = p << e2
+            b1 = p >> e1
+            b2 = p >> e2
+            t |= (a1 & a2 & ((p << e3) | b1)) | (b1 & b2 & (a1 | (p >> e3)))
+            t &= empty * rep
+            keys = [
+                ((((t >> sh) & low).bit_count()) << 4) | lk
+                for cm, sh, lk in columns
+                if nonlosing & cm
+            ]
+            if len(keys) > 1:
+                keys.sort(reverse=True)
+            nxt = cur ^ mask
+            plies += 1
+            for k in keys:
+                child_mask = mask | (nonlosing & low_to_mask[k & 15])
+                score = -negamax(nxt, child_mask, plies, -beta, -alpha)
+                if score >= beta:
+                    if len(tt) >= tt_cap:
+                        tt.clear()
+                    tt[key] = (score << 1) | 1
+                    return score
+                if score > alpha:
+                    alpha = score
+            if len(tt) >= tt_cap:
+                tt.clear()
+            tt[key] = alpha << 1
+            return alpha
+
+        def root_moves(cur: int, mask: int) -> list[int]:
+            """Non-losing moves in search order (and the opponent's threats)."""
+            r = _threat_function(h1)(cur ^ mask) & (board ^ mask)
+            possible = (mask + bottom) & board
+            forced = possible & r
+            if forced:
+                if forced & (forced - 1):
+                    return []
+                possible = forced
+            nonlosing = possible & ~(r >> 1)
+            wins = _threat_function(h1)
+            keyed = []
+            for c in order:
+                if nonlosing & colmask[c]:
+                    move = nonlosing & colmask[c]
+                    count = (wins(cur | move) & (board ^ mask)).bit_count()
+                    keyed.append(((count << 4) | rank_low[c], c))
+            keyed.sort(reverse=True)
+            return [c for _, c in keyed]
+
+        def search(
+            cur: int, mask: int, plies: int, want_move: bool, window: tuple[int, int] | None
+        ) -> tuple[int, int | None]:
+            nonlocal nodes, deadline
+            nodes = 0
+            deadline = float("inf") if solver._deadline is None else solver._deadline
+            try:
+                result = _solve(cur, mask, plies, want_move, window)
+            finally:
+                solver.nodes = nodes
+            return result
+
+        def _solve(
+            cur: int, mask: int, plies: int, want_move: bool, window: tuple[int, int] | None
+        ) -> tuple[int, int | None]:
+            nonlocal nodes
+            if _has_four(cur ^ mask, h1):
+                raise ValueError("the position is already won")
+            if plies >= cells:
+                raise ValueError("the board is full")
+            nodes += 1
+            win_now = _threat_function(h1)(cur) & (board ^ mask) & ((mask + bottom) & board)
+            if win_now:
+                col = next(c for c in order if win_now & colmask[c])
+                return base - plies // 2 - 1, col
+            moves = root_moves(cur, mask)
+            if not moves:
+                # Every move loses at once; any legal column will do.
+                col = next(c for c in order if not mask & solver.top_masks[c])
+                return (plies + 1) // 2 + 1 - base, col
+            if plies >= cells - 2:
+                return 0, moves[0]
+            nodes -= 1  # the narrowing passes count the root themselves
+            lo = (plies + 1) // 2 + 2 - base
+            hi = base - plies // 2 - 2
+            # Every non-losing move reaches the natural lower bound, so moves[0] is proven there.
+            best, proven = moves[0], lo
+            if window is not None:
+                lo = max(lo, window[0])
+                hi = min(hi, window[1])
+            while lo < hi:
+                med = lo + (hi - lo) // 2
+                if med <= 0 and -(-lo // 2) < med:
+                    med = -(-lo // 2)  # halve towards zero: probe near the draw first
+                elif med >= 0 and hi // 2 > med:
+                    med = hi // 2
+                try:
+                    r, move = root(cur, mask, plies, moves, med, med + 1)
+                except SolverTimeout:
+                    raise SolverTimeout(lo, hi, best) from None
+                if r <= med:
+                    hi = r
+                else:
+                    lo = r
+                    if move is not None:
+                        best, proven = move, r
+            if not want_move:
+                return lo, None
+            if proven < lo:  # the bound came from the table: find a move that reaches it
+                nxt = cur ^ mask
+                for col in moves:
+                    child_mask = mask | ((mask + bottom) & colmask[col])
+                    try:
+                        v = negamax(nxt, child_mask, plies + 1, -lo, 1 - lo)
+                    except SolverTimeout:
+                        raise SolverTimeout(lo, hi, best) from None
+                    if v <= -lo:
+                        best = col
+                        break
+            return lo, best
+
+        def root(
+            cur: int, mask: int, plies: int, moves: list[int], alpha: int, beta: int
+        ) -> tuple[int, int | None]:
+            """One null-window pass at the root; also returns the move that failed high."""
+            nonlocal nodes
+            nodes += 1
+            lo = (plies + 1) // 2 + 2 - base
+            if alpha < lo:
+                alpha = lo
+                if alpha >= beta:
+                    return alpha, None
+            hi = base - plies // 2 - 2
+            key = cur + mask
+            if symmetry:
+                key = min(key, mirror(key))
+            e = tt_get(key)
+            if e is not None:
+                if e & 1:
+                    if alpha < e >> 1:
+                        alpha = e >> 1
+                        if alpha >= beta:
+                            return alpha, None
+                elif e >> 1 < hi:
+                    hi = e >> 1
+            if beta > hi:
+                beta = hi
+                if alpha >= beta:
+                    return beta, None
+            nxt = cur ^ mask
+            for col in moves:
+                child_mask = mask | ((mask + bottom) & colmask[col])
+                score = -negamax(nxt, child_mask, plies + 1, -beta, -alpha)
+                if score >= beta:
+                    if len(tt) >= tt_cap:
+                        tt.clear()
+                    tt[key] = (score << 1) | 1
+                    return score, col
+                if score > alpha:
+                    alpha = score
+            if len(tt) >= tt_cap:
+                tt.clear()
+            tt[key] = alpha << 1
+            return alpha, None
+
+        return search
+
+
+def _threat_function(h1: int) -> Callable[[int], int]:
+    """Cells (not yet masked to empty ones) that complete four for ``stones``; board-agnostic."""
+    s1, s2, s3 = h1, 2 * h1, 3 * h1
+    d1, d2, d3 = h1 - 1, 2 * (h1 - 1), 3 * (h1 - 1)
+    e1, e2, e3 = h1 + 1, 2 * (h1 + 1), 3 * (h1 + 1)
+
+    def threats(p: int) -> int:
+        r = (p << 1) & (p << 2) & (p << 3)
+        for x1, x2, x3 in ((s1, s2, s3), (d1, d2, d3), (e1, e2, e3)):
+            a1, a2, b1, b2 = p << x1, p << x2, p >> x1, p >> x2
+            r |= (a1 & a2 & ((p << x3) | b1)) | (b1 & b2 & (a1 | (p >> x3)))
+        return r
+
+    return threats
+
+
+def _has_four(stones: int, h1: int) -> bool:
+    for shift in (1, h1 - 1, h1, h1 + 1):
+        m = stones & (stones >> shift)
+        if m & (m >> (2 * shift)):
+            return True
+    return False
+
+
+def parse_moves(text: str, width: int = 7) -> list[int]:
+    """``"4453"`` -> ``[3, 3, 4, 2]`` (solver notation, columns 1-based, one digit each)."""
+    out = []
+    for ch in text.strip():
+        if not ch.isdigit() or not 1 <= int(ch) <= width:
+            raise ValueError(f"bad column {ch!r} in {text!r}")
+        out.append(int(ch) - 1)
+    return out
