@@ -1,0 +1,245 @@
+"""Matches between bots in their own processes: ``BotPool`` (reusing processes across the games
+of a series) and ``play_match`` (one match, one pool).
+
+A process is reused only when it is safe: it finished its last game without a fault and is still
+alive; anything else is killed (its whole process group) and the next game starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from arena import protocol
+from arena.botref import BUILTIN, COMMAND, HUMAN, BotRef
+from arena.limits import ResourceLimits
+from arena.record import Fault, MatchRecord, MoveRecord, Termination
+from arena.referee import play_game
+from arena.referee_human import HumanSeat
+from arena.referee_process import BotProcess
+from arena.referee_seat import ProcessSeat, Reply
+from arena.timecontrol import TimeControl, per_seat
+from games.base import Game
+
+__all__ = ["BotPool", "ResourceLimits", "TimeControl", "play_match", "seat_seed"]
+
+_FILE_TARGET = re.compile(r"^(?P<path>.+\.py)(?::(?P<attr>[A-Za-z_]\w*))?$")
+
+
+def seat_seed(seed: int, seat: int) -> int:
+    """The seed a seat's bot gets in a match seeded ``seed`` (stable across runs)."""
+    return random.Random(seed * 1_000_003 + seat).randrange(2**31)
+
+
+class _NoSeat:
+    """A seat whose process could not even be started (its fault is already recorded)."""
+
+    human = False
+    games = 0
+    bot_name: str | None = None
+
+    def __init__(self, ref: BotRef) -> None:
+        self.ref = ref
+
+    def ask(
+        self, game: Game[Any, Any], state: Any, request: dict[str, Any], hard_limit: float | None
+    ) -> Reply:
+        raise AssertionError("a seat without a process is never asked")
+
+    def late(self, elapsed: float, limit: float) -> Fault:
+        raise AssertionError("a seat without a process is never late")
+
+
+AnySeat = ProcessSeat | HumanSeat | _NoSeat
+
+
+class BotPool:
+    """Worker processes kept between the games of a series; a context manager."""
+
+    def __init__(self, limits: ResourceLimits = ResourceLimits()) -> None:  # noqa: B008
+        self.limits = limits
+        self.idle: dict[BotRef, list[ProcessSeat]] = {}
+        self.started_pids: list[int] = []
+        self.last_pids: list[int | None] = []  # pid per seat of the last match (None: human)
+        self._sources: Path | None = None
+
+    def __enter__(self) -> BotPool:
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # --- processes -----------------------------------------------------------------------------
+    def _source_file(self, ref: BotRef, path: str) -> str:
+        """The exact source that was resolved, written to a private file (the bot's version)."""
+        if self._sources is None:
+            self._sources = Path(tempfile.mkdtemp(prefix="arena-bots-"))
+        folder = self._sources / ref.sha256[:16]
+        folder.mkdir(exist_ok=True)
+        file = folder / (Path(path).name or "bot.py")
+        if not file.exists():
+            file.write_text(ref.source or "", encoding="utf-8")
+        return str(file)
+
+    def argv(self, ref: BotRef) -> list[str]:
+        """The command line that starts a worker for ``ref`` under this pool's limits."""
+        limits = self.limits.argv()
+        if ref.kind == COMMAND:
+            launch = [sys.executable, "-m", "arena.worker.launch", *limits, "--"]
+            return launch + shlex.split(ref.target)
+        worker = [sys.executable, "-m", "arena.worker", *limits]
+        if ref.kind == BUILTIN:
+            return [*worker, "--builtin", ref.target]
+        m = _FILE_TARGET.match(ref.target)
+        if m is None:
+            return [*worker, "--import", ref.target]
+        path = m.group("path")
+        file = self._source_file(ref, path) if ref.source is not None else path
+        target = file + (f":{m.group('attr')}" if m.group("attr") else "")
+        return [*worker, "--file", target, "--sys-path", str(Path(path).parent)]
+
+    def _spawn(self, ref: BotRef) -> ProcessSeat | Fault:
+        try:
+            process = BotProcess(self.argv(ref))
+        except (OSError, ValueError) as exc:
+            return Fault(Termination.STALL, f"cannot start the bot: {exc}", {"reason": "spawn"})
+        self.started_pids.append(process.pid)
+        return ProcessSeat(ref, process)
+
+    def _acquire(self, ref: BotRef) -> AnySeat | Fault:
+        if ref.kind == HUMAN:
+            return HumanSeat(ref)
+        idle = self.idle.get(ref)
+        while idle:
+            seat = idle.pop()
+            if seat.process.alive():
+                return seat
+            seat.process.kill()
+        return self._spawn(ref)
+
+    def _start(
+        self, game: Game[Any, Any], seats: list[AnySeat], faults: list[Fault | None],
+        hellos: list[dict[str, Any]],
+    ) -> None:
+        """Handshake every seat in parallel under one start-up deadline; a reused process that
+        fails its ``new_game`` is replaced by a fresh one (not the bot's fault)."""
+        pending = [i for i, s in enumerate(seats) if not isinstance(s, _NoSeat)]
+        for attempt in range(2):
+            for i in pending:
+                seat = seats[i]
+                assert not isinstance(seat, _NoSeat)
+                seat.start(protocol.hello(**hellos[i], first=seat.games == 0))
+            deadline = time.monotonic() + self.limits.startup_s
+            retry = []
+            for i in pending:
+                seat = seats[i]
+                assert not isinstance(seat, _NoSeat)
+                reused = seat.games > 0
+                fault = seat.finish_start(deadline, game)
+                if fault is not None and reused and attempt == 0:
+                    fresh = self._spawn(seat.ref)
+                    if isinstance(fresh, Fault):
+                        faults[i] = fresh
+                        seats[i] = _NoSeat(seat.ref)
+                    else:
+                        seats[i] = fresh
+                        retry.append(i)
+                elif fault is not None:
+                    faults[i] = fault
+            pending = retry
+            if not pending:
+                return
+
+    # --- matches -------------------------------------------------------------------------------
+    def play(
+        self,
+        game: Game[Any, Any],
+        bots: Sequence[BotRef],
+        *,
+        time_control: TimeControl | Sequence[TimeControl] = TimeControl(),  # noqa: B008
+        start_position: str | None = None,
+        seed: int = 0,
+        on_move: Callable[[MoveRecord], None] | None = None,
+    ) -> MatchRecord:
+        """One game between ``bots`` (one per seat, in seat order)."""
+        n = game.num_players
+        if len(bots) != n:
+            raise ValueError(f"{game.name} takes {n} bots, got {len(bots)}")
+        tcs = per_seat(time_control, n)
+        start = game.initial_state() if start_position is None else game.parse_position(start_position)
+        started = time.time()
+        faults: list[Fault | None] = [None] * n
+        seats: list[AnySeat] = []
+        for i, ref in enumerate(bots):
+            got = self._acquire(ref)
+            if isinstance(got, Fault):
+                faults[i] = got
+                got = _NoSeat(ref)
+            seats.append(got)
+        position = game.format_position(start)
+        hellos = [
+            {"game": game.name, "params": dict(game.params), "seat": i, "players": n,
+             "seed": seat_seed(seed, i), "position": position}
+            for i in range(n)
+        ]
+        record: MatchRecord | None = None
+        try:
+            self._start(game, seats, faults, hellos)
+            self.last_pids = [s.process.pid if isinstance(s, ProcessSeat) else None for s in seats]
+            record = play_game(
+                game, seats, tcs, start, seed=seed, faults=faults, on_move=on_move, started=started
+            )
+        finally:
+            for i, seat in enumerate(seats):
+                if not isinstance(seat, ProcessSeat):
+                    continue
+                if record is not None and faults[i] is None and seat.process.alive():
+                    self.idle.setdefault(seat.ref, []).append(seat)
+                else:
+                    seat.process.kill()
+        assert record is not None
+        return record
+
+    def close(self) -> None:
+        """Quit every idle worker (bounded wait), then kill each one's group and session."""
+        seats = [s for group in self.idle.values() for s in group]
+        self.idle.clear()
+        end = time.monotonic() + 0.5
+        quit_line = protocol.encode(protocol.QUIT)
+        for seat in seats:
+            seat.process.send(quit_line, end)
+        for seat in seats:
+            seat.process.wait_exit(max(0.0, end - time.monotonic()))
+            seat.process.kill()
+        if self._sources is not None:
+            shutil.rmtree(self._sources, ignore_errors=True)
+            self._sources = None
+
+
+def play_match(
+    game: Game[Any, Any],
+    bots: Sequence[BotRef],
+    *,
+    time_control: TimeControl | Sequence[TimeControl] = TimeControl(),  # noqa: B008
+    start_position: str | None = None,
+    seed: int = 0,
+    limits: ResourceLimits = ResourceLimits(),  # noqa: B008
+    on_move: Callable[[MoveRecord], None] | None = None,
+) -> MatchRecord:
+    """One match with its own pool: every process it started is gone when it returns."""
+    with BotPool(limits) as pool:
+        return pool.play(
+            game, bots, time_control=time_control, start_position=start_position, seed=seed,
+            on_move=on_move,
+        )

@@ -1,0 +1,167 @@
+"""The arena <-> bot line protocol: one compact JSON object per line (see docs/protocol.md).
+
+Arena to bot: ``hello`` (first message), ``new_game`` (a further game on the same process),
+``move`` (a request), ``quit``. Bot to arena: ``ready`` (answers hello/new_game), ``move``
+(answers a request), ``error`` (the bot failed; the arena counts it as a crash).
+
+Requests are written by the arena and trusted; answers come from untrusted bots and are checked
+here field by field, so the referee deals only in typed values or a ProtocolError.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+VERSION = 1
+MAX_LINE = 1 << 20  # longest answer line accepted (bytes, newline excluded)
+MAX_INFO = 64 * 1024  # longest info object kept, as JSON text; longer ones are dropped
+
+
+class ProtocolError(ValueError):
+    """An answer that does not follow the protocol; ``text`` is the offending line, truncated."""
+
+    def __init__(self, message: str, text: str = "") -> None:
+        super().__init__(message)
+        self.text = text
+
+
+def encode(message: Mapping[str, Any]) -> bytes:
+    return (json.dumps(message, separators=(",", ":"), default=str) + "\n").encode("utf-8")
+
+
+def truncate(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + f"...[{len(text) - limit} more chars]"
+
+
+# --- arena to bot ------------------------------------------------------------------------------
+def hello(
+    *,
+    game: str,
+    params: Mapping[str, Any],
+    seat: int,
+    players: int,
+    seed: int,
+    position: str,
+    first: bool = True,
+) -> dict[str, Any]:
+    """``hello`` opens a process; ``new_game`` (``first=False``) starts a further game on it."""
+    return {
+        "type": "hello" if first else "new_game",
+        "protocol": VERSION,
+        "game": game,
+        "params": dict(params),
+        "seat": seat,
+        "players": players,
+        "seed": seed,
+        "position": position,
+    }
+
+
+def move_request(
+    *,
+    request_id: int,
+    position: str,
+    moves: Sequence[str],
+    legal: Sequence[str],
+    clock: Mapping[str, Any],
+) -> dict[str, Any]:
+    return {
+        "type": "move",
+        "id": request_id,
+        "position": position,
+        "moves": list(moves),
+        "legal": list(legal),
+        "clock": dict(clock),
+    }
+
+
+QUIT: dict[str, Any] = {"type": "quit"}
+
+
+def decode_request(line: bytes | str) -> dict[str, Any]:
+    """A request as the worker reads it (written by the arena, so only shape-checked)."""
+    message = json.loads(line)
+    if not isinstance(message, dict) or message.get("type") not in (
+        "hello",
+        "new_game",
+        "move",
+        "quit",
+    ):
+        raise ProtocolError("not an arena request", truncate(str(line)))
+    return message
+
+
+# --- bot to arena ------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Ready:
+    name: str | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MoveAnswer:
+    move: str
+    info: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BotFailure:
+    """The bot reported its own failure (an exception in the bot, a module that won't load)."""
+
+    message: str
+    exception: str | None = None
+    phase: str | None = None  # "load" | "start" | "move"
+
+
+Answer = Ready | MoveAnswer | BotFailure
+
+
+def _opt_str(message: dict[str, Any], key: str, line: str) -> str | None:
+    value = message.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ProtocolError(f"field {key!r} must be a string", truncate(line))
+    return truncate(value, 500)
+
+
+def decode_answer(raw: bytes, expect_id: int | None = None) -> Answer:
+    """Parse one answer line from a bot (ProtocolError on anything malformed)."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProtocolError("answer is not UTF-8", truncate(raw.decode("utf-8", "replace"))) from None
+    try:
+        message = json.loads(line)
+    except ValueError:
+        raise ProtocolError("answer is not a JSON object", truncate(line.strip())) from None
+    if not isinstance(message, dict):
+        raise ProtocolError("answer is not a JSON object", truncate(line.strip()))
+    kind = message.get("type")
+    if kind == "move":
+        move = message.get("move")
+        if not isinstance(move, str):
+            raise ProtocolError("move answer without a string 'move'", truncate(line.strip()))
+        if expect_id is not None and message.get("id", expect_id) != expect_id:
+            raise ProtocolError(
+                f"answer to request {message.get('id')!r}, expected {expect_id}",
+                truncate(line.strip()),
+            )
+        info = message.get("info")
+        if info is not None and not isinstance(info, dict):
+            raise ProtocolError("'info' must be a JSON object", truncate(line.strip()))
+        if info is not None and len(line) > MAX_INFO:
+            info = {"dropped": f"info longer than {MAX_INFO} bytes"}
+        return MoveAnswer(move, info)
+    if kind == "ready":
+        return Ready(_opt_str(message, "name", line), _opt_str(message, "version", line))
+    if kind == "error":
+        return BotFailure(
+            _opt_str(message, "message", line) or "bot error",
+            _opt_str(message, "exception", line),
+            _opt_str(message, "phase", line),
+        )
+    raise ProtocolError(f"unknown answer type {kind!r}", truncate(line.strip()))

@@ -1,0 +1,165 @@
+"""The referee's game loop: the authoritative state, every move validated, clocks, faults, and the
+final ranking. Seats are already started (see arena.match); this module only plays and judges.
+
+Fault rules: with two players the offender loses at once. With three or more the offender is
+ranked last and a seeded random stand-in plays its remaining moves (``MoveRecord.forced``); the
+others are ranked by the final utilities.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from arena import protocol
+from arena.botref import BotRef
+from arena.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
+from arena.referee_seat import Reply
+from arena.timecontrol import Clock, TimeControl, seats_dict
+from games.base import Game, GameError, ranks_from_utilities, scores_from_ranks
+
+
+class Seat(Protocol):
+    ref: BotRef
+    human: bool
+
+    def ask(
+        self, game: Game[Any, Any], state: Any, request: dict[str, Any], hard_limit: float | None
+    ) -> Reply: ...
+
+    def late(self, elapsed: float, limit: float) -> Fault: ...
+
+
+def _judge(game: Game[Any, Any], state: Any, reply: Reply, legal: dict[str, Any]) -> Any:
+    """The move a reply names, or a Fault (bad_output: unparseable; illegal_move: not legal)."""
+    move = legal.get(reply.move)
+    if move is not None:
+        return move
+    text = reply.move.strip()
+    try:
+        move = game.parse_move(text)
+    except GameError as exc:
+        return Fault(
+            Termination.BAD_OUTPUT,
+            f"unparseable move {protocol.truncate(text, 40)!r}: {exc}",
+            {"answer": protocol.truncate(reply.move)},
+        )
+    if move in legal.values():
+        return move
+    return Fault(
+        Termination.ILLEGAL_MOVE,
+        f"illegal move {protocol.truncate(text, 40)!r}",
+        {"move": protocol.truncate(text), "position": game.format_position(state)},
+    )
+
+
+def final_ranks(
+    game: Game[Any, Any], state: Any, faults: Sequence[Fault | None]
+) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    """Utilities and ranks: offenders last (two players: the offender loses outright)."""
+    n = game.num_players
+    offenders = [i for i in range(n) if faults[i] is not None]
+    if not offenders:
+        utility = tuple(game.utility(state))
+        return utility, ranks_from_utilities(utility)
+    if n == 2 or not game.is_terminal(state):
+        lo, hi = game.bounds.min_each, game.bounds.max_each
+        utility = tuple(lo if faults[i] else hi for i in range(n))
+    else:
+        utility = tuple(game.utility(state))
+    fine = [i for i in range(n) if faults[i] is None]
+    ranks = [len(fine) + 1] * n
+    for i in fine:
+        ranks[i] = 1 + sum(1 for j in fine if utility[j] > utility[i])
+    if not fine:
+        ranks = [1] * n
+    return utility, tuple(ranks)
+
+
+def play_game(
+    game: Game[Any, Any],
+    seats: Sequence[Seat],
+    tcs: Sequence[TimeControl],
+    start: Any,
+    *,
+    seed: int,
+    faults: list[Fault | None],
+    on_move: Callable[[MoveRecord], None] | None = None,
+    started: float | None = None,
+) -> MatchRecord:
+    """Play from ``start`` to the end (or to a deciding fault) and judge the result.
+
+    ``faults`` holds start-up faults per seat (and is filled in as the game goes).
+    """
+    n = game.num_players
+    started = time.time() if started is None else started
+    start_text = game.format_position(start)
+    clocks = [Clock(tc) for tc in tcs]
+    standin = random.Random(seed ^ 0x5F3759DF)
+    state = start
+    moves: list[MoveRecord] = []
+    texts: list[str] = []
+    request_id = 0
+    first = next((f for f in faults if f is not None), None)  # the match's termination
+    decided = n == 2 and first is not None
+    while not decided and not game.is_terminal(state):
+        seat = game.current_player(state)
+        legal_moves = game.legal_moves(state)
+        legal = {game.format_move(m): m for m in legal_moves}
+        if faults[seat] is not None:
+            move = standin.choice(list(legal_moves))
+            record = MoveRecord(seat, game.format_move(move), 0.0, None, forced=True)
+        else:
+            request_id += 1
+            clock = clocks[seat]
+            request = protocol.move_request(
+                request_id=request_id,
+                position=game.format_position(state),
+                moves=texts,
+                legal=list(legal),
+                clock=clock.request(),
+            )
+            reply = seats[seat].ask(game, state, request, clock.hard_limit())
+            outcome: Any = reply.fault
+            if outcome is None:
+                over = clock.overrun(reply.elapsed)
+                if over is not None:
+                    outcome = seats[seat].late(reply.elapsed, clock.limit() or 0.0)
+                else:
+                    outcome = _judge(game, state, reply, legal)
+            if isinstance(outcome, Fault):
+                outcome.detail.setdefault("ply", len(moves))
+                faults[seat] = outcome
+                first = first or outcome
+                if n == 2:
+                    break
+                continue  # the stand-in plays this move
+            clock.spend(reply.elapsed)
+            move = outcome
+            record = MoveRecord(seat, game.format_move(move), round(reply.elapsed * 1000, 3),
+                                reply.info)
+        state = game.apply(state, move)
+        texts.append(record.move)
+        moves.append(record)
+        if on_move is not None:
+            on_move(record)
+    utility, ranks = final_ranks(game, state, faults)
+    scores = scores_from_ranks(ranks)
+    return MatchRecord(
+        game=game.name,
+        params=dict(game.params),
+        start_position=start_text,
+        seats=[
+            SeatResult(seats[i].ref.name, float(utility[i]), ranks[i], scores[i], faults[i],
+                       seats[i].ref.sha256)
+            for i in range(n)
+        ],
+        moves=moves,
+        termination=first.termination if first else Termination.NORMAL,
+        final_position=game.format_position(state),
+        started=started,
+        finished=time.time(),
+        time_control=seats_dict(tcs),
+    )

@@ -1,0 +1,247 @@
+"""One bot process as the referee sees it: spawn, write a line, read a line by a deadline, kill.
+
+Nothing here ever blocks without a deadline on the bot: stdin and stdout are non-blocking and
+waited on with ``poll``; stderr is drained all the time by a thread into a bounded ring buffer, so
+a bot that floods its stderr neither blocks itself nor eats the arena's memory. The bot runs in
+its own session (and process group); ``kill`` takes down the group and the session's stragglers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from enum import Enum
+
+from arena.protocol import MAX_LINE
+
+STDERR_TAIL = 16 * 1024  # bytes of stderr kept per bot
+_CHUNK = 1 << 16
+
+
+class ReadStatus(Enum):
+    LINE = "line"
+    EOF = "eof"
+    TIMEOUT = "timeout"
+    TOO_LONG = "too_long"
+
+
+class StderrTail:
+    """Drains a pipe on a daemon thread, keeping the last ``limit`` bytes."""
+
+    def __init__(self, fd: int, limit: int = STDERR_TAIL) -> None:
+        self.fd = fd
+        self.limit = limit
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+        self.total = 0
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._drain, name=f"stderr-{fd}", daemon=True)
+        self.thread.start()
+
+    def _drain(self) -> None:
+        try:
+            while True:
+                try:
+                    chunk = os.read(self.fd, _CHUNK)
+                except InterruptedError:
+                    continue
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                with self.lock:
+                    self.chunks.append(chunk)
+                    self.size += len(chunk)
+                    self.total += len(chunk)
+                    while self.size - len(self.chunks[0]) >= self.limit:
+                        self.size -= len(self.chunks.popleft())
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+
+    def tail(self, limit: int = 2000) -> str:
+        """The last ``limit`` characters written (decoded leniently)."""
+        with self.lock:
+            data = b"".join(self.chunks)
+        return data[-limit:].decode("utf-8", "replace")
+
+    def finish(self, timeout: float) -> None:
+        self.thread.join(timeout)
+
+
+class BotProcess:
+    """A started bot process and its pipes."""
+
+    def __init__(self, argv: Sequence[str], env: dict[str, str] | None = None) -> None:
+        self.argv = list(argv)
+        self.proc = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=0,
+            close_fds=True,
+            start_new_session=True,
+            env=env,
+        )
+        assert self.proc.stdin and self.proc.stdout and self.proc.stderr
+        self.pid = self.proc.pid
+        self.fd_in = os.dup(self.proc.stdin.fileno())
+        self.fd_out = os.dup(self.proc.stdout.fileno())
+        self.proc.stdin.close()
+        self.proc.stdout.close()
+        os.set_blocking(self.fd_in, False)
+        os.set_blocking(self.fd_out, False)
+        self.stderr = StderrTail(os.dup(self.proc.stderr.fileno()))
+        self.proc.stderr.close()
+        self.buffer = bytearray()
+        self.eof = False
+        self.killed = False
+        self.closed = False
+        self._poll_out = select.poll()
+        self._poll_out.register(self.fd_out, select.POLLIN | select.POLLHUP | select.POLLERR)
+
+    # --- writing -------------------------------------------------------------------------------
+    def send(self, data: bytes, deadline: float | None) -> bool:
+        """Write all of ``data`` by ``deadline`` (monotonic); False if the bot is gone or stuck."""
+        view = memoryview(data)
+        poller: select.poll | None = None
+        while view:
+            try:
+                view = view[os.write(self.fd_in, view) :]
+                continue
+            except BlockingIOError:
+                pass
+            except (BrokenPipeError, OSError):
+                return False
+            if poller is None:
+                poller = select.poll()
+                poller.register(self.fd_in, select.POLLOUT | select.POLLERR | select.POLLHUP)
+            wait = _wait_ms(deadline)
+            if wait == 0:
+                return False
+            events = poller.poll(wait)
+            if events and events[0][1] & (select.POLLERR | select.POLLHUP):
+                return False
+        return True
+
+    # --- reading -------------------------------------------------------------------------------
+    def read_line(self, deadline: float | None) -> tuple[ReadStatus, bytes]:
+        """The next line (without its newline) by ``deadline``; never blocks past it."""
+        while True:
+            end = self.buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[: end + 1]
+                if len(line) > MAX_LINE:
+                    return ReadStatus.TOO_LONG, line[:200]
+                return ReadStatus.LINE, line
+            if len(self.buffer) > MAX_LINE:
+                return ReadStatus.TOO_LONG, bytes(self.buffer[:200])
+            if self.eof:
+                return ReadStatus.EOF, bytes(self.buffer[:200])
+            try:
+                chunk = os.read(self.fd_out, _CHUNK)
+            except BlockingIOError:
+                wait = _wait_ms(deadline)
+                if wait == 0:
+                    return ReadStatus.TIMEOUT, b""
+                self._poll_out.poll(wait)
+                continue
+            except OSError:
+                chunk = b""
+            if chunk:
+                self.buffer += chunk
+            else:
+                self.eof = True
+
+    # --- ending --------------------------------------------------------------------------------
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def wait_exit(self, timeout: float) -> int | None:
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        """SIGKILL the bot's process group and any straggler of its session, then reap."""
+        self.killed = True
+        kill_session(self.pid)
+        self.wait_exit(2.0)
+        self._close_fds()
+
+    def quit(self, data: bytes, grace: float) -> None:
+        """Ask politely, wait up to ``grace`` seconds, then kill the whole group anyway."""
+        if self.alive():
+            self.send(data, time.monotonic() + grace)
+            self.wait_exit(grace)
+        self.kill()
+
+    def _close_fds(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for fd in (self.fd_in, self.fd_out):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.stderr.finish(1.0)
+
+    def exit_detail(self) -> dict[str, object]:
+        """Exit code or signal of a dead process, for a Fault's detail."""
+        code = self.proc.poll()
+        if code is None:
+            return {}
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                return {"exit_code": code, "signal": signal.Signals(-code).name}
+        return {"exit_code": code}
+
+
+def _wait_ms(deadline: float | None) -> int:
+    """Milliseconds to poll for: -1 forever, 0 when the deadline has passed."""
+    if deadline is None:
+        return -1
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return 0
+    return max(1, int(left * 1000 + 0.999))
+
+
+def session_members(sid: int) -> list[int]:
+    """Pids whose session or process group is ``sid`` (from the process table)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        # fields: state ppid pgrp session ...
+        if fields[0] != b"Z" and sid in (int(fields[2]), int(fields[3])):
+            found.append(int(entry))
+    return found
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL the process group ``sid`` and everything left in its session."""
+    try:
+        os.killpg(sid, signal.SIGKILL)
+    except OSError as exc:
+        if exc.errno not in (errno.ESRCH, errno.EPERM):
+            raise
+    for pid in session_members(sid):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)

@@ -1,0 +1,156 @@
+"""Time controls: a fixed time per move, a Fischer game clock, or both, for one seat.
+
+``TimeControl`` is the rule; ``Clock`` is one seat's running state of it during a match. The
+arena enforces ``limit + margin``: the bot is told ``limit`` (its deadline), the margin is grace
+for pipe and scheduling latency that the bot never sees.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_MARGIN = 0.05
+
+_CLOCK = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(?:\+\s*(\d+(?:\.\d*)?|\.\d+))?\s*$")
+
+
+class TimeControlError(ValueError):
+    """A malformed time control (one line, for the command line)."""
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds:g}"
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """``move_time`` caps every move; ``base``/``increment`` is a game clock (Fischer).
+
+    With both, a move may take the smaller of the move time and the time left on the clock.
+    Neither means no limit (only a human seat should play that way).
+    """
+
+    move_time: float | None = None
+    base: float | None = None
+    increment: float = 0.0
+    margin: float = DEFAULT_MARGIN
+
+    def __post_init__(self) -> None:
+        if self.move_time is not None and not self.move_time > 0:
+            raise TimeControlError(f"move time must be > 0 seconds, not {self.move_time}")
+        if self.base is not None and not self.base > 0:
+            raise TimeControlError(f"clock base must be > 0 seconds, not {self.base}")
+        if self.increment < 0:
+            raise TimeControlError(f"clock increment must be >= 0, not {self.increment}")
+        if self.margin < 0:
+            raise TimeControlError(f"margin must be >= 0 seconds, not {self.margin}")
+
+    @classmethod
+    def parse(
+        cls, move_time: float | None, clock: str | None, margin: float = DEFAULT_MARGIN
+    ) -> TimeControl:
+        """From ``--move-time S`` and ``--clock BASE+INC`` (``"60+0.5"``, ``"300"``)."""
+        base: float | None = None
+        increment = 0.0
+        if clock is not None:
+            m = _CLOCK.match(clock)
+            if not m:
+                raise TimeControlError(f"clock {clock!r} is not BASE or BASE+INC in seconds")
+            base = float(m.group(1))
+            increment = float(m.group(2)) if m.group(2) else 0.0
+        return cls(move_time=move_time, base=base, increment=increment, margin=margin)
+
+    @property
+    def unlimited(self) -> bool:
+        return self.move_time is None and self.base is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "move_time": self.move_time,
+            "base": self.base,
+            "increment": self.increment,
+            "margin": self.margin,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TimeControl:
+        return cls(
+            move_time=d.get("move_time"),
+            base=d.get("base"),
+            increment=float(d.get("increment") or 0.0),
+            margin=float(d.get("margin", DEFAULT_MARGIN)),
+        )
+
+    def describe(self) -> str:
+        parts = []
+        if self.move_time is not None:
+            parts.append(f"move {_fmt(self.move_time)}s")
+        if self.base is not None:
+            parts.append(f"{_fmt(self.base)}+{_fmt(self.increment)}")
+        return " ".join(parts) or "unlimited"
+
+    def clock(self) -> Clock:
+        return Clock(self)
+
+
+def per_seat(
+    time_control: TimeControl | Sequence[TimeControl], seats: int
+) -> tuple[TimeControl, ...]:
+    """One time control per seat: a single one is shared, a sequence must match the seats."""
+    if isinstance(time_control, TimeControl):
+        return (time_control,) * seats
+    tcs = tuple(time_control)
+    if len(tcs) != seats:
+        raise TimeControlError(f"{len(tcs)} time controls for {seats} seats")
+    return tcs
+
+
+def seats_dict(tcs: Sequence[TimeControl]) -> dict[str, Any]:
+    """What a MatchRecord stores: ``{"seats": [tc, ...]}``."""
+    return {"seats": [tc.to_dict() for tc in tcs]}
+
+
+class Clock:
+    """One seat's clock during a match (seconds; the referee feeds it measured durations)."""
+
+    __slots__ = ("remaining", "tc")
+
+    def __init__(self, tc: TimeControl) -> None:
+        self.tc = tc
+        self.remaining: float | None = tc.base
+
+    def limit(self) -> float | None:
+        """Seconds the next move may take (what the bot is told), ``None`` for no limit."""
+        mt, rem = self.tc.move_time, self.remaining
+        if rem is None:
+            return mt
+        return rem if mt is None else min(mt, rem)
+
+    def hard_limit(self) -> float | None:
+        """When the arena gives up on the bot: the limit plus the margin."""
+        lim = self.limit()
+        return None if lim is None else lim + self.tc.margin
+
+    def request(self) -> dict[str, Any]:
+        """The clock as sent in a move request (``deadline`` = seconds from receipt)."""
+        return {
+            "move_time": self.tc.move_time,
+            "remaining": self.remaining,
+            "increment": self.tc.increment,
+            "deadline": self.limit(),
+        }
+
+    def overrun(self, elapsed: float) -> float | None:
+        """Seconds past the limit when ``elapsed`` is a loss on time, else ``None``."""
+        lim = self.limit()
+        if lim is None or elapsed <= lim + self.tc.margin:
+            return None
+        return elapsed - lim
+
+    def spend(self, elapsed: float) -> None:
+        """Charge a move that was in time; the Fischer increment comes after the move."""
+        if self.remaining is not None:
+            self.remaining = max(0.0, self.remaining - elapsed) + self.tc.increment

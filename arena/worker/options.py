@@ -1,0 +1,36 @@
+"""Command-line options of the worker and the launcher (no argparse: start-up time matters)."""
+
+from __future__ import annotations
+
+from arena import limits
+
+
+class OptionError(ValueError):
+    pass
+
+
+def take(argv: list[str]) -> dict[str, str]:
+    """``--key value`` pairs into a dict (OptionError on a dangling or unknown form)."""
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(argv):
+        key = argv[i]
+        if not key.startswith("--") or i + 1 >= len(argv):
+            raise OptionError(f"bad worker option {key!r}")
+        out[key[2:]] = argv[i + 1]
+        i += 2
+    return out
+
+
+def parse_limits(argv: list[str]) -> dict[str, str]:
+    """Apply ``--memory-mb``/``--open-files``/``--cpu-s`` found in argv; return the rest."""
+    opts = take(argv)
+    memory = opts.pop("memory-mb", None)
+    files = opts.pop("open-files", None)
+    cpu = opts.pop("cpu-s", None)
+    limits.apply(
+        int(memory) if memory is not None else None,
+        int(files) if files is not None else None,
+        float(cpu) if cpu is not None else None,
+    )
+    return opts
