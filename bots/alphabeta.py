@@ -1,0 +1,239 @@
+"""Depth-limited alpha-beta: minimax's answer with fewer nodes.
+
+The search is scalar: it maximises player ``me``'s utility at ``me``'s nodes and minimises it at
+every other player's nodes. With ``me = 0`` in a two-player zero-sum game that is textbook
+alpha-beta; with ``me`` = the root player in an N-player game it is the *paranoid* search
+(``bots.paranoid``), which reuses this module.
+
+Counting follows the lectures: children in move order, fail-soft values, and a node stops
+searching its children as soon as ``alpha >= beta``; ``cutoffs`` counts the stops that skipped
+at least one child (a stop after the last child prunes nothing). A later
+child replaces the best only when strictly better, so without move ordering the best move is the
+first optimal move in move order, exactly as ``minimax`` picks it.
+
+Move ordering (``order=True``) is a separate search function so that the plain one pays nothing
+for it. It uses, in this order: the game's hint if it has one (an ``ordered_moves(state)`` method
+returning the legal moves best-first), then two killer moves per ply (moves that caused a cutoff
+at the same ply), then the history heuristic (cutoff counts per move, weighted by depth^2).
+Ordering never changes the value; among equally good root moves it may pick a different one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from bots.base import Bot, Decision, SearchInfo, TimeBudget
+from bots.minimax import ScalarResult
+from bots.search_common import (
+    INF,
+    MAX_PLY,
+    Line,
+    line_to_list,
+    pv_end_vector,
+    require_two_player_zero_sum,
+    resolve_depth,
+    shown_depth,
+)
+from games.base import Game
+
+
+def alphabeta(
+    game: Game[Any, Any],
+    state: Any,
+    depth: int,
+    me: int = 0,
+    alpha: float = -INF,
+    beta: float = INF,
+    order: bool = False,
+) -> ScalarResult:
+    """Alpha-beta value of ``state`` for player ``me`` to ``depth`` plies (fail-soft)."""
+    if order:
+        return _alphabeta_ordered(game, state, depth, me, alpha, beta)
+    legal_moves = game.legal_moves
+    apply = game.apply
+    utility = game.utility
+    evaluate = game.evaluate
+    current_player = game.current_player
+    lines: list[Line] = [None] * (min(depth, MAX_PLY) + 2)
+    nodes = 0
+    leaves = 0
+    cutoffs = 0
+
+    def search(state: Any, depth: int, alpha: float, beta: float, ply: int) -> float:
+        nonlocal nodes, leaves, cutoffs
+        nodes += 1
+        if depth == 0:
+            leaves += 1
+            lines[ply] = None
+            return evaluate(state)[me]
+        moves = legal_moves(state)
+        if not moves:
+            leaves += 1
+            lines[ply] = None
+            return utility(state)[me]
+        depth -= 1
+        child_ply = ply + 1
+        if current_player(state) == me:
+            best = -INF
+            for move in moves:
+                value = search(apply(state, move), depth, alpha, beta, child_ply)
+                if value > best:
+                    best = value
+                    lines[ply] = (move, lines[child_ply])
+                    if value > alpha:
+                        alpha = value
+                        if alpha >= beta:
+                            if move != moves[-1]:
+                                cutoffs += 1
+                            break
+        else:
+            best = INF
+            for move in moves:
+                value = search(apply(state, move), depth, alpha, beta, child_ply)
+                if value < best:
+                    best = value
+                    lines[ply] = (move, lines[child_ply])
+                    if value < beta:
+                        beta = value
+                        if alpha >= beta:
+                            if move != moves[-1]:
+                                cutoffs += 1
+                            break
+        return best
+
+    value = search(state, depth, alpha, beta, 0)
+    return ScalarResult(value, line_to_list(lines[0]), nodes, leaves, cutoffs)
+
+
+def _alphabeta_ordered(
+    game: Game[Any, Any], state: Any, depth: int, me: int, alpha: float, beta: float
+) -> ScalarResult:
+    """``alphabeta`` with game hints, killer moves and the history heuristic."""
+    hint: Callable[[Any], Sequence[Any]] | None = getattr(game, "ordered_moves", None)
+    legal_moves: Callable[[Any], Sequence[Any]] = hint if callable(hint) else game.legal_moves
+    apply = game.apply
+    utility = game.utility
+    evaluate = game.evaluate
+    current_player = game.current_player
+    size = min(depth, MAX_PLY) + 2
+    lines: list[Line] = [None] * size
+    killers: list[list[Hashable]] = [[None, None] for _ in range(size)]
+    history: dict[Hashable, int] = {}
+    history_get = history.get
+    nodes = 0
+    leaves = 0
+    cutoffs = 0
+
+    def ordered(moves: Sequence[Any], ply: int) -> Sequence[Any]:
+        if len(moves) < 2:
+            return moves
+        k0, k1 = killers[ply]
+
+        def score(move: Any) -> int:
+            if move == k0:
+                return 1 << 60
+            if move == k1:
+                return 1 << 59
+            return history_get(move, 0)
+
+        return sorted(moves, key=score, reverse=True)  # stable: ties keep the game's order
+
+    def reward(move: Any, depth: int, ply: int, last: bool) -> None:
+        nonlocal cutoffs
+        if not last:
+            cutoffs += 1
+        slot = killers[ply]
+        if slot[0] != move:
+            slot[1] = slot[0]
+            slot[0] = move
+        history[move] = history_get(move, 0) + depth * depth
+
+    def search(state: Any, depth: int, alpha: float, beta: float, ply: int) -> float:
+        nonlocal nodes, leaves
+        nodes += 1
+        if depth == 0:
+            leaves += 1
+            lines[ply] = None
+            return evaluate(state)[me]
+        moves = legal_moves(state)
+        if not moves:
+            leaves += 1
+            lines[ply] = None
+            return utility(state)[me]
+        moves = ordered(moves, ply)
+        remaining = depth - 1
+        child_ply = ply + 1
+        if current_player(state) == me:
+            best = -INF
+            for move in moves:
+                value = search(apply(state, move), remaining, alpha, beta, child_ply)
+                if value > best:
+                    best = value
+                    lines[ply] = (move, lines[child_ply])
+                    if value > alpha:
+                        alpha = value
+                        if alpha >= beta:
+                            reward(move, depth, ply, move == moves[-1])
+                            break
+        else:
+            best = INF
+            for move in moves:
+                value = search(apply(state, move), remaining, alpha, beta, child_ply)
+                if value < best:
+                    best = value
+                    lines[ply] = (move, lines[child_ply])
+                    if value < beta:
+                        beta = value
+                        if alpha >= beta:
+                            reward(move, depth, ply, move == moves[-1])
+                            break
+        return best
+
+    value = search(state, depth, alpha, beta, 0)
+    return ScalarResult(value, line_to_list(lines[0]), nodes, leaves, cutoffs)
+
+
+def scalar_info(
+    game: Game[Any, Any], state: Any, result: ScalarResult, depth: int, elapsed: float
+) -> SearchInfo:
+    """SearchInfo for a scalar search: the value vector is the static value at the PV's end."""
+    return SearchInfo(
+        values=tuple(pv_end_vector(game, state, result.pv)),
+        pv=result.pv,
+        depth=len(result.pv) if shown_depth(depth) is None else depth,
+        nodes=result.nodes,
+        leaves=result.leaves,
+        cutoffs=result.cutoffs,
+        time_s=elapsed,
+    )
+
+
+class AlphaBetaBot(Bot):
+    """``alphabeta[:depth=N,order=BOOL]`` — alpha-beta for two-player zero-sum games."""
+
+    name = "alphabeta"
+
+    def __init__(
+        self, depth: int | None = None, order: bool = False, spec: str | None = None
+    ) -> None:
+        super().__init__(spec)
+        if depth is not None and depth < 1:
+            raise ValueError(f"depth must be >= 1, not {depth}")
+        self.depth = depth
+        self.order = order
+
+    def new_game(self, game: Game[Any, Any], seat: int) -> None:
+        require_two_player_zero_sum(game, "alphabeta")
+
+    def choose_move(self, game: Game[Any, Any], state: Any, budget: TimeBudget) -> Decision:
+        require_two_player_zero_sum(game, "alphabeta")
+        depth = resolve_depth(game, self.depth)
+        start = time.perf_counter()
+        result = alphabeta(game, state, depth, order=self.order)
+        info = scalar_info(game, state, result, depth, time.perf_counter() - start)
+        return Decision(result.pv[0], info)
+
+    def options(self) -> dict[str, Any]:
+        return {"depth": self.depth, "order": self.order}

@@ -1,0 +1,373 @@
+"""Iterative deepening alpha-beta with a transposition table, under a time budget.
+
+Depth 1, 2, 3, ... are searched in turn until one of these holds:
+
+- the time is up (the bot's ``time`` option, capped by the arena's ``budget.allocation()``);
+  a search that runs out of time mid-iteration is aborted (the clock is read every 1024 nodes)
+  and **its partial result is discarded**: the answer is always the best move of the last
+  *completed* depth. (A partial iteration's first root move is the previous best move, so keeping
+  it would rarely change anything, and a value from an unfinished search is no value at all.)
+  Depth 1 is never aborted, so there is always an answer.
+- more than half of the time is gone after an iteration: the next one, which takes several times
+  longer, would most likely be thrown away;
+- ``max_depth`` is reached;
+- the value is *proven*: the last iteration used no horizon evaluation at all (every leaf it saw
+  was terminal, so deeper searches cannot change anything), or the best root move is a proven
+  line to the best utility the game allows (a forced win).
+
+Searches run for the root player ``me`` (maximised at ``me``'s nodes, minimised elsewhere): in a
+two-player zero-sum game that is alpha-beta; with more players it is the paranoid search.
+
+Move ordering: the root searches the previous iteration's best move first; inner nodes try the
+transposition table's best move first, and the previous principal variation is written into the
+table as hints before each iteration, so the PV is always searched first.
+
+The transposition table (``bots.tt``) is keyed by ``game.state_key(state)`` and bounded to
+``tt_size`` entries. An entry's value is used only when it was searched to exactly the remaining
+depth (or proven, see ``bots.tt.usable``), and a bound only when it decides the node by itself, so
+the value at depth *d* is always the fixed-depth minimax value at depth *d*. The table is kept
+between the moves of a game (fixed-depth values are properties of positions) and cleared by
+``new_game``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bots.base import Bot, Decision, SearchInfo, TimeBudget
+from bots.search_common import (
+    INF,
+    MAX_PLY,
+    UNLIMITED,
+    Line,
+    SearchAborted,
+    line_to_list,
+    pv_end_vector,
+    time_limit,
+    zero_sum_vector,
+)
+from bots.tt import DEFAULT_SIZE, EXACT, HINT, LOWER, UPPER, TranspositionTable
+from games.base import Game, GameKind
+
+CHECK_EVERY = 1024  # nodes between two reads of the clock (a power of two)
+
+
+@dataclass(slots=True)
+class Iteration:
+    """The result of one completed depth."""
+
+    depth: int
+    value: float
+    move: Hashable
+    pv: list[Hashable]
+    proven: bool
+
+
+@dataclass(slots=True)
+class DeepeningResult:
+    iterations: list[Iteration] = field(default_factory=list)
+    nodes: int = 0
+    leaves: int = 0
+    cutoffs: int = 0
+    tt_hits: int = 0
+    aborted: bool = False
+    stopped_because: str = ""
+
+    @property
+    def last(self) -> Iteration:
+        return self.iterations[-1]
+
+
+class DeepeningSearch:
+    """One iterative-deepening search over a given table; see the module docstring."""
+
+    def __init__(self, game: Game[Any, Any], table: TranspositionTable, me: int) -> None:
+        self.game = game
+        self.table = table
+        self.me = me
+        self.nodes = 0
+        self.leaves = 0
+        self.cutoffs = 0
+        self.tt_hits = 0
+        self.deadline = INF
+        self._win_proven = False
+
+    def run(
+        self, state: Any, max_depth: int = UNLIMITED, seconds: float | None = None
+    ) -> DeepeningResult:
+        start = time.perf_counter()
+        deadline = INF if seconds is None else start + seconds
+        table = self.table
+        table.new_search()
+        game = self.game
+        best_utility = game.bounds.max_each
+        result = DeepeningResult()
+        root_moves = list(game.legal_moves(state))
+        depth = 0
+        while depth < max_depth:
+            depth += 1
+            self.deadline = INF if depth == 1 else deadline
+            if result.iterations:
+                self._write_hints(state, result.last.pv)
+            try:
+                done = self._root(state, root_moves, depth)
+            except SearchAborted:
+                result.aborted = True
+                result.stopped_because = "time"
+                break
+            result.iterations.append(done)
+            root_moves.remove(done.move)
+            root_moves.insert(0, done.move)
+            if done.proven:
+                result.stopped_because = "proven"
+                break
+            if self._win_proven and done.value >= best_utility:
+                result.stopped_because = "proven win"
+                break
+            if seconds is not None and time.perf_counter() - start > seconds / 2:
+                result.stopped_because = "time"
+                break
+        else:
+            result.stopped_because = "max_depth"
+        result.nodes = self.nodes
+        result.leaves = self.leaves
+        result.cutoffs = self.cutoffs
+        result.tt_hits = self.tt_hits
+        return result
+
+    def _write_hints(self, state: Any, pv: list[Hashable]) -> None:
+        """Make sure each position along the last PV offers its PV move to the next iteration."""
+        game, table = self.game, self.table
+        for move in pv:
+            key = game.state_key(state)
+            entry = table.probe(key)
+            if entry is None or entry[4] != move:
+                index = hash(key) % table.size
+                table.slots[index] = (key, -1, HINT, 0.0, move, False, table.generation)
+            state = game.apply(state, move)
+
+    def _root(self, state: Any, moves: list[Hashable], depth: int) -> Iteration:
+        """Search every root move: beta stays infinite, alpha is the best value so far."""
+        search, lines, counters = self._make_search()
+        apply = self.game.apply
+        alpha = best = -INF
+        best_move: Hashable = moves[0]
+        best_line: Line = None
+        best_proven = all_proven = True
+        try:
+            for move in moves:
+                before = counters()[4]
+                value = search(apply(state, move), depth - 1, alpha, INF, 1)
+                proven = counters()[4] == before
+                all_proven = all_proven and proven
+                if value > best:
+                    best = value
+                    best_move = move
+                    best_line = (move, lines[1])
+                    best_proven = proven
+                    alpha = max(alpha, value)
+        finally:
+            nodes, leaves, cutoffs, tt_hits, _ = counters()
+            self.nodes += nodes + 1  # + the root
+            self.leaves += leaves
+            self.cutoffs += cutoffs
+            self.tt_hits += tt_hits
+        self._win_proven = best_proven
+        pv = self._extend_pv(state, line_to_list(best_line), depth)
+        return Iteration(depth, best, best_move, pv, all_proven)
+
+    def _extend_pv(self, state: Any, pv: list[Hashable], depth: int) -> list[Hashable]:
+        """A PV cut short by a table hit continues along the table's best moves."""
+        game, table = self.game, self.table
+        for move in pv:
+            state = game.apply(state, move)
+        seen = set()
+        while len(pv) < depth and not game.is_terminal(state):
+            key = game.state_key(state)
+            entry = table.probe(key)
+            if entry is None or entry[4] is None or key in seen or entry[2] != EXACT:
+                break
+            seen.add(key)
+            pv.append(entry[4])
+            state = game.apply(state, entry[4])
+        return pv
+
+    def _make_search(self) -> tuple[Any, list[Line], Any]:
+        """The recursive search as a closure over local bindings (hot code)."""
+        game = self.game
+        legal_moves = game.legal_moves
+        apply = game.apply
+        utility = game.utility
+        evaluate = game.evaluate
+        current_player = game.current_player
+        state_key = game.state_key
+        perf_counter = time.perf_counter
+        table = self.table
+        slots = table.slots
+        size = table.size
+        generation = table.generation
+        deadline = self.deadline
+        me = self.me
+        mask = CHECK_EVERY - 1
+        lines: list[Line] = [None] * (MAX_PLY + 2)
+        nodes = leaves = cutoffs = tt_hits = horizon = 0
+
+        def counters() -> tuple[int, int, int, int, int]:
+            return nodes, leaves, cutoffs, tt_hits, horizon
+
+        def search(state: Any, depth: int, alpha: float, beta: float, ply: int) -> float:
+            nonlocal nodes, leaves, cutoffs, tt_hits, horizon
+            nodes += 1
+            if nodes & mask == 0 and perf_counter() > deadline:
+                raise SearchAborted
+            if depth == 0:
+                leaves += 1
+                horizon += 1
+                lines[ply] = None
+                return evaluate(state)[me]
+            key = state_key(state)
+            index = hash(key) % size
+            entry = slots[index]
+            hash_move = None
+            if entry is not None and entry[0] == key:
+                stored = entry[1]
+                if stored == depth or (entry[5] and 0 <= stored <= depth):
+                    flag = entry[2]
+                    value = entry[3]
+                    if (
+                        flag == EXACT
+                        or (flag == LOWER and value >= beta)
+                        or (flag == UPPER and value <= alpha)
+                    ):
+                        tt_hits += 1
+                        if not entry[5]:
+                            horizon += 1
+                        lines[ply] = None
+                        return value
+                hash_move = entry[4]
+            moves = legal_moves(state)
+            if not moves:
+                leaves += 1
+                lines[ply] = None
+                return utility(state)[me]
+            if hash_move is not None and hash_move != moves[0]:
+                moves = (hash_move, *[m for m in moves if m != hash_move])
+            horizon_before = horizon
+            alpha_in = alpha
+            beta_in = beta
+            remaining = depth - 1
+            child_ply = ply + 1
+            best_move = None
+            if current_player(state) == me:
+                best = -INF
+                for move in moves:
+                    value = search(apply(state, move), remaining, alpha, beta, child_ply)
+                    if value > best:
+                        best = value
+                        best_move = move
+                        lines[ply] = (move, lines[child_ply])
+                        if value > alpha:
+                            alpha = value
+                            if alpha >= beta:
+                                if move != moves[-1]:
+                                    cutoffs += 1
+                                break
+            else:
+                best = INF
+                for move in moves:
+                    value = search(apply(state, move), remaining, alpha, beta, child_ply)
+                    if value < best:
+                        best = value
+                        best_move = move
+                        lines[ply] = (move, lines[child_ply])
+                        if value < beta:
+                            beta = value
+                            if alpha >= beta:
+                                if move != moves[-1]:
+                                    cutoffs += 1
+                                break
+            if best <= alpha_in:
+                flag = UPPER
+            elif best >= beta_in:
+                flag = LOWER
+            else:
+                flag = EXACT
+            old = slots[index]
+            if old is None or old[0] == key or old[6] != generation or old[1] <= depth:
+                slots[index] = (
+                    key,
+                    depth,
+                    flag,
+                    best,
+                    best_move,
+                    horizon == horizon_before,
+                    generation,
+                )
+            return best
+
+        return search, lines, counters
+
+
+class IterativeBot(Bot):
+    """``iterative[:time=S,max_depth=N,tt_size=N]`` — ID alpha-beta with a transposition table.
+
+    ``time`` <= 0 means no time limit of its own (the arena's budget still applies).
+    """
+
+    name = "iterative"
+
+    def __init__(
+        self,
+        time: float = 1.0,
+        max_depth: int | None = None,
+        tt_size: int = DEFAULT_SIZE,
+        spec: str | None = None,
+    ) -> None:
+        super().__init__(spec)
+        if max_depth is not None and max_depth < 1:
+            raise ValueError(f"max_depth must be >= 1, not {max_depth}")
+        if tt_size < 1:
+            raise ValueError(f"tt_size must be >= 1, not {tt_size}")
+        self.time = time
+        self.max_depth = max_depth
+        self.tt_size = tt_size
+        self.table = TranspositionTable(tt_size)
+        self._me: int | None = None
+
+    def new_game(self, game: Game[Any, Any], seat: int) -> None:
+        self.table.clear()
+        self._me = None
+
+    def choose_move(self, game: Game[Any, Any], state: Any, budget: TimeBudget) -> Decision:
+        me = game.current_player(state)
+        if self._me != me:  # table values are from one player's point of view
+            self.table.clear()
+            self._me = me
+        seconds = time_limit(self.time if self.time > 0 else None, budget)
+        start = time.perf_counter()
+        search = DeepeningSearch(game, self.table, me)
+        result = search.run(state, self.max_depth or UNLIMITED, seconds)
+        last = result.last
+        if game.num_players == 2 and game.kind is GameKind.ZERO_SUM:
+            values: tuple[float, ...] = zero_sum_vector(last.value, me)
+        else:
+            values = tuple(pv_end_vector(game, state, last.pv))
+        info = SearchInfo(
+            values=values,
+            pv=last.pv,
+            depth=last.depth,
+            nodes=result.nodes,
+            leaves=result.leaves,
+            cutoffs=result.cutoffs,
+            tt_hits=result.tt_hits,
+            time_s=time.perf_counter() - start,
+        )
+        info.extra["stopped"] = result.stopped_because
+        info.extra["score"] = last.value
+        return Decision(last.move, info)
+
+    def options(self) -> dict[str, Any]:
+        return {"time": self.time, "max_depth": self.max_depth, "tt_size": self.tt_size}
