@@ -1,0 +1,37 @@
+"""Ratings from match results: maximum-likelihood Elo with robust 95% intervals (two players:
+Bradley-Terry on scores; N players: Plackett-Luce on ranks), classic sequential Elo, crosstables,
+and readers for PGN / CSV results. Pure functions over ``GameResult`` values; the database
+queries live in ``arena.ratings.query``. See docs/ratings.md for the model and formulas.
+"""
+
+from arena.ratings.crosstable import Crosstable, crosstable, render_crosstable
+from arena.ratings.fileio import parse_csv, parse_pgn, read_results
+from arena.ratings.ml import ELO_PER_NAT, elo_diff, expected_score, fit_ml
+from arena.ratings.render import FORMATS, Faults, leaderboard_rows, render
+from arena.ratings.results import BotStats, GameResult, RatingInputError
+from arena.ratings.sequential import fit_sequential
+from arena.ratings.table import BotRating, Pool, RatingTable
+
+__all__ = [
+    "ELO_PER_NAT",
+    "FORMATS",
+    "BotRating",
+    "BotStats",
+    "Crosstable",
+    "Faults",
+    "GameResult",
+    "Pool",
+    "RatingInputError",
+    "RatingTable",
+    "crosstable",
+    "elo_diff",
+    "expected_score",
+    "fit_ml",
+    "fit_sequential",
+    "leaderboard_rows",
+    "parse_csv",
+    "parse_pgn",
+    "read_results",
+    "render",
+    "render_crosstable",
+]

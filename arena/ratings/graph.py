@@ -1,0 +1,76 @@
+"""Who played whom: connected pools and the strongly connected "scored against" structure.
+
+Ratings are only comparable inside a *pool*: bots linked by games, directly or through others.
+Inside a pool the maximum-likelihood ratings are finite exactly when the directed graph
+"i scored at least a draw (or a tied rank) against j" is strongly connected (Zermelo 1929;
+Hunter 2004, assumption 1). When it is not, the rating code adds a weak prior.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+def pools(k: int, edges_a: NDArray[np.intp], edges_b: NDArray[np.intp]) -> list[list[int]]:
+    """Connected components of the undirected graph on ``k`` nodes, each sorted, in order of
+    their smallest node."""
+    parent = list(range(k))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in zip(edges_a.tolist(), edges_b.tolist(), strict=True):
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[int, list[int]] = {}
+    for x in range(k):
+        groups.setdefault(find(x), []).append(x)
+    return sorted(groups.values(), key=lambda g: g[0])
+
+
+def strong_components(adj: NDArray[np.bool_]) -> list[list[int]]:
+    """Strongly connected components of the directed graph ``adj[i, j]`` (edge i -> j),
+    Kosaraju's algorithm with explicit stacks (no recursion limit)."""
+    k = adj.shape[0]
+    succ = [np.flatnonzero(adj[i]).tolist() for i in range(k)]
+    pred = [np.flatnonzero(adj[:, i]).tolist() for i in range(k)]
+    seen = [False] * k
+    order: list[int] = []
+    for root in range(k):
+        if seen[root]:
+            continue
+        seen[root] = True
+        stack: list[tuple[int, int]] = [(root, 0)]
+        while stack:
+            node, pos = stack[-1]
+            if pos < len(succ[node]):
+                stack[-1] = (node, pos + 1)
+                nxt = succ[node][pos]
+                if not seen[nxt]:
+                    seen[nxt] = True
+                    stack.append((nxt, 0))
+            else:
+                stack.pop()
+                order.append(node)
+    comp = [-1] * k
+    out: list[list[int]] = []
+    for root in reversed(order):
+        if comp[root] >= 0:
+            continue
+        members = [root]
+        comp[root] = len(out)
+        todo = [root]
+        while todo:
+            node = todo.pop()
+            for prev in pred[node]:
+                if comp[prev] < 0:
+                    comp[prev] = len(out)
+                    members.append(prev)
+                    todo.append(prev)
+        out.append(sorted(members))
+    return out

@@ -1,0 +1,253 @@
+"""Maximum-likelihood Elo with robust 95% intervals (see docs/ratings.md for the formulas).
+
+Two players: Bradley-Terry on scores (win 1, draw 1/2, loss 0), expected score
+1 / (1 + 10^(-diff/400)). N players: Plackett-Luce on the final ranks with shared ties, which is
+the same model for two players. Fitted by Newton's method (with step halving) on aggregated
+pair counts plus per-match Plackett-Luce stages; each pool of bots that are linked by games is
+rated on its own scale. Intervals: the sandwich (robust) covariance H^+ B H^+ with B built from
+each match's own gradient, so draws (low score variance) narrow the interval as they should.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from arena.ratings.design import Design, FloatArray, aggregate_pairs, collect
+from arena.ratings.graph import pools, strong_components
+from arena.ratings.results import GameResult, RatingInputError, tally
+from arena.ratings.table import BotRating, Pool, RatingTable
+
+#: Elo points per natural-log unit of strength: 10^(d/400) = e^(theta).
+ELO_PER_NAT = 400.0 / math.log(10.0)
+#: Two-sided 95% normal quantile.
+Z95 = 1.959963984540054
+#: Weight of the virtual draw each bot of an unrateable pool plays against the pool's ghost.
+DEFAULT_PRIOR = 0.5
+
+NOTE_PRIOR = "prior"
+NOTE_ALL_WINS = "all wins: prior"
+NOTE_ALL_LOSSES = "all losses: prior"
+NOTE_MODEL_ERR = "model interval"
+
+
+def normal_cdf(x: float) -> float:
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def elo_diff(score: float) -> float:
+    """The Elo difference whose expected score is ``score``: -400 log10(1/s - 1)."""
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+def expected_score(diff: float) -> float:
+    return float(1.0 / (1.0 + 10.0 ** (-diff / 400.0)))
+
+
+def fit_ml(
+    results: Iterable[GameResult],
+    *,
+    center: float = 1500.0,
+    anchor: tuple[str, float] | None = None,
+    prior: float = DEFAULT_PRIOR,
+    aggregate: bool = True,
+) -> RatingTable:
+    """Maximum-likelihood Elo of every bot in ``results``.
+
+    Each pool (bots linked by games) is centred so that its average is ``center``; with
+    ``anchor=(name, elo)`` the anchor's pool is shifted so that bot has exactly that rating.
+    A pool where some bots won (or lost) every game against the rest has no finite maximum:
+    there each bot plays ``prior`` virtual draws against a ghost of average strength, and the
+    affected rows say so. ``aggregate=False`` routes two-player games through the general
+    Plackett-Luce code instead of the pair counts (same numbers; kept for cross-checks).
+    """
+    games = list(results)
+    stats = tally(games)
+    names = sorted(stats)
+    if anchor is not None and anchor[0] not in stats:
+        raise RatingInputError(f"anchor bot {anchor[0]!r} has no rated games")
+    if not names:
+        return RatingTable("ml", _DESCRIPTION, (), (), ("no rated games",))
+    k = len(names)
+    index = {n: i for i, n in enumerate(names)}
+    (first, second, score), multi = collect(games, index)
+    if not aggregate:
+        multi = [
+            ((int(a), int(b)), _ranks_of(float(s)))
+            for a, b, s in zip(first.tolist(), second.tolist(), score.tolist(), strict=True)
+        ] + multi
+        first, second, score = first[:0], second[:0], score[:0]
+    pi, pj, pn, ps, pq = aggregate_pairs(first, second, score, k)
+
+    adj = np.zeros((k, k), dtype=bool)
+    adj[pi[ps > 0], pj[ps > 0]] = True
+    adj[pj[pn - ps > 0], pi[pn - ps > 0]] = True
+    link_a, link_b = [pi], [pj]
+    for players, ranks in multi:
+        for a, pa in enumerate(players):
+            for b, pb in enumerate(players):
+                if pa != pb and ranks[a] <= ranks[b]:
+                    adj[pa, pb] = True
+        link_a.append(np.full(len(players) - 1, players[0], dtype=np.intp))
+        link_b.append(np.asarray(players[1:], dtype=np.intp))
+    groups = pools(k, np.concatenate(link_a), np.concatenate(link_b))
+
+    # Pools without a finite maximum get a ghost player (one extra parameter each).
+    notes: dict[int, str] = {}
+    members = [list(g) for g in groups]
+    ghost_i: list[int] = []
+    ghost_j: list[int] = []
+    n_ghosts = 0
+    for pool in members:
+        real = list(pool)
+        sccs = strong_components(adj[np.ix_(real, real)]) if len(real) > 1 else [real]
+        if len(sccs) <= 1:
+            continue
+        ghost = k + n_ghosts
+        n_ghosts += 1
+        for node in real:
+            ghost_i.append(node)
+            ghost_j.append(ghost)
+        pool.append(ghost)
+        _note_extremes(adj, real, sccs, notes)
+    kk = k + n_ghosts
+    if ghost_i:
+        gi = np.asarray(ghost_i, dtype=np.intp)
+        gj = np.asarray(ghost_j, dtype=np.intp)
+        w = np.full(len(gi), prior)
+        pi = np.concatenate([pi, gi])
+        pj = np.concatenate([pj, gj])
+        pn = np.concatenate([pn, w])
+        ps = np.concatenate([ps, w / 2])
+        pq = np.concatenate([pq, w / 4])
+
+    design = Design(kk)
+    design.set_pairs(pi, pj, pn, ps, pq)
+    design.set_matches(multi)
+    gauge = np.zeros((kk, kk))
+    for pool in members:
+        gauge[np.ix_(pool, pool)] += 1.0 / len(pool)
+    theta, info = _newton(design, gauge)
+
+    pinv = np.linalg.inv(info + gauge) - gauge
+    meat = design.meat(theta)
+    robust = pinv @ meat @ pinv
+    flat = np.diag(meat)[:k] <= 1e-12  # no score variance at all: fall back to the model
+
+    rows: list[BotRating] = []
+    pool_rows: list[Pool] = []
+    for number, pool in enumerate(members, start=1):
+        real = [x for x in pool if x < k]
+        m = len(real)
+        if anchor is not None and index[anchor[0]] in real:
+            ref = real.index(index[anchor[0]])
+            transform = np.eye(m)
+            transform[:, ref] -= 1.0
+            offset = anchor[1]
+            relative = f"anchor {anchor[0]} = {anchor[1]:g}"
+        else:
+            transform = np.eye(m) - 1.0 / m
+            offset = center
+            relative = f"pool average = {center:g}"
+        t_full = np.zeros((m, kk))
+        t_full[:, real] = transform
+        elo = offset + ELO_PER_NAT * (t_full @ theta)
+        cov_r = ELO_PER_NAT**2 * (t_full @ robust @ t_full.T)
+        cov_m = ELO_PER_NAT**2 * (t_full @ pinv @ t_full.T)
+        use_model = flat[real]
+        order = sorted(range(m), key=lambda a: (-elo[a], names[real[a]]))
+        for pos, a in enumerate(order):
+            bot = real[a]
+            cov = cov_m if use_model[a] else cov_r
+            err = Z95 * math.sqrt(max(float(cov[a, a]), 0.0))
+            los: float | None = None
+            if pos + 1 < m:
+                b = order[pos + 1]
+                pair_cov = cov_m if (use_model[a] or use_model[b]) else cov_r
+                var = float(pair_cov[a, a] + pair_cov[b, b] - 2.0 * pair_cov[a, b])
+                los = _los(float(elo[a] - elo[b]), var)
+            note = notes.get(bot, "")
+            if use_model[a] and m > 1:
+                note = f"{note}; {NOTE_MODEL_ERR}" if note else NOTE_MODEL_ERR
+            rows.append(
+                BotRating(names[bot], float(elo[a]), err, stats[names[bot]], number, los, note)
+            )
+        pool_rows.append(Pool(number, tuple(names[real[a]] for a in order), relative))
+    table_notes: list[str] = []
+    if len(members) > 1:
+        table_notes.append(
+            f"{len(members)} separate pools: bots in different pools never met (even through "
+            "others), so their ratings are on different scales and must not be compared"
+        )
+    if n_ghosts:
+        table_notes.append(
+            f"prior: in a pool where some bots won (or lost) every game against the rest, each "
+            f"bot gets {prior:g} virtual draw against a ghost of average strength"
+        )
+    if flat.any():
+        table_notes.append(
+            "model interval: bots whose games all matched the model exactly (e.g. all draws "
+            "at equal ratings) show the model-based interval, the sandwich being 0"
+        )
+    return RatingTable("ml", _DESCRIPTION, tuple(rows), tuple(pool_rows), tuple(table_notes))
+
+
+_DESCRIPTION = (
+    "maximum-likelihood Elo (Bradley-Terry on scores; Plackett-Luce on ranks for N players), "
+    "±95% from a robust sandwich estimate, LOS = likelihood of superiority over the next bot"
+)
+
+
+def _ranks_of(score: float) -> tuple[int, ...]:
+    return (1, 1) if score == 0.5 else ((1, 2) if score == 1.0 else (2, 1))
+
+
+def _note_extremes(
+    adj: np.ndarray, real: list[int], sccs: list[list[int]], notes: dict[int, str]
+) -> None:
+    """Mark bots of source components (nobody outside scored against them) and sink
+    components (they scored against nobody outside)."""
+    sub = adj[np.ix_(real, real)]
+    for comp in sccs:
+        inside = np.zeros(len(real), dtype=bool)
+        inside[comp] = True
+        scored_on = bool(sub[np.ix_(~inside, inside)].any())
+        scored = bool(sub[np.ix_(inside, ~inside)].any())
+        label = NOTE_PRIOR
+        if not scored_on:
+            label = NOTE_ALL_WINS
+        elif not scored:
+            label = NOTE_ALL_LOSSES
+        for local in comp:
+            notes[real[local]] = label
+    for node in real:
+        notes.setdefault(node, NOTE_PRIOR)
+
+
+def _los(diff: float, var: float) -> float:
+    if var <= 1e-18:
+        return 1.0 if diff > 1e-9 else (0.0 if diff < -1e-9 else 0.5)
+    return normal_cdf(diff / math.sqrt(var))
+
+
+def _newton(design: Design, gauge: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Maximise the concave log-likelihood; ``gauge`` (sum of J/m per pool) fixes each pool's
+    free shift so the Newton system is regular and the steps keep every pool's mean at 0."""
+    theta = np.zeros(design.k)
+    ll, grad, info = design.evaluate(theta)
+    for _ in range(100):
+        step = np.linalg.solve(info + gauge, grad)
+        t = 1.0
+        while True:
+            trial = theta + t * step
+            trial_ll = design.loglik(trial)
+            if trial_ll >= ll - 1e-12 * max(1.0, abs(ll)) or t < 1e-8:
+                break
+            t *= 0.5
+        theta = trial
+        ll, grad, info = design.evaluate(theta)
+        if float(np.max(np.abs(t * step))) < 1e-11:
+            break
+    return theta, info
