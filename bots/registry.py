@@ -25,6 +25,7 @@ _BUILTIN: dict[str, str] = {
     "maxn": "bots.maxn:MaxNBot",
     "paranoid": "bots.paranoid:ParanoidBot",
     "mcts": "bots.mcts:MCTSBot",
+    "solver": "bots.solver:SolverBot",
 }
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import typer
 
+from arena.cli.analyze_cmd import analyze_command
 from arena.cli.games_cmd import games_command
 from arena.cli.play_cmd import play_command
+from arena.cli.solve_cmd import solve_command
 
 app = typer.Typer(
     name="arena",
@@ -15,7 +17,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("games")(games_command)
+app.command("analyze")(analyze_command)
 app.command("play")(play_command)
+app.command("solve")(solve_command)
 
 
 def main() -> None:
