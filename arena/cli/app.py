@@ -6,8 +6,11 @@ import typer
 
 from arena.cli.analyze_cmd import analyze_command
 from arena.cli.games_cmd import games_command
+from arena.cli.matches_cmd import export_command, matches_command, replay_command
 from arena.cli.play_cmd import play_command
+from arena.cli.rating_cmd import crosstable_command, leaderboard_command, rate_command
 from arena.cli.solve_cmd import solve_command
+from arena.cli.tournament_cmd import tournament_app
 
 app = typer.Typer(
     name="arena",
@@ -19,7 +22,14 @@ app = typer.Typer(
 app.command("games")(games_command)
 app.command("analyze")(analyze_command)
 app.command("play")(play_command)
+app.add_typer(tournament_app, name="tournament")
+app.command("matches")(matches_command)
+app.command("replay")(replay_command)
+app.command("export")(export_command)
 app.command("solve")(solve_command)
+app.command("leaderboard")(leaderboard_command)
+app.command("crosstable")(crosstable_command)
+app.command("rate")(rate_command)
 
 
 def main() -> None:

@@ -1,0 +1,160 @@
+"""``arena leaderboard``, ``arena crosstable`` and ``arena rate``: ratings as tables.
+
+Thin wrappers: the math is in ``arena.ratings``, the database queries in
+``arena.ratings.query``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from arena.cli.common import DbOption, fail, open_db
+from arena.ratings import RatingInputError, read_results, render
+from arena.ratings.query import LeaderboardError, rate, render_crosstable, render_leaderboard
+
+
+class Method(StrEnum):
+    ML = "ml"
+    ELO = "elo"
+
+
+class Format(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+    CSV = "csv"
+    MARKDOWN = "markdown"
+
+
+MethodOption = Annotated[
+    Method,
+    typer.Option(
+        "--method", help="ml: maximum-likelihood Elo (default); elo: sequential, order-dependent."
+    ),
+]
+FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Same as --format json.")]
+CenterOption = Annotated[
+    float, typer.Option("--center", help="Pool average (ml) or starting rating (elo).")
+]
+AnchorOption = Annotated[
+    str | None,
+    typer.Option("--anchor", metavar="NAME=ELO", help="Fix one bot's rating (ml) instead."),
+]
+KOption = Annotated[float, typer.Option("--k", help="K-factor of sequential Elo.")]
+GameOption = Annotated[str | None, typer.Option("--game", "-g", help="Only matches of this game.")]
+TournamentOption = Annotated[
+    int | None, typer.Option("--tournament", "-t", help="Only this tournament's matches.")
+]
+
+
+def _format(fmt: Format, as_json: bool) -> str:
+    return "json" if as_json else fmt.value
+
+
+def parse_anchor(text: str | None) -> tuple[str, float] | None:
+    if text is None:
+        return None
+    name, sep, value = text.rpartition("=")
+    try:
+        elo = float(value)
+    except ValueError:
+        elo = float("nan")
+    if not sep or not name or elo != elo:
+        fail(f"--anchor wants NAME=ELO (e.g. random=1000), not {text!r}")
+    return name, elo
+
+
+def _check_db(url: str | None) -> None:
+    from db.session import database_url, display_url, exists
+
+    full = database_url(url)
+    if not exists(full):
+        fail(f"no database at {display_url(full)} (run a tournament first, or pass --db)")
+
+
+def leaderboard_command(
+    game: GameOption = None,
+    tournament: TournamentOption = None,
+    bot: Annotated[
+        list[str] | None,
+        typer.Option("--bot", "-b", help="Show only these bots (rated against everybody)."),
+    ] = None,
+    method: MethodOption = Method.ML,
+    center: CenterOption = 1500.0,
+    anchor: AnchorOption = None,
+    k: KOption = 16.0,
+    fmt: FormatOption = Format.TABLE,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Ratings of the bots from the database: Elo, ±95%, W-D-L, score, LOS, faults.
+
+    Default: every match of the game type played most recently.
+    """
+    fixed = parse_anchor(anchor)
+    _check_db(db)
+    sessions = open_db(db)
+    try:
+        with sessions() as session:
+            text = render_leaderboard(
+                session,
+                tournament_id=tournament,
+                game=game,
+                bots=bot,
+                method=method.value,
+                center=center,
+                anchor=fixed,
+                k=k,
+                fmt=_format(fmt, as_json),
+            )
+    except LeaderboardError as exc:
+        fail(str(exc))
+    typer.echo(text)
+
+
+def crosstable_command(
+    tournament: TournamentOption = None,
+    game: GameOption = None,
+    fmt: FormatOption = Format.TABLE,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Score of each bot against each other bot (points / games)."""
+    _check_db(db)
+    sessions = open_db(db)
+    try:
+        with sessions() as session:
+            text = render_crosstable(
+                session, tournament_id=tournament, game=game, fmt=_format(fmt, as_json)
+            )
+    except LeaderboardError as exc:
+        fail(str(exc))
+    typer.echo(text)
+
+
+def rate_command(
+    file: Annotated[
+        str,
+        typer.Argument(
+            metavar="FILE",
+            help="PGN (White/Black/Result tags) or CSV: white,black,result or match,bot,rank.",
+        ),
+    ],
+    method: MethodOption = Method.ML,
+    center: CenterOption = 1500.0,
+    anchor: AnchorOption = None,
+    k: KOption = 16.0,
+    fmt: FormatOption = Format.TABLE,
+    as_json: JsonOption = False,
+) -> None:
+    """Rate results played elsewhere (cutechess, fastchess, ...) with the same code."""
+    fixed = parse_anchor(anchor)
+    try:
+        results = read_results(file)
+        table = rate(results, method=method.value, center=center, anchor=fixed, k=k)
+    except (RatingInputError, LeaderboardError) as exc:
+        fail(str(exc))
+    typer.echo(render(table, _format(fmt, as_json), title=f"{file}: {len(results)} games"))

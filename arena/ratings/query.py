@@ -1,0 +1,201 @@
+"""Leaderboards and crosstables from the results database (read-only queries).
+
+For the tournament runner and other callers::
+
+    from arena.ratings.query import render_leaderboard
+    with sessionmaker() as session:
+        print(render_leaderboard(session, tournament_id=7, fmt="table"))
+
+``render_leaderboard(session, *, tournament_id=None, game=None, bots=None, method="ml",
+center=1500.0, anchor=None, k=16.0, fmt="table") -> str`` rates the done matches selected by
+tournament and/or game (default: every match of the game type played most recently) and returns
+the table as text. ``render_crosstable(session, *, tournament_id=None, game=None, fmt="table")``
+does the same for the crosstable. Both raise ``LeaderboardError`` (one-line message) for an
+unknown tournament or game, or an anchor that did not play.
+
+Every bot *version* is its own player (a new version of a bot may be stronger); the bot column
+shows the name and the first 7 characters of the version's SHA-256.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from arena.ratings.crosstable import crosstable
+from arena.ratings.crosstable import render_crosstable as _render_crosstable
+from arena.ratings.ml import fit_ml
+from arena.ratings.render import Faults, render
+from arena.ratings.results import GameResult, RatingInputError
+from arena.ratings.sequential import fit_sequential
+from arena.ratings.table import RatingTable
+from db.models import Bot, BotVersion, Match, Seat, Tournament
+
+SHORT_HASH = 7
+METHODS = ("ml", "elo")
+
+
+class LeaderboardError(ValueError):
+    """The selection cannot be rated (unknown tournament or game, bad anchor): one line."""
+
+
+@dataclass
+class Selection:
+    """The rated matches: results in play order, with labels and fault counts per player."""
+
+    game: str | None
+    tournament: Tournament | None
+    results: list[GameResult] = field(default_factory=list)
+    labels: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    faults: dict[str, Faults] = field(default_factory=dict)
+
+    def title(self, what: str = "Leaderboard") -> str:
+        parts = [what]
+        if self.tournament is not None:
+            name = f" {self.tournament.name!r}" if self.tournament.name else ""
+            parts.append(f"tournament {self.tournament.id}{name}")
+        if self.game is not None:
+            parts.append(f"game {self.game}")
+        parts.append(f"{len(self.results)} matches")
+        return ", ".join(parts)
+
+
+def latest_game(session: Session) -> str | None:
+    """The game of the most recently finished match (None on an empty database)."""
+    return session.scalars(
+        select(Match.game)
+        .where(Match.status == "done")
+        .order_by(Match.finished.desc(), Match.id.desc())
+        .limit(1)
+    ).first()
+
+
+def select_results(
+    session: Session, *, tournament_id: int | None = None, game: str | None = None
+) -> Selection:
+    tournament: Tournament | None = None
+    if tournament_id is not None:
+        tournament = session.get(Tournament, tournament_id)
+        if tournament is None:
+            raise LeaderboardError(f"no tournament with id {tournament_id}")
+    elif game is None:
+        game = latest_game(session)
+    elif session.scalars(select(Match.id).where(Match.game == game).limit(1)).first() is None:
+        raise LeaderboardError(f"no matches of game {game!r} in the database")
+    sel = Selection(game, tournament)
+    query: Any = (
+        select(Match.id, Seat.rank, Seat.fault, Bot.name, BotVersion.sha256)
+        .join(Seat, Seat.match_id == Match.id)
+        .join(BotVersion, BotVersion.id == Seat.bot_version_id)
+        .join(Bot, Bot.id == BotVersion.bot_id)
+        .where(Match.status == "done", Seat.rank.is_not(None))
+        .order_by(Match.finished, Match.id, Seat.seat)
+    )
+    if tournament_id is not None:
+        query = query.where(Match.tournament_id == tournament_id)
+    if game is not None:
+        query = query.where(Match.game == game)
+    rows = session.execute(query).all()
+    names: dict[str, set[str]] = {}
+    for _, _, _, name, sha in rows:
+        names.setdefault(name, set()).add(sha)
+    current: int | None = None
+    players: list[str] = []
+    ranks: list[int] = []
+    for match_id, rank, fault, name, sha in rows:
+        if match_id != current:
+            if len(players) >= 2:
+                sel.results.append(GameResult(tuple(players), tuple(ranks)))
+            players, ranks, current = [], [], match_id
+        key = name if len(names[name]) == 1 else f"{name}@{sha[:SHORT_HASH]}"
+        sel.labels[key] = (name, sha[:SHORT_HASH])
+        players.append(key)
+        ranks.append(int(rank))
+        if fault:
+            sel.faults[key] = sel.faults.get(key, Faults()).add(str(fault.get("termination")))
+    if len(players) >= 2:
+        sel.results.append(GameResult(tuple(players), tuple(ranks)))
+    return sel
+
+
+def rate(
+    results: Sequence[GameResult],
+    *,
+    method: str = "ml",
+    center: float = 1500.0,
+    anchor: tuple[str, float] | None = None,
+    k: float = 16.0,
+) -> RatingTable:
+    """``fit_ml`` or ``fit_sequential`` by name (what the CLI's --method picks)."""
+    if method == "ml":
+        return fit_ml(results, center=center, anchor=anchor)
+    if method == "elo":
+        return fit_sequential(results, k=k, initial=center)
+    raise LeaderboardError(f"unknown method {method!r} (use ml or elo)")
+
+
+def render_leaderboard(
+    session: Session,
+    *,
+    tournament_id: int | None = None,
+    game: str | None = None,
+    bots: Sequence[str] | None = None,
+    method: str = "ml",
+    center: float = 1500.0,
+    anchor: tuple[str, float] | None = None,
+    k: float = 16.0,
+    fmt: str = "table",
+) -> str:
+    """The leaderboard as text (see the module docstring). ``bots`` keeps only those bots'
+    rows; they are still rated against everybody in the selection."""
+    sel = select_results(session, tournament_id=tournament_id, game=game)
+    if anchor is not None:
+        anchor = (_key_for(sel, anchor[0]), anchor[1])
+    try:
+        table = rate(sel.results, method=method, center=center, anchor=anchor, k=k)
+    except RatingInputError as exc:
+        raise LeaderboardError(str(exc)) from None
+    if bots:
+        wanted = {_key_for(sel, b) for b in bots} | {
+            key for key, (name, _) in sel.labels.items() if name in bots
+        }
+        table = RatingTable(
+            table.method,
+            table.description,
+            tuple(r for r in table.rows if r.bot in wanted),
+            table.pools,
+            table.notes,
+        )
+    return render(table, fmt, title=sel.title(), labels=sel.labels, faults=sel.faults)
+
+
+def render_crosstable(
+    session: Session,
+    *,
+    tournament_id: int | None = None,
+    game: str | None = None,
+    fmt: str = "table",
+) -> str:
+    sel = select_results(session, tournament_id=tournament_id, game=game)
+    labels = {key: f"{name} ({version})" for key, (name, version) in sel.labels.items()}
+    return _render_crosstable(
+        crosstable(sel.results), fmt, title=sel.title("Crosstable"), labels=labels
+    )
+
+
+def _key_for(sel: Selection, bot: str) -> str:
+    """The rating key for a name the user typed: the key itself, or a name with one version."""
+    if bot in sel.labels:
+        return bot
+    keys = [key for key, (name, _) in sel.labels.items() if name == bot]
+    if len(keys) == 1:
+        return keys[0]
+    if keys:
+        raise LeaderboardError(
+            f"bot {bot!r} has {len(keys)} versions here; name one as {keys[0]!r}"
+        )
+    raise LeaderboardError(f"bot {bot!r} played no rated match in this selection")
