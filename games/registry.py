@@ -32,7 +32,10 @@ _classes: dict[str, type[Game[Any, Any]]] = {}
 
 def _load(target: str) -> type[Game[Any, Any]]:
     module_name, _, attr = target.partition(":")
-    cls = getattr(import_module(module_name), attr)
+    try:
+        cls = getattr(import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise GameError(f"game {target} cannot be loaded: {exc}") from None
     if not (isinstance(cls, type) and issubclass(cls, Game)):
         raise GameError(f"{target} is not a Game class")
     return cls
@@ -48,7 +51,7 @@ def _discover() -> dict[str, str | type[Game[Any, Any]]]:
 def names() -> list[str]:
     """Every registered game name, built-in first, then third-party ones in name order."""
     found = _discover()
-    third = sorted(n for n in found if n not in _BUILTIN)
+    third = sorted(n for n in found if n not in _BUILTIN and _importable(n))
     return [*(n for n in _BUILTIN if _importable(n)), *third]
 
 
