@@ -34,18 +34,26 @@ class ProcessSeat:
         self.ref = ref
         self.process = process
         self.games = 0  # games started on this process
+        self.send_ok = True
         self.bot_name: str | None = None
 
     # --- evidence ------------------------------------------------------------------------------
     def _died(self, termination: Termination, message: str, **detail: Any) -> Fault:
-        """Kill (if needed) and build a fault with the exit status and stderr tail."""
-        self.process.wait_exit(0.5)
-        self.process.kill()
+        """Kill the process and build a fault; the exit status is kept only when the process
+        ended on its own (a status caused by the arena's SIGKILL says nothing)."""
+        self._settle()
         detail.update(self.process.exit_detail())
+        self.process.kill()
         detail["stderr_tail"] = self.process.stderr.tail()
         return Fault(termination, message, detail)
 
+    def _settle(self) -> None:
+        """A process that closed its output is probably exiting: give it a moment to."""
+        if self.process.proc.poll() is None and (self.process.eof or not self.send_ok):
+            self.process.wait_exit(1.0)
+
     def _exit_message(self) -> str:
+        self._settle()
         code = self.process.proc.returncode
         if code is None:
             return "the bot process closed its output"
@@ -72,7 +80,6 @@ class ProcessSeat:
                  "stderr_tail": self.process.stderr.tail()},
             )
         if status is ReadStatus.EOF:
-            self.process.wait_exit(1.0)
             return self._died(
                 Termination.STALL, f"no handshake: {self._exit_message()}", reason="exited"
             )
@@ -87,7 +94,7 @@ class ProcessSeat:
         if isinstance(answer, BotFailure):
             return self._died(
                 Termination.STALL,
-                f"bot failed to start: {answer.message}",
+                f"bot failed to start: {_last_line(answer.message)}",
                 reason=answer.phase or "start",
                 exception=answer.exception,
             )
@@ -114,7 +121,7 @@ class ProcessSeat:
             elapsed = time.monotonic() - sent
             if self.process.alive() and deadline is not None and time.monotonic() >= deadline:
                 return Reply(elapsed, fault=self._timeout(hard_limit, elapsed, request))
-            self.process.wait_exit(1.0)
+            self.send_ok = False
             return Reply(elapsed, fault=self._died(Termination.CRASH, self._exit_message()))
         status, raw = self.process.read_line(deadline)
         elapsed = time.monotonic() - sent
@@ -129,7 +136,8 @@ class ProcessSeat:
                 return Reply(elapsed, answer.move, answer.info)
             if isinstance(answer, BotFailure):
                 return Reply(elapsed, fault=self._died(
-                    Termination.CRASH, f"the bot raised {answer.exception or answer.message}",
+                    Termination.CRASH,
+                    f"the bot raised {_last_line(answer.exception or answer.message)}",
                     exception=answer.exception,
                 ))
             return Reply(elapsed, fault=self._died(
@@ -143,7 +151,6 @@ class ProcessSeat:
                 f"answer line longer than {protocol.MAX_LINE} bytes",
                 answer=_text(raw),
             ))
-        self.process.wait_exit(1.0)
         return Reply(elapsed, fault=self._died(Termination.CRASH, self._exit_message()))
 
     def _timeout(self, hard_limit: float | None, elapsed: float, request: dict[str, Any]) -> Fault:
@@ -172,3 +179,8 @@ class ProcessSeat:
 
 def _text(raw: bytes) -> str:
     return protocol.truncate(raw.decode("utf-8", "replace"))
+
+
+def _last_line(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else text

@@ -1,0 +1,50 @@
+"""Shared helpers for the arena tests: fixture bots and process-table checks."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from arena.botref import BotRef, resolve
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def fixture(name: str) -> BotRef:
+    """A fixture bot by file name (``.py`` modules, ``.sh`` as ``cmd:`` bots)."""
+    path = FIXTURES / name
+    if name.endswith(".sh"):
+        return resolve(f"cmd:{path}")
+    return resolve(str(path))
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live (non-zombie) process, from the process table."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live processes whose process group or session is ``pgid``."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if fields[0] != b"Z" and pgid in (int(fields[2]), int(fields[3])):
+            out.append(int(entry))
+    return out
+
+
+def assert_no_leftovers(pids: list[int]) -> None:
+    assert pids, "the pool started no process"
+    for pid in pids:
+        assert not alive(pid), f"bot process {pid} is still running"
+        assert group_members(pid) == [], f"processes of bot group {pid} are still running"
