@@ -111,12 +111,18 @@ def save_match(
     refs: Sequence[BotRef],
     tournament_id: int | None = None,
     match_id: int | None = None,
+    *,
+    version_ids: Sequence[int] | None = None,
 ) -> int:
     """Store a finished match in the caller's transaction and return its id.
 
     With ``match_id`` the scheduled row is completed: whatever an interrupted earlier attempt
     left of it (moves, seat results) is replaced, so a replayed match is stored exactly once.
+    ``version_ids`` (the bot_versions rows of ``refs``, when the caller knows them) saves the
+    lookups.
     """
+    if version_ids is None:
+        version_ids = [version_for(session, ref).id for ref in refs]
     if len(refs) != len(record.seats):
         raise ValueError(f"{len(refs)} bots for {len(record.seats)} seats")
     if match_id is None:
@@ -160,7 +166,8 @@ def save_match(
     match.finished = epoch_to_datetime(record.finished)
     match.duration_s = max(0.0, record.duration_s)
     match.status = "done"
-    for seat, result in zip(seats, record.seats, strict=True):
+    for seat, result, vid in zip(seats, record.seats, version_ids, strict=True):
+        seat.bot_version_id = vid
         seat.utility = result.utility
         seat.rank = result.rank
         seat.score = result.score
@@ -185,16 +192,25 @@ def save_match(
     return match.id
 
 
+def load_matches(session: Session, match_ids: Sequence[int]) -> list[Match]:
+    """Matches with their seats (and their bots) and moves loaded, in id order."""
+    return list(
+        session.scalars(
+            select(Match)
+            .where(Match.id.in_(match_ids))
+            .options(
+                selectinload(Match.seats).selectinload(Seat.version).selectinload(BotVersion.bot),
+                selectinload(Match.moves),
+            )
+            .order_by(Match.id)
+        )
+    )
+
+
 def load_match(session: Session, match_id: int) -> Match | None:
     """A match with its seats (and their bots) and moves loaded."""
-    return session.scalars(
-        select(Match)
-        .where(Match.id == match_id)
-        .options(
-            selectinload(Match.seats).selectinload(Seat.version).selectinload(BotVersion.bot),
-            selectinload(Match.moves),
-        )
-    ).one_or_none()
+    found = load_matches(session, [match_id])
+    return found[0] if found else None
 
 
 def record_of(match: Match) -> MatchRecord:

@@ -1,0 +1,316 @@
+"""``arena matches``, ``arena replay``, ``arena export``: the stored matches."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+from sqlalchemy.orm import Session
+from tabulate import tabulate
+
+import games
+from arena.cli.common import DbOption, fail, open_db
+from arena.record import MatchRecord
+from db import queries
+from db.models import Match, Tournament
+from db.store import load_match, load_matches, record_of
+from games.base import GameError
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+EXPORT_CHUNK = 200
+
+
+def _seat_names(match: Match) -> list[str]:
+    return [s.version.bot.name for s in match.seats]
+
+
+def _result_text(match: Match) -> str:
+    if match.status != "done":
+        return match.status
+    ranks = [s.rank for s in match.seats]
+    if len(ranks) == 2:
+        return pgn_result(ranks[0] or 0, ranks[1] or 0)
+    return "ranks " + "-".join(str(r) for r in ranks)
+
+
+def pgn_result(rank0: int, rank1: int) -> str:
+    """PGN's result from the two seats' ranks (seat 0 is White)."""
+    if rank0 < rank1:
+        return "1-0"
+    if rank1 < rank0:
+        return "0-1"
+    return "1/2-1/2"
+
+
+def matches_command(
+    tournament: Annotated[
+        int | None, typer.Option("--tournament", "-t", help="Only this tournament's matches.")
+    ] = None,
+    bot: Annotated[str | None, typer.Option("--bot", help="Only matches this bot played.")] = None,
+    status: Annotated[
+        str | None, typer.Option("--status", help="pending, running, done or void.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", help="Show the last N (0: all).")] = 50,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The stored matches: bots in seat order, result, termination, plies, duration."""
+    factory = open_db(db)
+    with factory() as session:
+        found = list(session.scalars(queries.matches_query(tournament, bot, status)))
+        if limit > 0:
+            found = found[-limit:]
+        plies = queries.move_counts(session, [m.id for m in found])
+        rows: list[dict[str, Any]] = [
+            {
+                "match": m.id,
+                "tournament": m.tournament_id,
+                "round": m.round,
+                "game": m.game,
+                "bots": _seat_names(m),
+                "status": m.status,
+                "result": _result_text(m),
+                "ranks": [s.rank for s in m.seats],
+                "scores": [s.score for s in m.seats],
+                "termination": m.termination,
+                "plies": plies.get(m.id, 0),
+                "duration_s": m.duration_s,
+                "fault": m.fault_reason,
+            }
+            for m in found
+        ]
+    if as_json:
+        typer.echo(json.dumps(rows))
+        return
+    table = [
+        [
+            r["match"],
+            r["tournament"] if r["tournament"] is not None else "-",
+            r["round"],
+            " vs ".join(r["bots"]),
+            r["result"],
+            r["termination"] or "",
+            r["plies"],
+            "" if r["duration_s"] is None else f"{r['duration_s']:.2f}s",
+        ]
+        for r in rows
+    ]
+    headers = ["match", "tournament", "round", "bots", "result", "termination", "plies", "time"]
+    typer.echo(tabulate(table, headers=headers))
+
+
+def _info_text(info: dict[str, Any] | None) -> str:
+    if not info:
+        return ""
+    parts = []
+    for key in ("depth", "nodes", "values", "pv"):
+        value = info.get(key)
+        if value in (None, [], 0):
+            continue
+        shown = " ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+        parts.append(f"{key} {shown}")
+    rest = {k: v for k, v in info.items() if k not in ("depth", "nodes", "values", "pv")}
+    if rest:
+        parts.append(", ".join(f"{k}={v}" for k, v in rest.items()))
+    return "; ".join(parts)
+
+
+def replay_command(
+    match_id: Annotated[int, typer.Argument(metavar="MATCH_ID", help="Match id.")],
+    step: Annotated[bool, typer.Option("--step", help="Wait for Enter after each move.")] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Step through a stored match: the board after every move, with times and search info."""
+    factory = open_db(db)
+    with factory() as session:
+        match = load_match(session, match_id)
+        if match is None:
+            fail(f"no match {match_id}")
+        if match.status != "done":
+            fail(f"match {match_id} is {match.status}: nothing to replay yet")
+        record = record_of(match)
+    if as_json:
+        typer.echo(json.dumps({"match": match_id, **record.to_dict()}))
+        return
+    try:
+        game = games.get(record.game, **record.params)
+        state = (
+            game.parse_position(record.start_position)
+            if record.start_position
+            else game.initial_state()
+        )
+    except GameError as exc:
+        fail(f"match {match_id}: {exc}")
+    names = [s.bot for s in record.seats]
+    typer.echo(f"match {match_id}: {game.describe()}")
+    typer.echo("  " + "  ".join(f"seat {i}: {n}" for i, n in enumerate(names)))
+    typer.echo("\n" + game.render(state))
+    for ply, move in enumerate(record.moves):
+        if step:
+            input()
+        try:
+            state = game.apply(state, game.move_from_text(state, move.move))
+        except GameError as exc:
+            fail(f"match {match_id}, ply {ply}: {exc}")
+        forced = " (forced: the arena's stand-in)" if move.forced else ""
+        info = _info_text(move.info)
+        typer.echo(
+            f"\nply {ply + 1}: seat {move.seat} ({names[move.seat]}) plays {move.move} "
+            f"in {move.time_ms:.1f} ms{forced}" + (f"\n  {info}" if info else "")
+        )
+        typer.echo(game.render(state))
+    typer.echo(f"\ntermination: {record.termination.value}")
+    for i, s in enumerate(record.seats):
+        fault = f"  fault: {s.fault.termination.value}: {s.fault.message}" if s.fault else ""
+        typer.echo(
+            f"  seat {i} {s.bot}: rank {s.rank}, score {s.score:g}, utility {s.utility:g}{fault}"
+        )
+
+
+class ExportFormat(StrEnum):
+    JSON = "json"
+    CSV = "csv"
+    PGN = "pgn"
+
+
+def _done_matches(session: Session, tournament: int | None) -> Iterator[tuple[Match, MatchRecord]]:
+    """Done matches with their records, loaded in chunks (exports can be large)."""
+    ids = [m.id for m in session.scalars(queries.matches_query(tournament, None, "done"))]
+    for start in range(0, len(ids), EXPORT_CHUNK):
+        for match in load_matches(session, ids[start : start + EXPORT_CHUNK]):
+            yield match, record_of(match)
+        session.expunge_all()
+
+
+def _pgn(match: Match, record: MatchRecord, event: str) -> str:
+    white, black = record.seats[0], record.seats[1]
+    result = pgn_result(white.rank, black.rank)
+    date = match.started.strftime("%Y.%m.%d") if match.started else "????.??.??"
+    tags = [
+        ("Event", event),
+        ("Site", "Bot Arena"),
+        ("Date", date),
+        ("Round", str(match.round)),
+        ("White", white.bot),
+        ("Black", black.bot),
+        ("Result", result),
+        ("Termination", record.termination.value),
+        ("Variant", record.game),
+        ("Match", str(match.id)),
+    ]
+    if match.opening:
+        tags += [("Opening", match.opening), ("StartPosition", record.start_position)]
+    lines = [f'[{k} "{_pgn_escape(v)}"]' for k, v in tags]
+    words: list[str] = []
+    for ply, move in enumerate(record.moves):
+        if ply % 2 == 0:
+            words.append(f"{ply // 2 + 1}.")
+        words.append(move.move)
+    words.append(result)
+    body, line = [], ""
+    for word in words:
+        if line and len(line) + 1 + len(word) > 79:
+            body.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    body.append(line)
+    return "\n".join(lines) + "\n\n" + "\n".join(body) + "\n"
+
+
+def _pgn_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+CSV_COLUMNS = [
+    "match",
+    "tournament",
+    "round",
+    "game",
+    "white",
+    "black",
+    "result",
+    "bots",
+    "ranks",
+    "scores",
+    "termination",
+    "fault",
+    "plies",
+    "duration_s",
+    "started",
+]
+
+
+def export_command(
+    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="json, csv or pgn.")] = (
+        ExportFormat.JSON
+    ),
+    tournament: Annotated[
+        int | None, typer.Option("--tournament", "-t", help="Only this tournament's matches.")
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Export done matches: JSON match records, one CSV row per match, or PGN (two players)."""
+    factory = open_db(db)
+    with factory() as session:
+        if tournament is not None and session.get(Tournament, tournament) is None:
+            fail(f"no tournament {tournament}")
+        events: dict[int | None, str] = {None: "arena"}
+        if fmt is ExportFormat.JSON:
+            out = [
+                {"match": m.id, "tournament": m.tournament_id, **r.to_dict()}
+                for m, r in _done_matches(session, tournament)
+            ]
+            typer.echo(json.dumps(out))
+        elif fmt is ExportFormat.CSV:
+            buffer = io.StringIO()
+            writer = csv.writer(buffer, lineterminator="\n")
+            writer.writerow(CSV_COLUMNS)
+            for m, r in _done_matches(session, tournament):
+                two = len(r.seats) == 2
+                writer.writerow(
+                    [
+                        m.id,
+                        m.tournament_id if m.tournament_id is not None else "",
+                        m.round,
+                        r.game,
+                        r.seats[0].bot if two else "",
+                        r.seats[1].bot if two else "",
+                        pgn_result(r.seats[0].rank, r.seats[1].rank) if two else "",
+                        ";".join(s.bot for s in r.seats),
+                        ";".join(str(s.rank) for s in r.seats),
+                        ";".join(f"{s.score:g}" for s in r.seats),
+                        r.termination.value,
+                        m.fault_reason or "",
+                        len(r.moves),
+                        f"{r.duration_s:.6f}",
+                        m.started.isoformat() if m.started else "",
+                    ]
+                )
+            typer.echo(buffer.getvalue(), nl=False)
+        else:
+            skipped = 0
+            games_out = []
+            for m, r in _done_matches(session, tournament):
+                if len(r.seats) != 2:
+                    skipped += 1
+                    continue
+                if m.tournament_id not in events:
+                    t = session.get(Tournament, m.tournament_id)
+                    events[m.tournament_id] = (
+                        (t.name or f"tournament {t.id}") if t is not None else "arena"
+                    )
+                games_out.append(_pgn(m, r, events[m.tournament_id]))
+            if skipped:
+                typer.echo(
+                    f"warning: {skipped} matches of more than two players skipped "
+                    "(PGN holds two-player games)",
+                    err=True,
+                )
+            typer.echo("\n".join(games_out), nl=False)

@@ -1,0 +1,380 @@
+"""``arena tournament run|resume|list|show``: tournaments stored in the database."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+from sqlalchemy.orm import Session, sessionmaker
+from tabulate import tabulate
+
+from arena.botref import BotRef, BotSpecError, resolve
+from arena.cli.common import DbOption, fail, load_game, open_db
+from arena.schedule import ScheduleError
+from arena.timecontrol import TimeControl, TimeControlError
+from arena.tournament import (
+    Outcome,
+    Runner,
+    TournamentError,
+    check_field,
+    create,
+    default_jobs,
+    load_tournament,
+    resolve_field,
+)
+from db import queries
+from db.session import database_url, exists
+from db.store import lookup_bot
+
+tournament_app = typer.Typer(
+    name="tournament",
+    help="Run, resume and inspect tournaments (round-robin, gauntlet).",
+    no_args_is_help=True,
+)
+
+DEFAULT_MOVE_TIME = 1.0
+
+
+class Format(StrEnum):
+    ROUND_ROBIN = "round-robin"
+    GAUNTLET = "gauntlet"
+
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def _lookup(url: str | None) -> tuple[Any, list[sessionmaker[Session]]]:
+    """A registered-name lookup that opens the database only when a spec needs it (so a bad
+    bot spec never creates a database file)."""
+    opened: list[sessionmaker[Session]] = []
+
+    def lookup(name: str) -> BotRef | None:
+        if not opened:
+            if not exists(database_url(url)):
+                return None
+            opened.append(open_db(url))
+        with opened[0]() as session:
+            return lookup_bot(session, name)
+
+    return lookup, opened
+
+
+@tournament_app.command("run")
+def run_command(
+    game_name: Annotated[
+        str, typer.Argument(metavar="GAME", help="Game name (see `arena games`).")
+    ],
+    bot: Annotated[
+        list[str] | None, typer.Option("--bot", "-b", help="Bot spec, once per entrant.")
+    ] = None,
+    fmt: Annotated[Format, typer.Option("--format", help="Tournament format.")] = (
+        Format.ROUND_ROBIN
+    ),
+    games_per: Annotated[
+        int | None,
+        typer.Option(
+            "--games", "-n", help="Games per pairing (default: one per seat rotation, 2 for 2p)."
+        ),
+    ] = None,
+    move_time: Annotated[
+        float | None,
+        typer.Option("--move-time", help=f"Seconds per move (default {DEFAULT_MOVE_TIME:g})."),
+    ] = None,
+    clock: Annotated[
+        str | None, typer.Option("--clock", help="Game clock BASE+INC seconds.")
+    ] = None,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", help="Parallel matches (default: cores).")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Tournament seed (default random).")
+    ] = None,
+    opening_plies: Annotated[
+        int, typer.Option("--opening-plies", help="Random plies before each pair of games.")
+    ] = 0,
+    name: Annotated[str | None, typer.Option("--name", help="Tournament name.")] = None,
+    param: Annotated[
+        list[str] | None, typer.Option("--param", "-p", help="Game parameter k=v.")
+    ] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Play a tournament: the whole schedule is stored first, then played in parallel jobs."""
+    game = load_game(game_name, param)
+    try:
+        tc = TimeControl.parse(
+            move_time if move_time is not None or clock is not None else DEFAULT_MOVE_TIME, clock
+        )
+    except TimeControlError as exc:
+        fail(str(exc))
+    if jobs is not None and jobs < 1:
+        fail(f"--jobs must be >= 1, not {jobs}")
+    if opening_plies < 0:
+        fail(f"--opening-plies must be >= 0, not {opening_plies}")
+    specs = [s.strip() for s in bot or []]
+    if len(specs) < 2:
+        fail("a tournament needs at least two --bot entrants")
+    lookup, opened = _lookup(db)
+    try:
+        refs = [resolve(spec, lookup) for spec in specs]
+        check_field(refs)
+    except (BotSpecError, TournamentError) as exc:
+        fail(str(exc))
+    factory = opened[0] if opened else open_db(db)
+    the_seed = seed if seed is not None else secrets.randbits(31)
+    try:
+        tid = create(
+            factory,
+            game,
+            specs,
+            refs,
+            fmt=fmt.value,
+            games_per_group=games_per,
+            time_control=tc,
+            seed=the_seed,
+            opening_plies=opening_plies,
+            name=name,
+        )
+    except (ScheduleError, TournamentError) as exc:
+        fail(str(exc))
+    with factory() as session:
+        total = sum(queries.status_counts(session, tid).values())
+    banner = (
+        f"tournament {tid}: {fmt.value} of {len(refs)} bots, {game.describe()}, {total} matches, "
+        f"{tc.describe()}, seed {the_seed}"
+    )
+    typer.echo(banner, err=as_json)
+    _play(factory, tid, refs, jobs, as_json)
+
+
+@tournament_app.command("resume")
+def resume_command(
+    tournament_id: Annotated[int, typer.Argument(metavar="ID", help="Tournament id.")],
+    force: Annotated[
+        bool, typer.Option("--force", help="Resume even if a bot's source changed since.")
+    ] = False,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", help="Parallel matches (default: cores).")
+    ] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Play the matches of an interrupted tournament that are not done yet."""
+    if jobs is not None and jobs < 1:
+        fail(f"--jobs must be >= 1, not {jobs}")
+    if not exists(database_url(db)):
+        fail(f"no database at {database_url(db)}")
+    factory = open_db(db)
+
+    def lookup(name: str) -> BotRef | None:
+        with factory() as session:
+            return lookup_bot(session, name)
+
+    with factory() as session:
+        try:
+            tournament = load_tournament(session, tournament_id)
+            if tournament.status == "done":
+                fail(f"tournament {tournament_id} is already finished")
+            refs, changed = resolve_field(session, tournament, lookup)
+        except TournamentError as exc:
+            fail(str(exc))
+        counts = queries.status_counts(session, tournament_id)
+    if changed and not force:
+        fail(f"{changed[0]}; resume with --force to play on with the new version")
+    for line in changed:
+        typer.echo(f"warning: {line}", err=True)
+    left = counts["pending"] + counts["running"]
+    typer.echo(f"tournament {tournament_id}: resuming, {left} matches to play", err=as_json)
+    _play(factory, tournament_id, refs, jobs, as_json)
+
+
+def _play(
+    factory: sessionmaker[Session],
+    tid: int,
+    refs: list[BotRef],
+    jobs: int | None,
+    as_json: bool,
+) -> None:
+    runner = Runner(factory, tid, refs, jobs=jobs or default_jobs())
+    outcome = runner.run()
+    with factory() as session:
+        summary = _summary(session, tid)
+    if as_json:
+        summary["outcome"] = _outcome_dict(outcome)
+        typer.echo(json.dumps(summary))
+    else:
+        typer.echo(_leaderboard_text(factory, tid, summary))
+    if outcome.interrupted:
+        typer.echo(
+            f"interrupted after {outcome.done}/{outcome.total} matches; "
+            f"continue with: arena tournament resume {tid}",
+            err=True,
+        )
+        raise typer.Exit(130)
+    if not outcome.finished:
+        typer.echo(
+            f"{outcome.total - outcome.done} matches failed to play "
+            f"({outcome.failed[0] if outcome.failed else 'see above'}); "
+            f"retry with: arena tournament resume {tid}",
+            err=True,
+        )
+        raise typer.Exit(1)
+
+
+def _outcome_dict(outcome: Outcome) -> dict[str, Any]:
+    return {
+        "played": outcome.played,
+        "done": outcome.done,
+        "total": outcome.total,
+        "failed": outcome.failed,
+        "interrupted": outcome.interrupted,
+    }
+
+
+def _leaderboard_text(factory: sessionmaker[Session], tid: int, summary: dict[str, Any]) -> str:
+    """The leaderboard of the tournament: the ratings' table when that module offers one, else
+    the score table."""
+    try:
+        from arena.ratings.leaderboard import render_tournament  # type: ignore[import-not-found]
+    except ImportError:
+        render_tournament = None
+    if render_tournament is not None:
+        with factory() as session:
+            return str(render_tournament(session, tid))
+    return _standings_table(summary)
+
+
+def _standings_table(summary: dict[str, Any]) -> str:
+    rows = [
+        [
+            i + 1,
+            s["bot"],
+            s["games"],
+            f"{s['points']:g}",
+            f"{s['score_pct']:.1f}",
+            f"{s['wins']}-{s['draws']}-{s['losses']}",
+            ", ".join(f"{k} {v}" for k, v in s["faults"].items()) or "-",
+        ]
+        for i, s in enumerate(summary["standings"])
+    ]
+    return tabulate(rows, headers=["#", "bot", "games", "points", "score %", "W-D-L", "faults"])
+
+
+def _summary(session: Session, tid: int) -> dict[str, Any]:
+    tournament = load_tournament(session, tid)
+    names = queries.entry_names(session, tid)
+    rows = queries.results(session, tid)
+    cross = queries.crosstable(rows)
+    return {
+        "id": tournament.id,
+        "name": tournament.name,
+        "game": tournament.game,
+        "params": tournament.params,
+        "format": tournament.format,
+        "time_control": tournament.time_control,
+        "seed": tournament.seed,
+        "settings": tournament.settings,
+        "status": tournament.status,
+        "created": tournament.created.isoformat(timespec="seconds"),
+        "finished": tournament.finished.isoformat(timespec="seconds")
+        if tournament.finished
+        else None,
+        "bots": [
+            {"bot": n, "spec": e.spec, "version": e.version.sha256}
+            for n, e in zip(names, tournament.entries, strict=True)
+        ],
+        "progress": queries.status_counts(session, tid),
+        "standings": [s.to_dict() for s in queries.standings(rows, names)],
+        "crosstable": {
+            a: {b: {"points": p, "games": g} for b, (p, g) in row.items()}
+            for a, row in cross.items()
+        },
+    }
+
+
+@tournament_app.command("list")
+def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """The tournaments in the database, newest first."""
+    factory = open_db(db)
+    with factory() as session:
+        rows = queries.tournaments(session)
+    if as_json:
+        typer.echo(json.dumps(rows))
+        return
+    table = [
+        [
+            r["id"],
+            r["name"] or "",
+            r["game"],
+            r["format"],
+            r["bots"],
+            f"{r['done']}/{r['total']}",
+            r["status"],
+            r["created"],
+        ]
+        for r in rows
+    ]
+    typer.echo(
+        tabulate(
+            table, headers=["id", "name", "game", "format", "bots", "done", "status", "created"]
+        )
+    )
+
+
+@tournament_app.command("show")
+def show_command(
+    tournament_id: Annotated[int, typer.Argument(metavar="ID", help="Tournament id.")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """A tournament's settings, progress, standings and crosstable."""
+    factory = open_db(db)
+    with factory() as session:
+        try:
+            summary = _summary(session, tournament_id)
+        except TournamentError as exc:
+            fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps(summary))
+        return
+    p = summary["progress"]
+    total = sum(p.values()) - p["void"]
+    settings = summary["settings"]
+    tc = TimeControl.from_dict(summary["time_control"]).describe()
+    params = ", ".join(f"{k}={v}" for k, v in summary["params"].items())
+    lines = [
+        f"tournament {summary['id']}" + (f" ({summary['name']})" if summary["name"] else ""),
+        f"  game      {summary['game']}({params})",
+        f"  format    {summary['format']}, {settings.get('games')} games per pairing, "
+        f"opening plies {settings.get('opening_plies', 0)}",
+        f"  time      {tc}",
+        f"  seed      {summary['seed']}",
+        f"  status    {summary['status']}: {p['done']}/{total} done, {p['running']} running, "
+        f"{p['pending']} pending",
+        f"  created   {summary['created']}"
+        + (f", finished {summary['finished']}" if summary["finished"] else ""),
+        "",
+        _standings_table(summary),
+        "",
+        _crosstable_text(summary),
+    ]
+    typer.echo("\n".join(lines))
+
+
+def _crosstable_text(summary: dict[str, Any]) -> str:
+    names = [s["bot"] for s in summary["standings"]]
+    cross = summary["crosstable"]
+    short = [str(i + 1) for i in range(len(names))]
+    rows = []
+    for i, a in enumerate(names):
+        row: list[Any] = [short[i], a]
+        for b in names:
+            cell = cross.get(a, {}).get(b)
+            row.append(
+                "" if a == b else "-" if cell is None else f"{cell['points']:g}/{cell['games']}"
+            )
+        rows.append(row)
+    return tabulate(rows, headers=["#", "crosstable", *short])

@@ -1,0 +1,114 @@
+"""The progress display of a running tournament (stderr).
+
+On a terminal one status line is redrawn in place: games done / total, rate, ETA and the top of
+the table by score. Elsewhere (a log file, a pipe, a test) it prints plain lines, at most one per
+``interval`` seconds plus the last one. Faults always get a line of their own.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+
+def format_duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class Standings:
+    """Points and games per bot (by field index): the live table."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = list(names)
+        self.points = [0.0] * len(names)
+        self.games = [0] * len(names)
+
+    def add(self, bot: int, score: float) -> None:
+        self.points[bot] += score
+        self.games[bot] += 1
+
+    def percent(self, bot: int) -> float:
+        return 100.0 * self.points[bot] / self.games[bot] if self.games[bot] else 0.0
+
+    def top(self, n: int = 3) -> list[tuple[str, float]]:
+        order = sorted(
+            (i for i in range(len(self.names)) if self.games[i]),
+            key=lambda i: (-self.percent(i), self.names[i]),
+        )
+        return [(self.names[i], self.percent(i)) for i in order[:n]]
+
+
+class Progress:
+    def __init__(
+        self,
+        total: int,
+        done: int,
+        standings: Standings,
+        *,
+        stream: TextIO | None = None,
+        tty: bool | None = None,
+        interval: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.total = total
+        self.done = done
+        self.standings = standings
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.interval = interval
+        self.clock = clock
+        self.start = clock()
+        self.played = 0  # games finished in this run (the rate counts only these)
+        self._last_line = -1e18
+        self._drawn = False
+
+    def line(self) -> str:
+        elapsed = self.clock() - self.start
+        rate = self.played / elapsed if elapsed > 0 else 0.0
+        left = self.total - self.done
+        eta = format_duration(left / rate) if rate > 0 else "?"
+        width = len(str(self.total))
+        pct = 100.0 * self.done / self.total if self.total else 100.0
+        top = ", ".join(f"{name} {p:.1f}%" for name, p in self.standings.top())
+        text = f"[{self.done:>{width}}/{self.total}] {pct:5.1f}%  {rate:6.2f} games/s  ETA {eta}"
+        return f"{text}  top: {top}" if top else text
+
+    def match_done(self, scores: Sequence[tuple[int, float]], faults: Sequence[str] = ()) -> None:
+        """One match finished: (field index, score) per seat and a text per fault."""
+        self.done += 1
+        self.played += 1
+        for bot, score in scores:
+            self.standings.add(bot, score)
+        for text in faults:
+            self.message(f"fault: {text}")
+        now = self.clock()
+        if self.tty or now - self._last_line >= self.interval or self.done == self.total:
+            self._show(now)
+
+    def message(self, text: str) -> None:
+        """A line of its own (a fault, a warning), without losing the status line."""
+        if self.tty and self._drawn:
+            self.stream.write("\r\x1b[K")
+            self._drawn = False
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def _show(self, now: float) -> None:
+        self._last_line = now
+        if self.tty:
+            self.stream.write("\r\x1b[K" + self.line())
+            self._drawn = True
+        else:
+            self.stream.write(self.line() + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty and self._drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._drawn = False

@@ -1,0 +1,525 @@
+"""Tournaments: create one (its whole schedule stored as pending matches), run it with parallel
+jobs, resume it after an interruption.
+
+Only the main process writes to the database. Jobs are separate processes (``spawn``), each with
+its own BotPool so bot processes are reused between its games; they receive a match to play on a
+pipe and send back its MatchRecord. The main process stores each record in its own transaction,
+completing the match's pending row; a match already done is never stored again, and one left
+``running`` by a crash is simply played again (its row is overwritten, so it is stored once).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import sys
+import traceback
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, selectinload, sessionmaker
+
+import games
+from arena.botref import BotRef, BotSpecError, resolve
+from arena.limits import ResourceLimits
+from arena.progress import Progress, Standings
+from arena.record import MatchRecord
+from arena.schedule import openings, schedule
+from arena.timecontrol import TimeControl
+from db import queries
+from db.models import BotVersion, Entry, Match, Seat, Tournament
+from db.store import ref_of, save_match, version_for
+from games.base import Game
+
+PREFETCH = 2  # matches queued per job, so a job never waits for the writer
+MAX_WORKER_RESTARTS = 4
+
+
+class TournamentError(ValueError):
+    """A tournament that cannot be created or resumed (one-line message)."""
+
+
+# --- creation --------------------------------------------------------------------------------
+
+
+def check_field(refs: Sequence[BotRef]) -> None:
+    names = [r.name for r in refs]
+    for ref in refs:
+        if ref.kind == "human":
+            raise TournamentError("a human cannot play in a tournament (use `arena play`)")
+        if names.count(ref.name) > 1:
+            raise TournamentError(
+                f"bot {ref.name!r} is in the field twice (register distinct names with "
+                "`arena bots add` to enter two versions)"
+            )
+
+
+def create(
+    factory: sessionmaker[Session],
+    game: Game[Any, Any],
+    specs: Sequence[str],
+    refs: Sequence[BotRef],
+    *,
+    fmt: str,
+    games_per_group: int | None,
+    time_control: TimeControl,
+    seed: int,
+    opening_plies: int,
+    name: str | None = None,
+) -> int:
+    """Store a new tournament with every match pending (one transaction); returns its id.
+
+    The schedule and the openings are computed before anything is written, so a schedule error
+    (ScheduleError) leaves the database untouched.
+    """
+    check_field(refs)
+    pairings = schedule(fmt, len(refs), game.num_players, games_per_group, seed)
+    opens = openings(game, pairings, seed, opening_plies)
+    settings = {
+        "bots": list(specs),
+        "games": games_per_group if games_per_group is not None else game.num_players,
+        "opening_plies": opening_plies,
+        "matches": len(pairings),
+    }
+    with factory.begin() as session:
+        versions = [version_for(session, ref) for ref in refs]
+        tournament = Tournament(
+            name=name,
+            game=game.name,
+            params=dict(game.params),
+            time_control=time_control.to_dict(),
+            format=fmt,
+            settings=settings,
+            seed=seed,
+            status="running",
+        )
+        session.add(tournament)
+        session.flush()
+        session.add_all(
+            Entry(tournament_id=tournament.id, position=i, spec=spec, bot_version_id=v.id)
+            for i, (spec, v) in enumerate(zip(specs, versions, strict=True))
+        )
+        matches = [
+            Match(
+                tournament_id=tournament.id,
+                round=p.round,
+                game=game.name,
+                params=dict(game.params),
+                time_control=time_control.to_dict(),
+                players=game.num_players,
+                seed=p.seed,
+                opening=o.text,
+                start_position=o.position,
+                status="pending",
+            )
+            for p, o in zip(pairings, opens, strict=True)
+        ]
+        session.add_all(matches)
+        session.flush()
+        session.add_all(
+            Seat(match_id=m.id, players=m.players, seat=s, bot_version_id=versions[bot].id)
+            for m, p in zip(matches, pairings, strict=True)
+            for s, bot in enumerate(p.seats)
+        )
+        return tournament.id
+
+
+# --- what a job needs ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a job process needs to play this tournament's matches (picklable)."""
+
+    game: str
+    params: dict[str, Any]
+    refs: tuple[BotRef, ...]
+    time_control: TimeControl
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
+
+
+@dataclass(frozen=True)
+class Job:
+    match_id: int
+    seats: tuple[int, ...]  # field positions in seat order
+    start_position: str | None
+    seed: int
+
+
+def load_tournament(session: Session, tournament_id: int) -> Tournament:
+    found = session.scalars(
+        select(Tournament)
+        .where(Tournament.id == tournament_id)
+        .options(selectinload(Tournament.entries).selectinload(Entry.version))
+    ).one_or_none()
+    if found is None:
+        raise TournamentError(f"no tournament {tournament_id}")
+    return found
+
+
+def resolve_field(
+    session: Session, tournament: Tournament, lookup: Callable[[str], BotRef | None]
+) -> tuple[list[BotRef], list[str]]:
+    """The field resolved again from the stored specs, and a line for each bot whose version
+    (SHA-256) differs from the one the tournament started with."""
+    refs: list[BotRef] = []
+    changed: list[str] = []
+    for entry in tournament.entries:
+        try:
+            ref = resolve(entry.spec, lookup)
+        except BotSpecError as exc:
+            raise TournamentError(
+                f"bot {entry.spec!r} of tournament {tournament.id}: {exc}"
+            ) from None
+        stored = entry.version
+        if ref.sha256 != stored.sha256:
+            changed.append(
+                f"{ref.name} changed since tournament {tournament.id} started "
+                f"({stored.sha256[:12]} -> {ref.sha256[:12]})"
+            )
+        refs.append(ref)
+    return refs, changed
+
+
+def pending_jobs(session: Session, tournament: Tournament) -> list[Job]:
+    """The matches not done yet, in schedule order, with their seats as field positions."""
+    position = {e.version.bot.name: e.position for e in tournament.entries}
+    matches = session.scalars(
+        select(Match)
+        .where(Match.tournament_id == tournament.id, Match.status.in_(("pending", "running")))
+        .options(selectinload(Match.seats).selectinload(Seat.version))
+        .order_by(Match.id)
+    )
+    jobs = []
+    for m in matches:
+        seats = tuple(position[s.version.bot.name] for s in m.seats)
+        jobs.append(Job(m.id, seats, m.start_position, m.seed))
+    return jobs
+
+
+# --- the job process -------------------------------------------------------------------------
+
+
+def _job_main(conn: multiprocessing.connection.Connection, plan: Plan) -> None:
+    """Play matches sent on ``conn`` until told to stop or the parent goes away."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # so the pool below closes its bots
+    from arena.match import BotPool
+
+    game = games.get(plan.game, **plan.params)
+    pool = BotPool(plan.limits)
+    try:
+        while True:
+            try:
+                job = conn.recv()
+            except (EOFError, OSError):
+                return
+            if job is None:
+                return
+            try:
+                record = pool.play(
+                    game,
+                    [plan.refs[i] for i in job.seats],
+                    time_control=plan.time_control,
+                    start_position=job.start_position,
+                    seed=job.seed,
+                )
+                reply: tuple[str, int, Any] = ("ok", job.match_id, record)
+            except Exception as exc:
+                tail = traceback.format_exc().strip().splitlines()[-1]
+                reply = ("error", job.match_id, f"{type(exc).__name__}: {exc} ({tail})")
+            try:
+                conn.send(reply)
+            except (BrokenPipeError, OSError):
+                return
+    finally:
+        pool.close()
+
+
+class _Worker:
+    def __init__(self, ctx: Any, plan: Plan) -> None:
+        self.conn, child = ctx.Pipe(duplex=True)
+        self.process = ctx.Process(target=_job_main, args=(child, plan), daemon=True)
+        self.process.start()
+        child.close()
+        self.queue: deque[Job] = deque()
+
+    def send(self, job: Job) -> None:
+        self.queue.append(job)
+        self.conn.send(job)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        with contextlib.suppress(OSError):
+            self.conn.send(None)
+        self.process.join(timeout)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join(timeout)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.conn.close()
+
+
+# --- the runner (main process, the one writer) -----------------------------------------------
+
+
+@dataclass
+class Outcome:
+    tournament_id: int
+    total: int
+    done: int  # done matches in the database at the end
+    played: int  # stored in this run
+    failed: list[str] = field(default_factory=list)  # arena errors (matches left to resume)
+    interrupted: bool = False
+
+    @property
+    def finished(self) -> bool:
+        return self.done == self.total
+
+
+class Runner:
+    def __init__(
+        self,
+        factory: sessionmaker[Session],
+        tournament_id: int,
+        refs: Sequence[BotRef],
+        *,
+        jobs: int = 1,
+        limits: ResourceLimits | None = None,
+        progress_stream: Any = None,
+        tty: bool | None = None,
+    ) -> None:
+        self.factory = factory
+        self.tournament_id = tournament_id
+        self.refs = tuple(refs)
+        self.jobs = max(1, jobs)
+        self.limits = limits or ResourceLimits()
+        self.progress_stream = progress_stream
+        self.tty = tty
+        self._to_mark: list[int] = []
+        self.version_ids: list[int] = []
+        self.db_seconds = 0.0  # time spent in write transactions (for the benchmark)
+
+    # ---- database side
+    def _prepare(self) -> tuple[Plan, list[Job], Progress]:
+        with self.factory.begin() as session:
+            tournament = load_tournament(session, self.tournament_id)
+            self.version_ids = [version_for(session, ref).id for ref in self.refs]
+            jobs = pending_jobs(session, tournament)
+            counts = queries.status_counts(session, self.tournament_id)
+            rows = queries.results(session, self.tournament_id)
+            names = [r.name for r in self.refs]
+            plan = Plan(
+                tournament.game,
+                dict(tournament.params),
+                self.refs,
+                TimeControl.from_dict(tournament.time_control),
+                self.limits,
+            )
+            if jobs:
+                self._repoint_pending(session, tournament)
+        standings = Standings(names)
+        index = {n: i for i, n in enumerate(names)}
+        for result in rows:
+            for seat in result.seats:
+                if seat.bot in index:
+                    standings.add(index[seat.bot], seat.score)
+        total = sum(counts.values()) - counts["void"]
+        progress = Progress(
+            total, counts["done"], standings, stream=self.progress_stream, tty=self.tty
+        )
+        return plan, jobs, progress
+
+    def _repoint_pending(self, session: Session, tournament: Tournament) -> None:
+        """After a forced resume with changed bots, the seats still to play point at the
+        versions that will play them (results always name the exact version that played)."""
+        pending = select(Match.id).where(
+            Match.tournament_id == tournament.id, Match.status.in_(("pending", "running"))
+        )
+        for entry, new_id in zip(tournament.entries, self.version_ids, strict=True):
+            if entry.bot_version_id == new_id:
+                continue
+            same_bot = select(BotVersion.id).where(BotVersion.bot_id == entry.version.bot_id)
+            session.execute(
+                update(Seat)
+                .where(Seat.match_id.in_(pending), Seat.bot_version_id.in_(same_bot))
+                .values(bot_version_id=new_id)
+            )
+
+    def _mark_running(self, session: Session) -> None:
+        if self._to_mark:
+            session.execute(
+                update(Match)
+                .where(Match.id.in_(self._to_mark), Match.status == "pending")
+                .values(status="running")
+            )
+            self._to_mark.clear()
+
+    def _flush_marks(self) -> None:
+        if self._to_mark:
+            with self.factory.begin() as session:
+                self._mark_running(session)
+
+    def _store(self, job: Job, record: MatchRecord) -> bool:
+        import time
+
+        start = time.perf_counter()
+        with self.factory.begin() as session:
+            self._mark_running(session)
+            status = session.scalar(select(Match.status).where(Match.id == job.match_id))
+            if status == "done":
+                stored = False
+            else:
+                save_match(
+                    session,
+                    record,
+                    [self.refs[i] for i in job.seats],
+                    self.tournament_id,
+                    job.match_id,
+                    version_ids=[self.version_ids[i] for i in job.seats],
+                )
+                stored = True
+        self.db_seconds += time.perf_counter() - start
+        return stored
+
+    def _finish(self, outcome: Outcome) -> None:
+        with self.factory.begin() as session:
+            counts = queries.status_counts(session, self.tournament_id)
+            outcome.done = counts["done"]
+            outcome.total = sum(counts.values()) - counts["void"]
+            if outcome.finished:
+                tournament = session.get(Tournament, self.tournament_id)
+                if tournament is not None and tournament.status != "done":
+                    tournament.status = "done"
+                    tournament.finished = datetime.now(UTC)
+
+    def _report(self, progress: Progress, job: Job, record: MatchRecord) -> None:
+        faults = [
+            f"match {job.match_id} seat {i} {s.bot}: {s.fault.termination.value}: {s.fault.message}"
+            for i, s in enumerate(record.seats)
+            if s.fault is not None
+        ]
+        progress.match_done([(job.seats[i], s.score) for i, s in enumerate(record.seats)], faults)
+
+    # ---- playing
+    def run(self) -> Outcome:
+        plan, jobs, progress = self._prepare()
+        outcome = Outcome(self.tournament_id, progress.total, progress.done, 0)
+        todo = deque(jobs)
+        try:
+            if todo:
+                if self.jobs == 1 or len(todo) == 1:
+                    self._run_local(plan, todo, progress, outcome)
+                else:
+                    self._run_parallel(plan, todo, progress, outcome)
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+        finally:
+            progress.close()
+        self._finish(outcome)
+        return outcome
+
+    def _run_local(self, plan: Plan, todo: deque[Job], progress: Progress, out: Outcome) -> None:
+        from arena.match import BotPool
+
+        game = games.get(plan.game, **plan.params)
+        with BotPool(plan.limits) as pool:
+            job = todo.popleft()
+            self._to_mark.append(job.match_id)
+            self._flush_marks()
+            while True:
+                try:
+                    record = pool.play(
+                        game,
+                        [plan.refs[i] for i in job.seats],
+                        time_control=plan.time_control,
+                        start_position=job.start_position,
+                        seed=job.seed,
+                    )
+                except (KeyboardInterrupt, SystemExit):
+                    raise
+                except Exception as exc:
+                    record = None
+                    text = f"match {job.match_id}: arena error: {type(exc).__name__}: {exc}"
+                    out.failed.append(text)
+                    progress.message(text)
+                following = todo.popleft() if todo else None
+                if following is not None:
+                    self._to_mark.append(following.match_id)
+                if record is not None:
+                    if self._store(job, record):
+                        out.played += 1
+                    self._report(progress, job, record)
+                if following is None:
+                    return
+                job = following
+
+    def _run_parallel(self, plan: Plan, todo: deque[Job], progress: Progress, out: Outcome) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        workers = [_Worker(ctx, plan) for _ in range(min(self.jobs, len(todo)))]
+        restarts = 0
+        try:
+            for w in workers:
+                for _ in range(PREFETCH):
+                    if todo:
+                        job = todo.popleft()
+                        self._to_mark.append(job.match_id)
+                        w.send(job)
+            self._flush_marks()
+            while any(w.queue for w in workers):
+                by_conn = {w.conn: w for w in workers if w.queue}
+                for conn in multiprocessing.connection.wait(list(by_conn)):
+                    w = by_conn[conn]
+                    try:
+                        kind, match_id, payload = w.conn.recv()
+                    except (EOFError, OSError):
+                        lost = [j.match_id for j in w.queue]
+                        text = f"job process {w.process.pid} died; matches {lost} left to resume"
+                        out.failed.append(text)
+                        progress.message(text)
+                        w.queue.clear()
+                        w.stop(timeout=1.0)
+                        workers.remove(w)
+                        if restarts < MAX_WORKER_RESTARTS and todo:
+                            restarts += 1
+                            w = _Worker(ctx, plan)
+                            workers.append(w)
+                            self._refill(w, todo)
+                        continue
+                    job = w.queue.popleft()
+                    assert job.match_id == match_id, "job answers out of order"
+                    self._refill(w, todo)
+                    if kind == "ok":
+                        if self._store(job, payload):
+                            out.played += 1
+                        self._report(progress, job, payload)
+                    else:
+                        text = f"match {match_id}: arena error: {payload}"
+                        out.failed.append(text)
+                        progress.message(text)
+        finally:
+            for w in workers:
+                w.stop()
+
+    def _refill(self, worker: _Worker, todo: deque[Job]) -> None:
+        while todo and len(worker.queue) < PREFETCH:
+            job = todo.popleft()
+            self._to_mark.append(job.match_id)
+            worker.send(job)
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def field_refs(session: Session, tournament: Tournament) -> list[BotRef]:
+    """The versions the tournament started with (for display)."""
+    return [ref_of(e.version) for e in tournament.entries]
