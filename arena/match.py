@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TextIO
 
 from arena import protocol
 from arena.botref import BUILTIN, COMMAND, HUMAN, BotRef
@@ -65,8 +65,15 @@ AnySeat = ProcessSeat | HumanSeat | _NoSeat
 class BotPool:
     """Worker processes kept between the games of a series; a context manager."""
 
-    def __init__(self, limits: ResourceLimits = ResourceLimits()) -> None:  # noqa: B008
+    def __init__(
+        self,
+        limits: ResourceLimits = ResourceLimits(),  # noqa: B008
+        *,
+        terminal: tuple[TextIO, TextIO] | None = None,
+    ) -> None:
+        """``terminal`` is (input, output) for ``human`` seats; default stdin and stderr."""
         self.limits = limits
+        self.terminal = terminal
         self.idle: dict[BotRef, list[ProcessSeat]] = {}
         self.started_pids: list[int] = []
         self.last_pids: list[int | None] = []  # pid per seat of the last match (None: human)
@@ -119,7 +126,7 @@ class BotPool:
 
     def _acquire(self, ref: BotRef) -> AnySeat | Fault:
         if ref.kind == HUMAN:
-            return HumanSeat(ref)
+            return HumanSeat(ref, *(self.terminal or (None, None)))
         idle = self.idle.get(ref)
         while idle:
             seat = idle.pop()

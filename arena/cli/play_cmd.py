@@ -1,48 +1,172 @@
-"""``arena play``: one match between bots, printing the board."""
+"""``arena play``: one match between bots in their own processes, refereed and stored."""
 
 from __future__ import annotations
 
+import json
 import random
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
 
-import bots
-from arena.cli.common import fail, load_game, load_position
-from bots.base import BotError, TimeBudget
-from games.base import ranks_from_utilities
+from arena.botref import HUMAN, BotRef, BotSpecError, resolve
+from arena.cli.common import DbOption, fail, load_game, load_position, open_db
+from arena.limits import ResourceLimits
+from arena.match import BotPool
+from arena.record import MatchRecord, MoveRecord
+from arena.timecontrol import DEFAULT_MARGIN, TimeControl, TimeControlError
+from games.base import Game
+
+DEFAULT_MOVE_TIME = 10.0  # seconds per move for bots when no time control is given
+
+
+def registered_lookup(db: str | None) -> Callable[[str], BotRef | None]:
+    """A lookup of registered bot names that opens the database only when first asked."""
+
+    def lookup(name: str) -> BotRef | None:
+        from db.store import lookup_bot
+
+        with open_db(db).begin() as session:
+            return lookup_bot(session, name)
+
+    return lookup
+
+
+def time_controls(
+    refs: list[BotRef], move_time: list[float], clock: list[str], margin: float
+) -> list[TimeControl]:
+    """One time control per seat: each option given once applies to all seats, or once per
+    seat. With none, bots get ``DEFAULT_MOVE_TIME`` per move and humans no limit."""
+    n = len(refs)
+    for what, values in (("--move-time", move_time), ("--clock", clock)):
+        if len(values) not in (0, 1, n):
+            fail(f"{what} given {len(values)} times: give it once or once per seat ({n})")
+    out = []
+    for i, ref in enumerate(refs):
+        mt = move_time[i if len(move_time) == n else 0] if move_time else None
+        ck = clock[i if len(clock) == n else 0] if clock else None
+        if mt is None and ck is None and ref.kind != HUMAN:
+            mt = DEFAULT_MOVE_TIME
+        try:
+            out.append(TimeControl.parse(mt, ck, margin))
+        except TimeControlError as exc:
+            fail(str(exc))
+    return out
+
+
+def verdict(record: MatchRecord) -> str:
+    """The result line: who won (or the draw) and how the match ended."""
+    firsts = [f"seat {i} ({s.bot})" for i, s in enumerate(record.seats) if s.rank == 1]
+    if len(firsts) == 1:
+        who = f"{firsts[0]} wins"
+    elif len(firsts) == len(record.seats):
+        who = "draw"
+    else:
+        who = "shared first place: " + ", ".join(firsts)
+    how = record.termination.value
+    faults = [
+        f"seat {i} ({s.bot}) {s.fault.termination.value}: {s.fault.message}"
+        for i, s in enumerate(record.seats)
+        if s.fault is not None
+    ]
+    utilities = ", ".join(f"{s.utility:g}" for s in record.seats)
+    line = f"result: {who}; termination {how}; utilities [{utilities}]"
+    return line + "".join(f"\n  fault: {f}" for f in faults)
+
+
+def show_moves(game: Game[Any, Any], start: Any, names: list[str]) -> Callable[[MoveRecord], None]:
+    """An on_move callback that prints every move and the board after it."""
+    state = [start]
+
+    def on_move(move: MoveRecord) -> None:
+        state[0] = game.apply(state[0], game.move_from_text(state[0], move.move))
+        how = " (stand-in)" if move.forced else f" [{move.time_ms:.1f} ms]"
+        typer.echo(f"\nseat {move.seat} ({names[move.seat]}) plays {move.move}{how}")
+        typer.echo(game.render(state[0]))
+
+    return on_move
 
 
 def play_command(
     game_name: Annotated[str, typer.Argument(metavar="GAME", help="Game name (see `arena games`).")],
-    bot: Annotated[list[str] | None, typer.Option("--bot", "-b", help="Bot spec, once per seat.")] = None,
-    param: Annotated[list[str] | None, typer.Option("--param", "-p", help="Game parameter k=v.")] = None,
-    tree: Annotated[str | None, typer.Option("--tree", help="Tree JSON file (game `tree`).")] = None,
+    bot: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--bot", "-b",
+            help="Bot, once per seat: built-in spec, FILE.py, pkg.mod:attr, cmd:<command>, "
+            "a registered name, or human.",
+        ),
+    ] = None,
+    move_time: Annotated[
+        list[float] | None,
+        typer.Option("--move-time", help="Seconds per move (once, or once per seat)."),
+    ] = None,
+    clock: Annotated[
+        list[str] | None,
+        typer.Option("--clock", help="Game clock BASE+INC in seconds, e.g. 60+0.5."),
+    ] = None,
+    margin: Annotated[
+        float, typer.Option("--margin", help="Grace seconds before a loss on time.")
+    ] = DEFAULT_MARGIN,
+    startup_time: Annotated[
+        float, typer.Option("--startup-time", help="Seconds a bot may take to start.")
+    ] = 10.0,
+    memory_mb: Annotated[
+        int, typer.Option("--memory-mb", help="Memory limit per bot process (MiB).")
+    ] = 1024,
     position: Annotated[str | None, typer.Option("--position", help="Start position text.")] = None,
+    param: Annotated[
+        list[str] | None, typer.Option("--param", "-p", help="Game parameter k=v.")
+    ] = None,
+    tree: Annotated[str | None, typer.Option("--tree", help="Tree JSON file (game `tree`).")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for random bots.")] = None,
+    show: Annotated[bool, typer.Option("--show", help="Render the board after every move.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole match record.")] = False,
+    no_save: Annotated[bool, typer.Option("--no-save", help="Do not store the match.")] = False,
+    db: DbOption = None,
 ) -> None:
-    """Play one game and print the board after every move."""
+    """Play one match between bots in isolated processes and print the result."""
     game = load_game(game_name, param, tree)
-    state: Any = load_position(game, position)
+    start = load_position(game, position)
     specs = bot or ["random"] * game.num_players
     if len(specs) != game.num_players:
         fail(f"{game.name} takes {game.num_players} bots, got {len(specs)}")
-    rng = random.Random(seed)
+    lookup = registered_lookup(db)
     try:
-        players = [bots.make(s, seed=rng.randrange(2**31)) for s in specs]
-    except BotError as exc:
+        refs = [resolve(s, lookup) for s in specs]
+    except BotSpecError as exc:
         fail(str(exc))
-    for seat, p in enumerate(players):
-        p.new_game(game, seat)
-    typer.echo(game.render(state))
-    while not game.is_terminal(state):
-        seat = game.current_player(state)
-        move = players[seat].choose_move(game, state, TimeBudget.unlimited()).move
-        state = game.apply(state, move)
-        typer.echo(f"\nseat {seat} ({specs[seat]}) plays {game.format_move(move)}")
-        typer.echo(game.render(state))
-    utility = game.utility(state)
-    ranks = ranks_from_utilities(utility)
-    winners = [specs[i] + f" (seat {i})" for i, r in enumerate(ranks) if r == 1]
-    verdict = "draw" if len(winners) == game.num_players else "winner: " + ", ".join(winners)
-    typer.echo(f"\nresult: {verdict}; utilities {list(utility)}; termination normal")
+    tcs = time_controls(refs, move_time or [], clock or [], margin)
+    try:
+        limits = ResourceLimits(memory_mb=memory_mb, startup_s=startup_time)
+    except ValueError as exc:
+        fail(str(exc))
+    seed = random.randrange(2**31) if seed is None else seed
+    names = [r.name for r in refs]
+    on_move = None
+    if show:
+        typer.echo(game.render(start))
+        on_move = show_moves(game, start, names)
+    with BotPool(limits) as pool:
+        record = pool.play(
+            game, refs, time_control=tcs, start_position=position, seed=seed, on_move=on_move
+        )
+    match_id = None
+    if not no_save:
+        from db.store import save_match
+
+        with open_db(db).begin() as session:
+            match_id = save_match(session, record, refs)
+    if as_json:
+        out = record.to_dict()
+        out["seed"] = seed
+        out["match_id"] = match_id
+        typer.echo(json.dumps(out))
+        return
+    if not show:
+        typer.echo(f"{game.describe()}: " + " vs ".join(names))
+        typer.echo("moves: " + (" ".join(m.move + ("*" if m.forced else "") for m in record.moves)
+                                or "(none)"))
+    typer.echo(verdict(record))
+    if match_id is not None:
+        typer.echo(f"saved as match {match_id}")
