@@ -86,7 +86,8 @@ class Rolit(Game[RolitState, int]):
         )
         corners = [self.square(r, c) for r in (0, size - 1) for c in (0, size - 1)]
         self.corner_mask = sum(1 << b for b in corners)
-        rank = [99] * (size * w)
+        self._rays_up, self._rays_down = self._make_rays()
+        groups = [0] * 5
         for r in range(size):
             for c in range(size):
                 edge_r, edge_c = r in (0, size - 1), c in (0, size - 1)
@@ -99,10 +100,32 @@ class Rolit(Game[RolitState, int]):
                     kind = 1  # edge
                 else:
                     kind = 2  # interior
-                bit = self.square(r, c)
-                rank[bit] = kind * 1024 + bit
-        self._rank = tuple(rank)
+                groups[kind] |= 1 << self.square(r, c)
+        # Legal moves come out group by group, each group in board order.
+        self._groups = tuple(g for g in groups if g)
         self._initial = self._make_initial()
+
+    def _make_rays(self) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
+        """Per square, the lines of at least two squares leading away from it to the edge,
+        split by whether the bit index grows along the line or shrinks."""
+        size = self.size
+        up: list[tuple[int, ...]] = []
+        down: list[tuple[int, ...]] = []
+        for sq in range(size * self._w):
+            r0, c0 = divmod(sq, self._w)
+            grows: list[int] = []
+            shrinks: list[int] = []
+            for dr, dc in ((0, 1), (1, -1), (1, 0), (1, 1)):
+                for sign in (1, -1):
+                    ray, r, c = 0, r0 + sign * dr, c0 + sign * dc
+                    while c0 < size and 0 <= r < size and 0 <= c < size:
+                        ray |= 1 << self.square(r, c)
+                        r, c = r + sign * dr, c + sign * dc
+                    if ray.bit_count() >= 2:
+                        (grows if sign > 0 else shrinks).append(ray)
+            up.append(tuple(grows))
+            down.append(tuple(shrinks))
+        return tuple(up), tuple(down)
 
     def square(self, row: int, col: int) -> int:
         """Bit index (the move) of the square in ``row`` (from the top) and ``col``."""
@@ -162,31 +185,32 @@ class Rolit(Game[RolitState, int]):
     def legal_moves(self, state: RolitState) -> tuple[int, ...]:
         m = self.move_mask(state)
         out = []
-        while m:
-            low = m & -m
-            out.append(low.bit_length() - 1)
-            m ^= low
-        out.sort(key=self._rank.__getitem__)
+        for group in self._groups:
+            g = m & group
+            while g:
+                low = g & -g
+                out.append(low.bit_length() - 1)
+                g ^= low
         return tuple(out)
 
-    def flips(self, own: int, others: int, bit: int) -> int:
-        """Balls of ``others`` that a ball placed on ``bit`` (a one-bit board) would capture."""
+    def flips(self, own: int, others: int, move: int) -> int:
+        """Balls of ``others`` that a ball of ``own``'s colour placed on ``move`` would capture.
+
+        Along each line away from the square, the first square that is not an opponent's ball
+        decides: if it is one of the mover's own, every ball before it is captured.
+        """
         flipped = 0
-        for s in self._steps:
-            x = bit << s
-            line = 0
-            while x & others:
-                line |= x
-                x <<= s
-            if line and x & own:
-                flipped |= line
-            x = bit >> s
-            line = 0
-            while x & others:
-                line |= x
-                x >>= s
-            if line and x & own:
-                flipped |= line
+        for ray in self._rays_up[move]:
+            stop = ray & ~others
+            first = stop & -stop  # nearest square: the lowest bit
+            if first & own:
+                flipped |= ray & (first - 1)
+        for ray in self._rays_down[move]:
+            stop = ray & ~others
+            if stop:
+                first = 1 << (stop.bit_length() - 1)  # nearest square: the highest bit
+                if first & own:
+                    flipped |= ray & -(first << 1)
         return flipped
 
     def apply(self, state: RolitState, move: int) -> RolitState:
@@ -194,7 +218,7 @@ class Rolit(Game[RolitState, int]):
         occupied = state[1]
         own = state[2 + player]
         bit = 1 << move
-        captured = self.flips(own, occupied ^ own, bit)
+        captured = self.flips(own, occupied ^ own, move)
         new = list(state)
         new[0] = player + 1 if player + 1 < self.num_players else 0
         new[1] = occupied | bit
