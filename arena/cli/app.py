@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from arena.cli.analyze_cmd import analyze_command
+from arena.cli.bots_cmd import bots_app
 from arena.cli.games_cmd import games_command
 from arena.cli.matches_cmd import export_command, matches_command, replay_command
 from arena.cli.play_cmd import play_command
@@ -22,6 +23,7 @@ app = typer.Typer(
 app.command("games")(games_command)
 app.command("analyze")(analyze_command)
 app.command("play")(play_command)
+app.add_typer(bots_app, name="bots")
 app.add_typer(tournament_app, name="tournament")
 app.command("matches")(matches_command)
 app.command("replay")(replay_command)

@@ -1,0 +1,199 @@
+"""``arena bots add|list|show|check``: submitted bots, validated in a worker, stored by version.
+
+Validation is Kaggle's validation episode: the bot loads in a worker, answers the handshake and
+plays one game in every seat against ``random`` without a fault. Only then is it stored, with its
+source and SHA-256, so results always point at the exact version that played.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from tabulate import tabulate
+
+from arena.botref import BUILTIN, HUMAN, BotRef, BotSpecError, resolve
+from arena.cli.common import DbOption, fail, load_game, open_db
+from arena.limits import ResourceLimits
+from arena.match import BotPool
+from arena.record import MatchRecord
+from arena.timecontrol import TimeControl
+from games.base import Game
+
+bots_app = typer.Typer(help="Submitted bots: validate, register, list.", no_args_is_help=True)
+
+GameOption = Annotated[str, typer.Option("--game", "-g", help="Game of the validation games.")]
+ParamOption = Annotated[list[str] | None, typer.Option("--param", "-p", help="Game parameter k=v.")]
+MoveTimeOption = Annotated[
+    float, typer.Option("--move-time", help="Seconds per move in the validation games.")
+]
+StartupOption = Annotated[float, typer.Option("--startup-time", help="Seconds to start.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+
+
+def validation_games(
+    game: Game[Any, Any], ref: BotRef, move_time: float, startup_s: float, seed: int = 0
+) -> list[MatchRecord]:
+    """One game per seat against ``random``, stopping at the first fault of the bot."""
+    records: list[MatchRecord] = []
+    opponent = resolve("random")
+    tc = TimeControl(move_time=move_time)
+    with BotPool(ResourceLimits(startup_s=startup_s)) as pool:
+        for seat in range(game.num_players):
+            refs = [opponent] * game.num_players
+            refs[seat] = ref
+            record = pool.play(game, refs, time_control=tc, seed=seed + seat)
+            records.append(record)
+            if record.seats[seat].fault is not None:
+                break
+    return records
+
+
+def _submitted(path: str) -> BotRef:
+    try:
+        ref = resolve(path)
+    except BotSpecError as exc:
+        fail(str(exc))
+    if ref.kind in (BUILTIN, HUMAN):
+        fail(f"{path!r} is a built-in spec, not a bot to submit")
+    return ref
+
+
+def _check(
+    path: str, game_name: str, params: list[str] | None, move_time: float, startup: float
+) -> tuple[BotRef, list[MatchRecord]]:
+    """Validate or exit 1 with the fault on one line."""
+    game = load_game(game_name, params)
+    ref = _submitted(path)
+    records = validation_games(game, ref, move_time, startup)
+    seat = len(records) - 1
+    fault = records[-1].seats[seat].fault
+    if fault is not None:
+        fail(
+            f"{ref.name} failed validation ({game.name}, seat {seat}): "
+            f"{fault.termination.value}: {fault.message}",
+            code=1,
+        )
+    return ref, records
+
+
+def _summary(ref: BotRef, records: list[MatchRecord]) -> dict[str, Any]:
+    return {
+        "bot": ref.name,
+        "kind": ref.kind,
+        "target": ref.target,
+        "sha256": ref.sha256,
+        "games": len(records),
+        "moves": sum(len(r.moves) for r in records),
+    }
+
+
+@bots_app.command("check")
+def check_command(
+    path: Annotated[str, typer.Argument(help="FILE.py[:ATTR], pkg.mod:attr or cmd:<command>.")],
+    game: GameOption = "tictactoe",
+    param: ParamOption = None,
+    move_time: MoveTimeOption = 2.0,
+    startup_time: StartupOption = 10.0,
+    as_json: JsonOption = False,
+) -> None:
+    """Validate a bot without storing it (exit 1 when it fails)."""
+    ref, records = _check(path, game, param, move_time, startup_time)
+    summary = _summary(ref, records)
+    if as_json:
+        typer.echo(json.dumps({"ok": True, **summary}))
+        return
+    typer.echo(
+        f"ok: {ref.name} ({ref.short_version}) played {summary['games']} validation game(s), "
+        f"{summary['moves']} moves, without a fault"
+    )
+
+
+@bots_app.command("add")
+def add_command(
+    path: Annotated[str, typer.Argument(help="FILE.py[:ATTR], pkg.mod:attr or cmd:<command>.")],
+    name: Annotated[str, typer.Option("--name", "-n", help="Name to register the bot under.")],
+    game: GameOption = "tictactoe",
+    param: ParamOption = None,
+    move_time: MoveTimeOption = 2.0,
+    startup_time: StartupOption = 10.0,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Validate a bot, then store its source and SHA-256 as a version of NAME."""
+    name = name.strip()
+    if not name or any(ch.isspace() for ch in name) or ":" in name or name.endswith(".py"):
+        fail(f"bot name {name!r}: use a plain name without spaces, ':' or '.py'")
+    try:
+        resolve(name)
+    except BotSpecError:
+        pass
+    else:
+        fail(f"bot name {name!r} is taken by a built-in bot")
+    ref, records = _check(path, game, param, move_time, startup_time)
+    from db.store import register_bot_version
+
+    with open_db(db).begin() as session:
+        version, created = register_bot_version(session, name, ref)
+        number = [v.id for v in version.bot.versions].index(version.id) + 1
+    out = {**_summary(ref, records), "name": name, "created": created, "version": number}
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    what = f"new version {number}" if created else f"unchanged (already version {number})"
+    typer.echo(f"{name}: {what}, sha256 {ref.sha256[:12]}")
+
+
+def _version_row(v: Any, number: int) -> dict[str, Any]:
+    return {
+        "version": number,
+        "sha256": v.sha256,
+        "kind": v.kind,
+        "target": v.target,
+        "created": v.created.isoformat(timespec="seconds"),
+    }
+
+
+@bots_app.command("list")
+def list_command(as_json: JsonOption = False, db: DbOption = None) -> None:
+    """The registered bots with their latest version."""
+    from db.store import list_bots
+
+    with open_db(db).begin() as session:
+        rows = [
+            {"name": b.name, "versions": len(b.versions),
+             **_version_row(b.versions[-1], len(b.versions))}
+            for b in list_bots(session)
+            if b.versions
+        ]
+    if as_json:
+        typer.echo(json.dumps(rows))
+        return
+    if not rows:
+        typer.echo("no registered bots (add one with `arena bots add FILE.py --name NAME`)")
+        return
+    table = [[r["name"], r["versions"], r["sha256"][:12], r["kind"], r["target"], r["created"]]
+             for r in rows]
+    typer.echo(tabulate(table, headers=["bot", "versions", "latest", "kind", "target", "added"]))
+
+
+@bots_app.command("show")
+def show_command(
+    name: Annotated[str, typer.Argument(help="Registered bot name.")],
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Every version of a bot, oldest first."""
+    from db.store import bot_versions
+
+    with open_db(db).begin() as session:
+        rows = [_version_row(v, i + 1) for i, v in enumerate(bot_versions(session, name))]
+    if not rows:
+        fail(f"no bot named {name!r}")
+    if as_json:
+        typer.echo(json.dumps({"name": name, "versions": rows}))
+        return
+    typer.echo(f"{name}: {len(rows)} version(s)")
+    table = [[r["version"], r["sha256"][:12], r["kind"], r["target"], r["created"]] for r in rows]
+    typer.echo(tabulate(table, headers=["version", "sha256", "kind", "target", "added"]))
