@@ -80,8 +80,8 @@ class Connect4Solver:
     ) -> None:
         if width < 1 or height < 1:
             raise ValueError("connect4 solver: width and height must be positive")
-        if width * (height + 1) > 64 * 8:
-            raise ValueError("connect4 solver: board too large")
+        if width > 15:
+            raise ValueError("connect4 solver: at most 15 columns")
         if tt_size < 1:
             raise ValueError("connect4 solver: tt_size must be positive")
         self.width = width
@@ -189,11 +189,19 @@ class Connect4Solver:
         base = self.win_base
         colmask = self.column_masks
         order = self.order
-        # Sort keys: (threats << 4) | (15 - rank); rank is the column's place in `order`.
+        threats_of = _threat_function(h1)
+        # A move's sort key packs, high to low: threats it creates, 15 - its column's place in
+        # `order` (centre first on ties), and the threats themselves (the child's opponent
+        # threats, handed down so the child need not compute them). Key bits above `span`:
         rank_low = {c: 15 - r for r, c in enumerate(order)}
-        # Per column: (column mask, its copy's shift, the low 4 key bits), in centre-first order.
-        columns = tuple((colmask[c], c * stride, rank_low[c]) for c in order)
-        low_to_mask = {rank_low[c]: colmask[c] for c in order}
+        # Per column in centre-first order: (column mask, its copy's shift, rank bits).
+        columns = tuple((colmask[c], c * stride, rank_low[c] << span) for c in order)
+        # Rank bits -> column mask; 0 (never a real rank) stands for "the only move".
+        by_rank = [0] * 16
+        for c in order:
+            by_rank[rank_low[c]] = colmask[c]
+        by_rank[0] = board
+        low_to_mask = tuple(by_rank)
         s1, s2, s3 = h1, 2 * h1, 3 * h1
         d1, d2, d3 = height, 2 * height, 3 * height
         e1, e2, e3 = h1 + 1, 2 * (h1 + 1), 3 * (h1 + 1)
@@ -208,33 +216,16 @@ class Connect4Solver:
         nodes = 0
         deadline = float("inf")
 
-        def negamax(cur: int, mask: int, plies: int, alpha: int, beta: int) -> int:
-            # Invariant: the player to move cannot win at once (the parent's move was non-losing).
+        def negamax(cur: int, mask: int, plies: int, alpha: int, beta: int, r: int) -> int:
+            """Score of the position for the player to move, fail-soft within (alpha, beta).
+
+            ``r``: the empty cells where the opponent's stone would complete four. Invariant:
+            the player to move cannot win at once (the parent's move was non-losing).
+            """
             nonlocal nodes
             nodes += 1
             if not nodes & check_every and perf() > deadline:
                 raise SolverTimeout
-            opp = cur ^ mask
-            empty = board ^ mask
-            # The opponent's threats (cells where its stone would complete four).
-            p = opp
-            r = (p << 1) & (p << 2) & (p << 3)
-            a1 = p << s1
-            a2 = p << s2
-            b1 = p >> s1
-            b2 = p >> s2
-            r |= (a1 & a2 & ((p << s3) | b1)) | (b1 & b2 & (a1 | (p >> s3)))
-            a1 = p << d1
-            a2 = p << d2
-            b1 = p >> d1
-            b2 = p >> d2
-            r |= (a1 & a2 & ((p << d3) | b1)) | (b1 & b2 & (a1 | (p >> d3)))
-            a1 = p << e1
-            a2 = p << e2
-            b1 = p >> e1
-            b2 = p >> e2
-            r |= (a1 & a2 & ((p << e3) | b1)) | (b1 & b2 & (a1 | (p >> e3)))
-            r &= empty
             possible = (mask + bottom) & board
             forced = possible & r
             if forced:
@@ -273,37 +264,64 @@ class Connect4Solver:
                 beta = hi
                 if alpha >= beta:
                     return beta
-            # Threats each non-losing move would create, all columns in one pass.
-            p = (cur * rep) | ((nonlosing * rep) & diag)
-            t = (p << 1) & (p << 2) & (p << 3)
-            a1 = p << s1
-            a2 = p << s2
-            b1 = p >> s1
-            b2 = p >> s2
-            t |= (a1 & a2 & ((p << s3) | b1)) | (b1 & b2 & (a1 | (p >> s3)))
-            a1 = p << d1
-            a2 = p << d2
-            b1 = p >> d1
-            b2 = p >> d2
-            t |= (a1 & a2 & ((p << d3) | b1)) | (b1 & b2 & (a1 | (p >> d3)))
-            a1 = p << e1
-            a2 = p << e2
-            b1 = p >> e1
-            b2 = p >> e2
-            t |= (a1 & a2 & ((p << e3) | b1)) | (b1 & b2 & (a1 | (p >> e3)))
-            t &= empty * rep
-            keys = [
-                ((((t >> sh) & low).bit_count()) << 4) | lk
-                for cm, sh, lk in columns
-                if nonlosing & cm
-            ]
-            if len(keys) > 1:
+            empty = board ^ mask
+            if nonlosing & (nonlosing - 1):
+                # Threats each move would create, all columns at once, one board copy each.
+                p = (cur * rep) | ((nonlosing * rep) & diag)
+                t = (p << 1) & (p << 2) & (p << 3)
+                a1 = p << s1
+                a2 = p << s2
+                b1 = p >> s1
+                b2 = p >> s2
+                t |= (a1 & a2 & ((p << s3) | b1)) | (b1 & b2 & (a1 | (p >> s3)))
+                a1 = p << d1
+                a2 = p << d2
+                b1 = p >> d1
+                b2 = p >> d2
+                t |= (a1 & a2 & ((p << d3) | b1)) | (b1 & b2 & (a1 | (p >> d3)))
+                a1 = p << e1
+                a2 = p << e2
+                b1 = p >> e1
+                b2 = p >> e2
+                t |= (a1 & a2 & ((p << e3) | b1)) | (b1 & b2 & (a1 | (p >> e3)))
+                t &= empty * rep
+                keys = [
+                    ((x.bit_count() << 4 << span) | rk | x)
+                    for cm, sh, rk in columns
+                    if nonlosing & cm
+                    for x in ((t >> sh) & low,)
+                ]
                 keys.sort(reverse=True)
+            else:  # a single move: no ordering, just the threats it creates
+                p = cur | nonlosing
+                t = (p << 1) & (p << 2) & (p << 3)
+                a1 = p << s1
+                a2 = p << s2
+                b1 = p >> s1
+                b2 = p >> s2
+                t |= (a1 & a2 & ((p << s3) | b1)) | (b1 & b2 & (a1 | (p >> s3)))
+                a1 = p << d1
+                a2 = p << d2
+                b1 = p >> d1
+                b2 = p >> d2
+                t |= (a1 & a2 & ((p << d3) | b1)) | (b1 & b2 & (a1 | (p >> d3)))
+                a1 = p << e1
+                a2 = p << e2
+                b1 = p >> e1
+                b2 = p >> e2
+                t |= (a1 & a2 & ((p << e3) | b1)) | (b1 & b2 & (a1 | (p >> e3)))
+                keys = [t & empty]
             nxt = cur ^ mask
             plies += 1
             for k in keys:
-                child_mask = mask | (nonlosing & low_to_mask[k & 15])
-                score = -negamax(nxt, child_mask, plies, -beta, -alpha)
+                score = -negamax(
+                    nxt,
+                    mask | (nonlosing & low_to_mask[(k >> span) & 15]),
+                    plies,
+                    -beta,
+                    -alpha,
+                    k & low,
+                )
                 if score >= beta:
                     if len(tt) >= tt_cap:
                         tt.clear()
@@ -316,9 +334,10 @@ class Connect4Solver:
             tt[key] = alpha << 1
             return alpha
 
-        def root_moves(cur: int, mask: int) -> list[int]:
-            """Non-losing moves in search order (and the opponent's threats)."""
-            r = _threat_function(h1)(cur ^ mask) & (board ^ mask)
+        def root_moves(cur: int, mask: int) -> list[tuple[int, int]]:
+            """Non-losing moves in search order: (column, the threats it creates)."""
+            empty = board ^ mask
+            r = threats_of(cur ^ mask) & empty
             possible = (mask + bottom) & board
             forced = possible & r
             if forced:
@@ -326,18 +345,17 @@ class Connect4Solver:
                     return []
                 possible = forced
             nonlosing = possible & ~(r >> 1)
-            wins = _threat_function(h1)
             keyed = []
             for c in order:
-                if nonlosing & colmask[c]:
-                    move = nonlosing & colmask[c]
-                    count = (wins(cur | move) & (board ^ mask)).bit_count()
-                    keyed.append(((count << 4) | rank_low[c], c))
+                move = nonlosing & colmask[c]
+                if move:
+                    made = threats_of(cur | move) & empty
+                    keyed.append(((made.bit_count() << 4) | rank_low[c], c, made))
             keyed.sort(reverse=True)
-            return [c for _, c in keyed]
+            return [(c, made) for _, c, made in keyed]
 
         def search(
-            cur: int, mask: int, plies: int, want_move: bool, window: tuple[int, int] | None
+            cur: int, mask: int, plies: int, want_move: bool, window: Window
         ) -> tuple[int, int | None]:
             nonlocal nodes, deadline
             nodes = 0
@@ -349,7 +367,7 @@ class Connect4Solver:
             return result
 
         def _solve(
-            cur: int, mask: int, plies: int, want_move: bool, window: tuple[int, int] | None
+            cur: int, mask: int, plies: int, want_move: bool, window: Window
         ) -> tuple[int, int | None]:
             nonlocal nodes
             if _has_four(cur ^ mask, h1):
@@ -357,7 +375,7 @@ class Connect4Solver:
             if plies >= cells:
                 raise ValueError("the board is full")
             nodes += 1
-            win_now = _threat_function(h1)(cur) & (board ^ mask) & ((mask + bottom) & board)
+            win_now = threats_of(cur) & (board ^ mask) & ((mask + bottom) & board)
             if win_now:
                 col = next(c for c in order if win_now & colmask[c])
                 return base - plies // 2 - 1, col
@@ -367,12 +385,12 @@ class Connect4Solver:
                 col = next(c for c in order if not mask & solver.top_masks[c])
                 return (plies + 1) // 2 + 1 - base, col
             if plies >= cells - 2:
-                return 0, moves[0]
+                return 0, moves[0][0]
             nodes -= 1  # the narrowing passes count the root themselves
             lo = (plies + 1) // 2 + 2 - base
             hi = base - plies // 2 - 2
             # Every non-losing move reaches the natural lower bound, so moves[0] is proven there.
-            best, proven = moves[0], lo
+            best, proven = moves[0][0], lo
             if window is not None:
                 lo = max(lo, window[0])
                 hi = min(hi, window[1])
@@ -396,10 +414,10 @@ class Connect4Solver:
                 return lo, None
             if proven < lo:  # the bound came from the table: find a move that reaches it
                 nxt = cur ^ mask
-                for col in moves:
+                for col, made in moves:
                     child_mask = mask | ((mask + bottom) & colmask[col])
                     try:
-                        v = negamax(nxt, child_mask, plies + 1, -lo, 1 - lo)
+                        v = negamax(nxt, child_mask, plies + 1, -lo, 1 - lo, made)
                     except SolverTimeout:
                         raise SolverTimeout(lo, hi, best) from None
                     if v <= -lo:
@@ -408,7 +426,7 @@ class Connect4Solver:
             return lo, best
 
         def root(
-            cur: int, mask: int, plies: int, moves: list[int], alpha: int, beta: int
+            cur: int, mask: int, plies: int, moves: list[tuple[int, int]], alpha: int, beta: int
         ) -> tuple[int, int | None]:
             """One null-window pass at the root; also returns the move that failed high."""
             nonlocal nodes
@@ -436,9 +454,9 @@ class Connect4Solver:
                 if alpha >= beta:
                     return beta, None
             nxt = cur ^ mask
-            for col in moves:
+            for col, made in moves:
                 child_mask = mask | ((mask + bottom) & colmask[col])
-                score = -negamax(nxt, child_mask, plies + 1, -beta, -alpha)
+                score = -negamax(nxt, child_mask, plies + 1, -beta, -alpha, made)
                 if score >= beta:
                     if len(tt) >= tt_cap:
                         tt.clear()
