@@ -82,6 +82,7 @@ def select_results(
         tournament = session.get(Tournament, tournament_id)
         if tournament is None:
             raise LeaderboardError(f"no tournament with id {tournament_id}")
+        game = game or tournament.game
     elif game is None:
         game = latest_game(session)
     elif session.scalars(select(Match.id).where(Match.game == game).limit(1)).first() is None:

@@ -79,7 +79,8 @@ def test_draws_narrow_the_interval_compared_with_the_binomial() -> None:
     decisive = fit_ml(games("a", "b", 60, 0, 40))
     drawish = fit_ml(games("a", "b", 20, 80, 0))
     assert drawish.row("a").elo == pytest.approx(decisive.row("a").elo, abs=1e-7)
-    assert drawish.row("a").error < 0.5 * decisive.row("a").error  # type: ignore[operator]
+    narrow, wide = drawish.row("a").error, decisive.row("a").error
+    assert narrow is not None and wide is not None and narrow < 0.5 * wide
 
 
 def test_order_does_not_matter_and_duplicates_shrink_intervals_by_sqrt2() -> None:
@@ -93,13 +94,11 @@ def test_order_does_not_matter_and_duplicates_shrink_intervals_by_sqrt2() -> Non
     doubled = fit_ml(results + results)
     assert not base.notes
     for row in base.rows:
+        assert row.error is not None
         assert again.row(row.bot).elo == pytest.approx(row.elo, abs=1e-9)
         assert again.row(row.bot).error == pytest.approx(row.error, rel=1e-9)
         assert doubled.row(row.bot).elo == pytest.approx(row.elo, abs=1e-8)
-        assert doubled.row(row.bot).error == pytest.approx(
-            row.error / math.sqrt(2.0),
-            rel=1e-9,  # type: ignore[operator]
-        )
+        assert doubled.row(row.bot).error == pytest.approx(row.error / math.sqrt(2.0), rel=1e-9)
 
 
 def test_intervals_cover_the_true_ratings_about_95_percent() -> None:

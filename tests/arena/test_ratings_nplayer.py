@@ -131,7 +131,8 @@ def test_nplayer_shuffle_and_duplicate() -> None:
     for row in base.rows:
         assert again.row(row.bot).elo == pytest.approx(row.elo, abs=1e-9)
         assert doubled.row(row.bot).elo == pytest.approx(row.elo, abs=1e-8)
-        assert doubled.row(row.bot).error == pytest.approx(row.error / math.sqrt(2), rel=1e-9)  # type: ignore[operator]
+        assert row.error is not None
+        assert doubled.row(row.bot).error == pytest.approx(row.error / math.sqrt(2), rel=1e-9)
 
 
 def test_nplayer_counts_and_edge_cases() -> None:
