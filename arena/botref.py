@@ -60,7 +60,9 @@ def from_file(path: str, name: str | None = None) -> BotRef:
     try:
         source = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise BotSpecError(f"cannot read bot file {str(file)!r}: {exc.__class__.__name__}") from None
+        raise BotSpecError(
+            f"cannot read bot file {str(file)!r}: {exc.__class__.__name__}"
+        ) from None
     target = str(file.resolve()) + (f":{m.group('attr')}" if m.group("attr") else "")
     return _ref(name or file.stem, MODULE, target, source)
 

@@ -43,7 +43,7 @@ class ResourceLimits:
 
 def _lower(which: int, soft: int) -> None:
     """Set the soft limit (and the hard one when allowed) without raising an existing cap."""
-    cur_soft, cur_hard = resource.getrlimit(which)
+    _, cur_hard = resource.getrlimit(which)
     if cur_hard != resource.RLIM_INFINITY:
         soft = min(soft, cur_hard)
     hard = cur_hard if which == resource.RLIMIT_CPU else soft

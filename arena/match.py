@@ -136,7 +136,10 @@ class BotPool:
         return self._spawn(ref)
 
     def _start(
-        self, game: Game[Any, Any], seats: list[AnySeat], faults: list[Fault | None],
+        self,
+        game: Game[Any, Any],
+        seats: list[AnySeat],
+        faults: list[Fault | None],
         hellos: list[dict[str, Any]],
     ) -> None:
         """Handshake every seat in parallel under one start-up deadline; a reused process that
@@ -184,7 +187,9 @@ class BotPool:
         if len(bots) != n:
             raise ValueError(f"{game.name} takes {n} bots, got {len(bots)}")
         tcs = per_seat(time_control, n)
-        start = game.initial_state() if start_position is None else game.parse_position(start_position)
+        start = (
+            game.initial_state() if start_position is None else game.parse_position(start_position)
+        )
         started = time.time()
         faults: list[Fault | None] = [None] * n
         seats: list[AnySeat] = []
@@ -196,8 +201,14 @@ class BotPool:
             seats.append(got)
         position = game.format_position(start)
         hellos = [
-            {"game": game.name, "params": dict(game.params), "seat": i, "players": n,
-             "seed": seat_seed(seed, i), "position": position}
+            {
+                "game": game.name,
+                "params": dict(game.params),
+                "seat": i,
+                "players": n,
+                "seed": seat_seed(seed, i),
+                "position": position,
+            }
             for i in range(n)
         ]
         record: MatchRecord | None = None
@@ -247,6 +258,10 @@ def play_match(
     """One match with its own pool: every process it started is gone when it returns."""
     with BotPool(limits) as pool:
         return pool.play(
-            game, bots, time_control=time_control, start_position=start_position, seed=seed,
+            game,
+            bots,
+            time_control=time_control,
+            start_position=start_position,
+            seed=seed,
             on_move=on_move,
         )

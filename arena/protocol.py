@@ -133,7 +133,9 @@ def decode_answer(raw: bytes, expect_id: int | None = None) -> Answer:
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ProtocolError("answer is not UTF-8", truncate(raw.decode("utf-8", "replace"))) from None
+        raise ProtocolError(
+            "answer is not UTF-8", truncate(raw.decode("utf-8", "replace"))
+        ) from None
     try:
         message = json.loads(line)
     except ValueError:

@@ -138,8 +138,9 @@ def play_game(
                 continue  # the stand-in plays this move
             clock.spend(reply.elapsed)
             move = outcome
-            record = MoveRecord(seat, game.format_move(move), round(reply.elapsed * 1000, 3),
-                                reply.info)
+            record = MoveRecord(
+                seat, game.format_move(move), round(reply.elapsed * 1000, 3), reply.info
+            )
         state = game.apply(state, move)
         texts.append(record.move)
         moves.append(record)
@@ -152,8 +153,14 @@ def play_game(
         params=dict(game.params),
         start_position=start_text,
         seats=[
-            SeatResult(seats[i].ref.name, float(utility[i]), ranks[i], scores[i], faults[i],
-                       seats[i].ref.sha256)
+            SeatResult(
+                seats[i].ref.name,
+                float(utility[i]),
+                ranks[i],
+                scores[i],
+                faults[i],
+                seats[i].ref.sha256,
+            )
             for i in range(n)
         ],
         moves=moves,

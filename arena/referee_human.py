@@ -38,7 +38,9 @@ class HumanSeat:
         """A line from the terminal, or None at the deadline or end of input."""
         if deadline is not None:
             try:
-                ready, _, _ = select.select([self.stdin], [], [], max(0.0, deadline - time.monotonic()))
+                ready, _, _ = select.select(
+                    [self.stdin], [], [], max(0.0, deadline - time.monotonic())
+                )
             except (ValueError, OSError, TypeError):
                 ready = [self.stdin]  # not selectable (tests): read directly
             if not ready:
@@ -61,13 +63,20 @@ class HumanSeat:
             if line is None:
                 if deadline is not None and time.monotonic() >= deadline:
                     limit = request["clock"].get("deadline") or 0.0
-                    return Reply(elapsed, fault=Fault(
-                        Termination.TIMEOUT, "no move in time",
-                        {"overrun_ms": round((elapsed - limit) * 1000, 3), "limit_s": limit},
-                    ))
-                return Reply(elapsed, fault=Fault(
-                    Termination.CRASH, "the terminal closed (end of input)", {"exit_code": None}
-                ))
+                    return Reply(
+                        elapsed,
+                        fault=Fault(
+                            Termination.TIMEOUT,
+                            "no move in time",
+                            {"overrun_ms": round((elapsed - limit) * 1000, 3), "limit_s": limit},
+                        ),
+                    )
+                return Reply(
+                    elapsed,
+                    fault=Fault(
+                        Termination.CRASH, "the terminal closed (end of input)", {"exit_code": None}
+                    ),
+                )
             text = line.strip()
             try:
                 move = game.move_from_text(state, text)
@@ -75,6 +84,13 @@ class HumanSeat:
                 print(f"{exc}; legal: {' '.join(legal)}", file=self.out)
                 continue
             return Reply(elapsed, game.format_move(move))
+
+    def late(self, elapsed: float, limit: float) -> Fault:
+        return Fault(
+            Termination.TIMEOUT,
+            f"answered after {elapsed:.3f}s, limit {limit:g}s",
+            {"overrun_ms": round((elapsed - limit) * 1000, 3), "limit_s": limit, "answered": True},
+        )
 
     def close(self) -> None:
         pass

@@ -69,24 +69,27 @@ class ProcessSeat:
 
     def finish_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None:
         """Wait for ``ready`` until ``deadline``; any failure is a stall (or bad output)."""
-        status, raw = (ReadStatus.EOF, b"") if not self.send_ok else self.process.read_line(deadline)
+        status, raw = (
+            (ReadStatus.EOF, b"") if not self.send_ok else self.process.read_line(deadline)
+        )
         if status is ReadStatus.TIMEOUT:
             limit = round(deadline - self.sent, 3)
             self.process.kill()
             return Fault(
                 Termination.STALL,
                 f"no handshake within the start-up limit ({limit:g}s)",
-                {"reason": "no handshake", "startup_s": limit,
-                 "stderr_tail": self.process.stderr.tail()},
+                {
+                    "reason": "no handshake",
+                    "startup_s": limit,
+                    "stderr_tail": self.process.stderr.tail(),
+                },
             )
         if status is ReadStatus.EOF:
             return self._died(
                 Termination.STALL, f"no handshake: {self._exit_message()}", reason="exited"
             )
         if status is ReadStatus.TOO_LONG:
-            return self._died(
-                Termination.BAD_OUTPUT, "handshake line too long", answer=_text(raw)
-            )
+            return self._died(Termination.BAD_OUTPUT, "handshake line too long", answer=_text(raw))
         try:
             answer = protocol.decode_answer(raw)
         except ProtocolError as exc:
@@ -99,9 +102,7 @@ class ProcessSeat:
                 exception=answer.exception,
             )
         if not isinstance(answer, Ready):
-            return self._died(
-                Termination.BAD_OUTPUT, "expected a ready answer", answer=_text(raw)
-            )
+            return self._died(Termination.BAD_OUTPUT, "expected a ready answer", answer=_text(raw))
         self.bot_name = answer.name
         self.games += 1
         return None
@@ -129,28 +130,40 @@ class ProcessSeat:
             try:
                 answer = protocol.decode_answer(raw, request["id"])
             except ProtocolError as exc:
-                return Reply(elapsed, fault=self._died(
-                    Termination.BAD_OUTPUT, f"unparseable answer: {exc}", answer=exc.text
-                ))
+                return Reply(
+                    elapsed,
+                    fault=self._died(
+                        Termination.BAD_OUTPUT, f"unparseable answer: {exc}", answer=exc.text
+                    ),
+                )
             if isinstance(answer, MoveAnswer):
                 return Reply(elapsed, answer.move, answer.info)
             if isinstance(answer, BotFailure):
-                return Reply(elapsed, fault=self._died(
-                    Termination.CRASH,
-                    f"the bot raised {_last_line(answer.exception or answer.message)}",
-                    exception=answer.exception,
-                ))
-            return Reply(elapsed, fault=self._died(
-                Termination.BAD_OUTPUT, "expected a move answer", answer=_text(raw)
-            ))
+                return Reply(
+                    elapsed,
+                    fault=self._died(
+                        Termination.CRASH,
+                        f"the bot raised {_last_line(answer.exception or answer.message)}",
+                        exception=answer.exception,
+                    ),
+                )
+            return Reply(
+                elapsed,
+                fault=self._died(
+                    Termination.BAD_OUTPUT, "expected a move answer", answer=_text(raw)
+                ),
+            )
         if status is ReadStatus.TIMEOUT:
             return Reply(elapsed, fault=self._timeout(hard_limit, elapsed, request))
         if status is ReadStatus.TOO_LONG:
-            return Reply(elapsed, fault=self._died(
-                Termination.BAD_OUTPUT,
-                f"answer line longer than {protocol.MAX_LINE} bytes",
-                answer=_text(raw),
-            ))
+            return Reply(
+                elapsed,
+                fault=self._died(
+                    Termination.BAD_OUTPUT,
+                    f"answer line longer than {protocol.MAX_LINE} bytes",
+                    answer=_text(raw),
+                ),
+            )
         return Reply(elapsed, fault=self._died(Termination.CRASH, self._exit_message()))
 
     def _timeout(self, hard_limit: float | None, elapsed: float, request: dict[str, Any]) -> Fault:
@@ -159,8 +172,12 @@ class ProcessSeat:
         return Fault(
             Termination.TIMEOUT,
             f"no answer within {limit:g}s (+ margin): killed",
-            {"overrun_ms": round((elapsed - limit) * 1000, 3), "limit_s": limit,
-             "answered": False, "stderr_tail": self.process.stderr.tail()},
+            {
+                "overrun_ms": round((elapsed - limit) * 1000, 3),
+                "limit_s": limit,
+                "answered": False,
+                "stderr_tail": self.process.stderr.tail(),
+            },
         )
 
     def late(self, elapsed: float, limit: float) -> Fault:
@@ -169,8 +186,7 @@ class ProcessSeat:
         return Fault(
             Termination.TIMEOUT,
             f"answered after {elapsed:.3f}s, limit {limit:g}s",
-            {"overrun_ms": round((elapsed - limit) * 1000, 3), "limit_s": limit,
-             "answered": True},
+            {"overrun_ms": round((elapsed - limit) * 1000, 3), "limit_s": limit, "answered": True},
         )
 
     def close(self) -> None:

@@ -162,8 +162,11 @@ def list_command(as_json: JsonOption = False, db: DbOption = None) -> None:
 
     with open_db(db).begin() as session:
         rows = [
-            {"name": b.name, "versions": len(b.versions),
-             **_version_row(b.versions[-1], len(b.versions))}
+            {
+                "name": b.name,
+                "versions": len(b.versions),
+                **_version_row(b.versions[-1], len(b.versions)),
+            }
             for b in list_bots(session)
             if b.versions
         ]
@@ -173,8 +176,10 @@ def list_command(as_json: JsonOption = False, db: DbOption = None) -> None:
     if not rows:
         typer.echo("no registered bots (add one with `arena bots add FILE.py --name NAME`)")
         return
-    table = [[r["name"], r["versions"], r["sha256"][:12], r["kind"], r["target"], r["created"]]
-             for r in rows]
+    table = [
+        [r["name"], r["versions"], r["sha256"][:12], r["kind"], r["target"], r["created"]]
+        for r in rows
+    ]
     typer.echo(tabulate(table, headers=["bot", "versions", "latest", "kind", "target", "added"]))
 
 

@@ -88,11 +88,14 @@ def show_moves(game: Game[Any, Any], start: Any, names: list[str]) -> Callable[[
 
 
 def play_command(
-    game_name: Annotated[str, typer.Argument(metavar="GAME", help="Game name (see `arena games`).")],
+    game_name: Annotated[
+        str, typer.Argument(metavar="GAME", help="Game name (see `arena games`).")
+    ],
     bot: Annotated[
         list[str] | None,
         typer.Option(
-            "--bot", "-b",
+            "--bot",
+            "-b",
             help="Bot, once per seat: built-in spec, FILE.py, pkg.mod:attr, cmd:<command>, "
             "a registered name, or human.",
         ),
@@ -118,9 +121,13 @@ def play_command(
     param: Annotated[
         list[str] | None, typer.Option("--param", "-p", help="Game parameter k=v.")
     ] = None,
-    tree: Annotated[str | None, typer.Option("--tree", help="Tree JSON file (game `tree`).")] = None,
+    tree: Annotated[
+        str | None, typer.Option("--tree", help="Tree JSON file (game `tree`).")
+    ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for random bots.")] = None,
-    show: Annotated[bool, typer.Option("--show", help="Render the board after every move.")] = False,
+    show: Annotated[
+        bool, typer.Option("--show", help="Render the board after every move.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole match record.")] = False,
     no_save: Annotated[bool, typer.Option("--no-save", help="Do not store the match.")] = False,
     db: DbOption = None,
@@ -165,8 +172,10 @@ def play_command(
         return
     if not show:
         typer.echo(f"{game.describe()}: " + " vs ".join(names))
-        typer.echo("moves: " + (" ".join(m.move + ("*" if m.forced else "") for m in record.moves)
-                                or "(none)"))
+        typer.echo(
+            "moves: "
+            + (" ".join(m.move + ("*" if m.forced else "") for m in record.moves) or "(none)")
+        )
     typer.echo(verdict(record))
     if match_id is not None:
         typer.echo(f"saved as match {match_id}")

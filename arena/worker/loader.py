@@ -69,6 +69,7 @@ def _accepts_seed(cls: type) -> bool:
 
 
 def _from_object(obj: Any, label: str) -> Factory:
+    cls: Any = obj
     if inspect.isclass(obj):
         if not callable(getattr(obj, "choose_move", None)):
             raise LoadError(f"{label} has no choose_move method")
@@ -77,7 +78,7 @@ def _from_object(obj: Any, label: str) -> Factory:
         seeded = _accepts_seed(obj)
 
         def make_instance(seed: int) -> Player:
-            bot = obj(seed=seed) if seeded else obj()
+            bot = cls(seed=seed) if seeded else cls()
             return Player(label, bot.choose_move, getattr(bot, "new_game", None))
 
         return make_instance

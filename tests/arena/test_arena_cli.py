@@ -24,8 +24,20 @@ def db(tmp_path: Path) -> str:
 def test_play_json_has_the_whole_record() -> None:
     result = runner.invoke(
         app,
-        ["play", "tictactoe", "--bot", "random", "--bot", str(FIXTURES / "first_legal.py"),
-         "--move-time", "5", "--seed", "4", "--json", "--no-save"],
+        [
+            "play",
+            "tictactoe",
+            "--bot",
+            "random",
+            "--bot",
+            str(FIXTURES / "first_legal.py"),
+            "--move-time",
+            "5",
+            "--seed",
+            "4",
+            "--json",
+            "--no-save",
+        ],
     )
     assert result.exit_code == 0, result.output
     record = json.loads(result.stdout)
@@ -44,8 +56,17 @@ def test_play_json_has_the_whole_record() -> None:
 def test_play_fault_result_line_names_winner_and_reason() -> None:
     result = runner.invoke(
         app,
-        ["play", "tictactoe", "--bot", str(FIXTURES / "sleep_forever.py"), "--bot", "random",
-         "--move-time", "0.3", "--no-save"],
+        [
+            "play",
+            "tictactoe",
+            "--bot",
+            str(FIXTURES / "sleep_forever.py"),
+            "--bot",
+            "random",
+            "--move-time",
+            "0.3",
+            "--no-save",
+        ],
     )
     assert result.exit_code == 0, result.output
     line = next(ln for ln in result.stdout.splitlines() if ln.startswith("result:"))
@@ -55,8 +76,20 @@ def test_play_fault_result_line_names_winner_and_reason() -> None:
 def test_play_show_renders_every_move() -> None:
     result = runner.invoke(
         app,
-        ["play", "coins", "--param", "coins=5", "--bot", "random", "--bot", "random",
-         "--show", "--no-save", "--move-time", "5"],
+        [
+            "play",
+            "coins",
+            "--param",
+            "coins=5",
+            "--bot",
+            "random",
+            "--bot",
+            "random",
+            "--show",
+            "--no-save",
+            "--move-time",
+            "5",
+        ],
     )
     assert result.exit_code == 0, result.output
     plays = result.stdout.count(" plays ")
@@ -70,8 +103,8 @@ def test_play_saves_the_match(db: str) -> None:
     )
     assert result.exit_code == 0, result.output
     match_id = json.loads(result.stdout)["match_id"]
-    from db.store import load_match, record_of
     from db.session import make_engine, session_factory
+    from db.store import load_match, record_of
 
     with session_factory(make_engine(db)).begin() as session:
         match = load_match(session, match_id)
@@ -84,8 +117,10 @@ def test_play_saves_the_match(db: str) -> None:
     ("args", "message"),
     [
         (["play", "tictactoe", "--bot", "random"], "takes 2 bots"),
-        (["play", "tictactoe", "--bot", "random", "--bot", "nosuchbot", "--no-save"],
-         "unknown bot"),
+        (
+            ["play", "tictactoe", "--bot", "random", "--bot", "nosuchbot", "--no-save"],
+            "unknown bot",
+        ),
         (["play", "tictactoe", "--clock", "1+x", "--no-save"], "BASE+INC"),
         (["play", "tictactoe", "--move-time", "-1", "--no-save"], "move time"),
         (["play", "tictactoe", "--position", "zzz", "--no-save"], "tictactoe"),

@@ -38,7 +38,9 @@ CASES: list[tuple[str, int, Termination, str, Any]] = [
 ]
 
 
-def play(offender: str, seat: int, limits: ResourceLimits = LIMITS) -> tuple[MatchRecord, list[int]]:
+def play(
+    offender: str, seat: int, limits: ResourceLimits = LIMITS
+) -> tuple[MatchRecord, list[int]]:
     refs = [resolve("random"), resolve("random")]
     refs[seat] = fixture(offender) if not offender.startswith("cmd:") else resolve(offender)
     with BotPool(limits) as pool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 from typing import Any
 
 import pytest
@@ -118,7 +119,7 @@ def test_bot_is_told_its_clock_and_deadline() -> None:
         "increment": 0.5,
         "time_left": pytest.approx(30.0, abs=5.0),
     }
-    for before, after in zip(mine, mine[1:], strict=False):
+    for before, after in itertools.pairwise(mine):
         assert before.info is not None and after.info is not None
         # the clock went down by what the arena measured, then up by the increment
         expected = before.info["remaining"] - before.time_ms / 1000 + 0.5
