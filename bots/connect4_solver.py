@@ -387,10 +387,12 @@ class Connect4Solver:
             if plies >= cells - 2:
                 return 0, moves[0][0]
             nodes -= 1  # the narrowing passes count the root themselves
-            lo = (plies + 1) // 2 + 2 - base
-            hi = base - plies // 2 - 2
-            # Every non-losing move reaches the natural lower bound, so moves[0] is proven there.
-            best, proven = moves[0][0], lo
+            # Every non-losing move reaches this bound (the opponent cannot win at once).
+            best, proven = moves[0][0], (plies + 1) // 2 + 2 - base
+            # The window starts at the scores of losing or winning at once (both excluded now):
+            # the classic bounds, whose midpoints make the probes.
+            lo = (plies + 1) // 2 + 1 - base
+            hi = base - plies // 2 - 1
             if window is not None:
                 lo = max(lo, window[0])
                 hi = min(hi, window[1])
