@@ -30,9 +30,9 @@ each move is one digit.
 
 Utility (two-player zero-sum, the scoring of the public solver benchmark sets): a win is worth
 ``W*H/2 + 1 - (stones the winner placed, the winning one included)`` to the winner (``22 - stones``
-on 7x6) and its negative to the loser; a draw is 0. ``evaluate`` is a cheap heuristic (threat
-cells and centre control) squashed strictly inside the smallest win value (``|v| < 1`` on 7x6),
-so any proven win outranks any heuristic guess.
+on 7x6) and its negative to the loser; a draw is 0. ``evaluate`` is a cheap positional heuristic
+(stones weighted by the lines of four through their cells) squashed strictly inside the smallest
+win value (``|v| < 1`` on 7x6), so any proven win outranks any heuristic guess.
 
 Search code may skip the tuples and use the public bitboard helpers on the game object:
 ``bottom_mask``, ``board_mask``, ``column_mask(c)``, ``top_mask(c)``, ``bottom_mask_col(c)``,
@@ -107,15 +107,30 @@ class ConnectFour(Game[C4State, int]):
             self._moves[key] = tuple(c for c in self.move_order if not full >> c & 1)
         # Shifts that step along a line: vertical, horizontal, and the two diagonals.
         self._shifts = (1, h1, height, height + 2)
-        centre = (width - 1) / 2
-        weights = [max(0, int(width // 2 - abs(c - centre) + 0.5)) for c in range(width)]
-        self._centre_masks = tuple(
-            sum(self._column[c] for c in range(width) if weights[c] >= k)
-            for k in range(1, max(weights, default=0) + 1)
+        self._line_shifts = (h1, 2 * h1, height, 2 * height, height + 2, 2 * height + 4)
+        # evaluate(): each cell weighs the number of lines of four through it (3..13 on 7x6),
+        # stored as bit planes so a weighted stone count is a few popcounts.
+        weight = {(c, r): self.lines_through(c, r) for c in range(width) for r in range(height)}
+        self._planes = tuple(
+            (1 << k, plane)
+            for k in range(max(weight.values()).bit_length())
+            if (plane := sum(1 << (c * h1 + r) for (c, r), w in weight.items() if w >> k & 1))
         )
 
     # --- bitboard helpers for search code ----------------------------------------------------
     popcount = staticmethod(popcount)
+
+    def lines_through(self, col: int, row: int) -> int:
+        """How many lines of four cells on the board contain the cell (``evaluate``'s weight)."""
+        count = 0
+        for dc, dr in ((1, 0), (0, 1), (1, 1), (1, -1)):
+            for back in range(4):
+                c0, r0 = col - back * dc, row - back * dr
+                c3, r3 = c0 + 3 * dc, r0 + 3 * dr
+                cols_inside = min(c0, c3) >= 0 and max(c0, c3) < self.width
+                rows_inside = min(r0, r3) >= 0 and max(r0, r3) < self.height
+                count += cols_inside and rows_inside
+        return count
 
     def column_mask(self, col: int) -> int:
         """All cells of column ``col``."""
@@ -170,23 +185,27 @@ class ConnectFour(Game[C4State, int]):
         current, mask, plies, _ = state
         new_mask = mask | (mask + self._bottom[move])
         other = current ^ mask
-        p = new_mask ^ other  # the mover's stones, the new one included
-        v, h, d1, d2 = self._shifts
-        m = p & (p >> h)
-        if m & (m >> 2 * h):
-            return (other, new_mask, plies + 1, WON)
-        m = p & (p >> v)
-        if m & (m >> 2):
-            return (other, new_mask, plies + 1, WON)
-        m = p & (p >> d1)
-        if m & (m >> 2 * d1):
-            return (other, new_mask, plies + 1, WON)
-        m = p & (p >> d2)
-        if m & (m >> 2 * d2):
-            return (other, new_mask, plies + 1, WON)
-        if plies + 1 == self.cells:
-            return (other, new_mask, plies + 1, DRAWN)
-        return (other, new_mask, plies + 1, ONGOING)
+        plies += 1
+        if plies >= 7:  # the mover has four stones or more
+            p = new_mask ^ other  # the mover's stones, the new one included
+            h, h2, d1, d12, d2, d22 = self._line_shifts
+            m = p & (p >> h)
+            if m & (m >> h2):
+                return (other, new_mask, plies, WON)
+            m = p & (p >> 1)
+            if m & (m >> 2):
+                return (other, new_mask, plies, WON)
+            m = p & (p >> d1)
+            if m & (m >> d12):
+                return (other, new_mask, plies, WON)
+            m = p & (p >> d2)
+            if m & (m >> d22):
+                return (other, new_mask, plies, WON)
+            if plies == self.cells:
+                return (other, new_mask, plies, DRAWN)
+        elif plies == self.cells:
+            return (other, new_mask, plies, DRAWN)
+        return (other, new_mask, plies, ONGOING)
 
     def is_terminal(self, state: C4State) -> bool:
         return state[3] != ONGOING
@@ -200,18 +219,21 @@ class ConnectFour(Game[C4State, int]):
         return (score, -score) if plies & 1 else (-score, score)
 
     def evaluate(self, state: C4State) -> Utility:
-        """Threat cells and centre control, squashed into ``(-min_win, min_win)``."""
+        """Positional heuristic: every stone weighs the number of lines of four through its cell
+        (the classic table, centre cells most); ``d`` = player 0's total minus player 1's,
+        squashed to ``min_win * d / (|d| + 32)``, strictly inside every win's score.
+
+        It is deliberately cheap (a handful of popcounts, about the cost of one ``apply``): leaves
+        are most of a fixed-depth search, and tactics (threats) are left to the search itself.
+        """
         current, mask, plies, outcome = state
         if outcome:
             return self.utility(state)
         other = current ^ mask
-        mine = self.winning_positions(current, mask)
-        raw = 4 * (mine.bit_count() - self.winning_positions(other, mask).bit_count())
-        for cm in self._centre_masks:
-            raw += (current & cm).bit_count() - (other & cm).bit_count()
-        if mine & self.possible(mask):
-            raw += 24  # the player to move wins at once
-        v = self.min_win * raw / (abs(raw) + 16)
+        raw = 0
+        for weight, plane in self._planes:
+            raw += weight * ((current & plane).bit_count() - (other & plane).bit_count())
+        v = self.min_win * raw / (abs(raw) + 32)
         if plies & 1:  # player 1 to move: turn to player 0's view
             v = 0.0 - v
         return (v, 0.0 - v)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Hashable
+from functools import cache
 from itertools import combinations, pairwise
 
 import pytest
@@ -82,6 +83,20 @@ class NaiveBoard:
                     out.add((c, r))
                 self.grid[c] = saved
         return out
+
+
+@cache
+def naive_weights(width: int, height: int) -> dict[tuple[int, int], int]:
+    """For every cell, the lines of four cells on the board through it, counted by listing them."""
+    weights = dict.fromkeys(((c, r) for c in range(width) for r in range(height)), 0)
+    for dc, dr in ((1, 0), (0, 1), (1, 1), (1, -1)):
+        for c0 in range(width):
+            for r0 in range(height):
+                cells = [(c0 + i * dc, r0 + i * dr) for i in range(4)]
+                if all(0 <= c < width and 0 <= r < height for c, r in cells):
+                    for cell in cells:
+                        weights[cell] += 1
+    return weights
 
 
 def cells_of(game: ConnectFour, bitboard: int) -> set[tuple[int, int]]:
@@ -325,6 +340,13 @@ def test_bitboards_agree_with_a_plain_board(size: tuple[int, int], seed: int) ->
         }
         v0, v1 = game.evaluate(state)
         assert v0 == -v1 and abs(v0) < game.min_win
+        weights = naive_weights(width, height)
+        diff = sum(
+            weights[c, r] * (1 if who == 0 else -1)
+            for c in range(width)
+            for r, who in enumerate(naive.grid[c])
+        )
+        assert v0 == pytest.approx(game.min_win * diff / (abs(diff) + 32))
         move = rng.choice(game.legal_moves(state))
         before = state
         state = game.apply(state, move)
@@ -339,10 +361,16 @@ def test_random_playout_matches_the_generic_loop() -> None:
         assert fast == slow and C4.is_terminal(fast)
 
 
-def test_evaluate_prefers_the_side_with_threats() -> None:
-    # X has three on the bottom row with both ends open and is to move: close to a win.
-    state = play("4152")  # X: 4, 5; O: 1, 2 -> X to move with two in the centre
-    v0, _ = C4.evaluate(state)
-    assert v0 > 0
-    threat = play("41526")  # X: 4, 5, 6 open at 3 and 7; O to move
-    assert C4.evaluate(threat)[0] > v0
+def test_cell_weights_are_the_classic_table() -> None:
+    table = [[C4.lines_through(c, r) for c in range(7)] for r in range(6)]
+    assert table[0] == table[5] == [3, 4, 5, 7, 5, 4, 3]
+    assert table[1] == table[4] == [4, 6, 8, 10, 8, 6, 4]
+    assert table[2] == table[3] == [5, 8, 11, 13, 11, 8, 5]
+    assert sum(map(sum, table)) == 4 * 69  # every line of four counted once per cell
+
+
+def test_evaluate_prefers_central_stones() -> None:
+    # X: 4, 5 (weights 7 + 5), O: 1, 2 (3 + 4): X is ahead by 5.
+    assert C4.evaluate(play("4152")) == pytest.approx((5 / 37, -5 / 37))
+    assert C4.evaluate(play("1425"))[0] < 0
+    assert C4.evaluate(play("")) == (0.0, 0.0)
