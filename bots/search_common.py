@@ -77,7 +77,7 @@ def pv_end_vector(game: Game[Any, Any], state: Any, pv: list[Hashable]) -> Utili
 
 def zero_sum_vector(value: float, player: int = 0) -> tuple[float, float]:
     """The two-player zero-sum vector in which ``player`` gets ``value``."""
-    return (value, -value) if player == 0 else (-value, value)
+    return (value, 0.0 - value) if player == 0 else (0.0 - value, value)
 
 
 def time_limit(option: float | None, budget: TimeBudget) -> float | None:

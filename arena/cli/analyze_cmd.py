@@ -1,0 +1,147 @@
+"""``arena analyze``: one search from one position, with its value, best move, PV and statistics.
+
+``--explain`` (minimax, alphabeta and paranoid on small trees) prints the searched tree with every
+node's alpha/beta on entry, backed-up value and cut branches; ``--dot FILE`` writes it as Graphviz.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+import bots
+from arena.cli.common import fail, load_game, load_position
+from bots.base import Bot, BotError, Decision, TimeBudget
+from bots.search_common import resolve_depth
+from bots.trace import DEFAULT_NODE_LIMIT, Trace, TraceTooLarge, render_dot, render_text
+from bots.trace import traced_search as run_traced
+from games.base import Game, GameError
+
+#: Bots whose search the trace reproduces, and how: (prune, values from the root player's view).
+_TRACEABLE: dict[str, tuple[bool, bool]] = {
+    "minimax": (False, False),
+    "alphabeta": (True, False),
+    "paranoid": (True, True),
+}
+
+
+def analyze_command(
+    game_name: Annotated[
+        str, typer.Argument(metavar="GAME", help="Game name (see `arena games`).")
+    ],
+    bot: Annotated[str, typer.Option("--bot", "-b", help="Bot spec, e.g. alphabeta:depth=6.")],
+    position: Annotated[
+        str | None, typer.Option("--position", help="Position text (default: the start).")
+    ] = None,
+    tree: Annotated[
+        str | None, typer.Option("--tree", help="Tree JSON file (game `tree`).")
+    ] = None,
+    param: Annotated[
+        list[str] | None, typer.Option("--param", "-p", help="Game parameter k=v.")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Print the searched tree (small trees only).")
+    ] = False,
+    dot: Annotated[
+        Path | None, typer.Option("--dot", help="Write the searched tree as Graphviz DOT.")
+    ] = None,
+    move_time: Annotated[
+        float | None, typer.Option("--time", help="Per-move time budget in seconds.")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed for randomised bots.")] = None,
+    max_nodes: Annotated[
+        int, typer.Option("--max-nodes", help="Largest tree --explain/--dot will record.")
+    ] = DEFAULT_NODE_LIMIT,
+) -> None:
+    """Search one position and print the value vector, best move, PV and statistics."""
+    game = load_game(game_name, param, tree)
+    state: Any = load_position(game, position)
+    if game.is_terminal(state):
+        fail(f"position {game.format_position(state)!r} is over: there is no move to analyze")
+    if move_time is not None and move_time <= 0:
+        fail(f"--time must be positive, not {move_time}")
+    try:
+        player = bots.make(bot, seed=seed)
+        player.new_game(game, game.current_player(state))
+    except BotError as exc:
+        fail(str(exc))
+    trace = _trace(game, state, bot, player, max_nodes) if explain or dot else None
+    budget = TimeBudget.per_move(move_time) if move_time else TimeBudget.unlimited()
+    try:
+        decision = player.choose_move(game, state, budget)
+    except (BotError, GameError) as exc:
+        fail(str(exc))
+    report = _report(game, state, decision)
+    if dot is not None and trace is not None:
+        try:
+            dot.write_text(render_dot(trace, game), encoding="utf-8")
+        except OSError as exc:
+            fail(f"cannot write {dot}: {exc.strerror or exc}")
+    if json_out:
+        if explain and trace is not None:
+            report["tree"] = trace.root.to_dict(game)
+        typer.echo(json.dumps(report))
+        return
+    if explain and trace is not None:
+        typer.echo(render_text(trace, game))
+        typer.echo("")
+    _print_report(game, report, bot)
+
+
+def _trace(game: Game[Any, Any], state: Any, spec: str, player: Bot, limit: int) -> Trace:
+    name, _ = bots.split_spec(spec)
+    if name not in _TRACEABLE:
+        fail(f"--explain/--dot trace {', '.join(_TRACEABLE)}, not {name}")
+    if getattr(player, "order", False):
+        fail("--explain/--dot show the plain search in move order; drop order=true")
+    prune, root_view = _TRACEABLE[name]
+    me = game.current_player(state) if root_view else 0
+    try:
+        depth = resolve_depth(game, getattr(player, "depth", None))
+        return run_traced(game, state, depth, me=me, prune=prune, limit=limit)
+    except TraceTooLarge:
+        fail(
+            f"the search tree is too large for --explain/--dot (more than {limit} nodes); "
+            "use a smaller tree, a lower depth, or --max-nodes"
+        )
+    except BotError as exc:
+        fail(str(exc))
+
+
+def _report(game: Game[Any, Any], state: Any, decision: Decision) -> dict[str, Any]:
+    info = decision.info
+    out: dict[str, Any] = {
+        "player": game.current_player(state),
+        "move": game.format_move(decision.move),
+    }
+    if info is None:
+        out.update(values=None, pv=[game.format_move(decision.move)], depth=0, nodes=0)
+        out.update(leaves=0, cutoffs=0, tt_hits=0, time_s=0.0)
+        return out
+    details = info.to_dict(game)
+    out.update(details)
+    return out
+
+
+_SHOWN = ("values", "move", "pv", "depth", "nodes", "leaves", "cutoffs", "tt_hits", "time_s")
+
+
+def _print_report(game: Game[Any, Any], report: dict[str, Any], spec: str) -> None:
+    values = report.get("values")
+    typer.echo(f"game: {game.describe()}")
+    typer.echo(f"bot: {spec}")
+    typer.echo(f"player to move: {report['player']}")
+    typer.echo(f"values: {values}")
+    typer.echo(f"best move: {report['move']}")
+    typer.echo(f"pv: {' '.join(report['pv'])}")
+    typer.echo(
+        f"depth {report['depth']}, nodes {report['nodes']}, leaves {report['leaves']}, "
+        f"cutoffs {report['cutoffs']}, tt hits {report['tt_hits']}, time {report['time_s']:.3f}s"
+    )
+    extra = {k: v for k, v in report.items() if k not in (*_SHOWN, "player")}
+    for key, value in extra.items():
+        typer.echo(f"{key}: {value}")
