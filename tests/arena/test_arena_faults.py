@@ -17,7 +17,8 @@ from arena.record import MatchRecord, Termination
 from arena.timecontrol import TimeControl
 
 LIMITS = ResourceLimits(memory_mb=256, startup_s=3.0)
-MOVE = TimeControl(move_time=0.3)
+MOVE = TimeControl(move_time=0.3)  # for the bots that never answer
+GENEROUS = TimeControl(move_time=20.0)  # for the others: their fault must not race a clock
 
 # fixture, offender seat, termination, detail that must be present, text that must appear in it
 CASES: list[tuple[str, int, Termination, str, Any]] = [
@@ -44,7 +45,8 @@ def play(
     refs = [resolve("random"), resolve("random")]
     refs[seat] = fixture(offender) if not offender.startswith("cmd:") else resolve(offender)
     with BotPool(limits) as pool:
-        record = pool.play(games.get("tictactoe"), refs, time_control=MOVE, seed=11)
+        tc = MOVE if offender in ("sleep_forever.py", "busy_loop.py") else GENEROUS
+        record = pool.play(games.get("tictactoe"), refs, time_control=tc, seed=11)
     return record, pool.started_pids
 
 
@@ -99,7 +101,7 @@ def test_illegal_move_carries_the_move_and_the_position() -> None:
 
 
 def test_module_that_never_loads_stalls_at_the_startup_limit() -> None:
-    limits = ResourceLimits(memory_mb=256, startup_s=2.0)
+    limits = ResourceLimits(memory_mb=256, startup_s=3.0)
     record, pids = play("never_loads.py", 0, limits)
     check_lost(record, 0, Termination.STALL)
     fault = record.seats[0].fault
@@ -157,7 +159,7 @@ def test_three_players_offender_last_and_random_stand_in() -> None:
     game = games.get("coins", coins=15, players=3, max_take=2)
     refs = [resolve("random"), fixture("exit3.py"), resolve("random")]
     with BotPool(LIMITS) as pool:
-        record = pool.play(game, refs, time_control=MOVE, seed=5)
+        record = pool.play(game, refs, time_control=GENEROUS, seed=5)
     assert record.termination is Termination.CRASH
     assert record.seats[1].rank == 3 and record.seats[1].score == 0.0
     assert record.seats[1].fault is not None

@@ -17,6 +17,22 @@ from arena.cli.app import app
 
 runner = CliRunner()
 BOARD_ROW = re.compile(r"^ ([xo.]) ([xo.]) ([xo.])    \d \d \d$")
+UTILITIES = re.compile(r"utilities \[([^\]]*)\]")
+SHOW = ["--show", "--no-save"]  # render every board; keep matches out of any database
+
+
+@pytest.fixture(autouse=True)
+def _no_database_in_the_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ARENA_DB", f"sqlite:///{tmp_path / 'arena.db'}")
+
+
+def _result_utilities(output: str) -> list[float]:
+    last = output.strip().splitlines()[-1]
+    assert last.startswith("result:"), last
+    found = UTILITIES.search(last)
+    assert found, last
+    return [float(v) for v in found.group(1).split(",")]
 
 
 def test_games_table_lists_every_game_with_players_and_kind() -> None:
@@ -51,7 +67,7 @@ def _boards(output: str) -> list[str]:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_play_tictactoe_random_prints_every_board_and_the_result(seed: int) -> None:
-    result = runner.invoke(app, ["play", "tictactoe", "--seed", str(seed)])
+    result = runner.invoke(app, ["play", "tictactoe", "--seed", str(seed), *SHOW])
     assert result.exit_code == 0, result.output
     boards = _boards(result.stdout)
     assert boards[0] == "........."
@@ -63,25 +79,29 @@ def test_play_tictactoe_random_prints_every_board_and_the_result(seed: int) -> N
     game = games.get("tictactoe")
     final = game.parse_position(boards[-1])
     assert game.is_terminal(final)
-    utility = list(game.utility(final))
-    last = result.stdout.strip().splitlines()[-1]
-    assert last.startswith("result:") and str(utility) in last
+    assert _result_utilities(result.stdout) == list(game.utility(final))
 
 
 def test_play_from_a_position_to_a_known_win() -> None:
-    result = runner.invoke(app, ["play", "tictactoe", "--position", "xoxoxoox."])
+    result = runner.invoke(app, ["play", "tictactoe", "--position", "xoxoxoox.", *SHOW])
     assert result.exit_code == 0, result.output
     assert _boards(result.stdout) == ["xoxoxoox.", "xoxoxooxx"]
     assert "x wins (player 0)" in result.stdout
-    last = result.stdout.strip().splitlines()[-1]
-    assert "seat 0" in last and "[1.0, -1.0]" in last
+    assert "seat 0" in result.stdout.strip().splitlines()[-1]
+    assert _result_utilities(result.stdout) == [1.0, -1.0]
 
 
 def test_play_nim_three_random_bots() -> None:
-    result = runner.invoke(app, ["play", "nim", "--param", "piles=2,1", "--seed", "5"])
+    result = runner.invoke(app, ["play", "nim", "--param", "piles=2,1", "--seed", "5", *SHOW])
     assert result.exit_code == 0, result.output
-    assert "game over; placement" in result.stdout
-    assert result.stdout.strip().splitlines()[-1].startswith("result:")
+    assert result.stdout.count("to move") == 2  # two moves: 2,1 -> one pile left -> empty
+    found = re.search(
+        r"game over; placement, first to last: players (\d), (\d), (\d)", result.stdout
+    )
+    assert found
+    first, second, third = (int(p) for p in found.groups())
+    utilities = _result_utilities(result.stdout)
+    assert (utilities[first], utilities[second], utilities[third]) == (2.0, 1.0, 0.0)
 
 
 @pytest.mark.parametrize(
@@ -99,7 +119,7 @@ def test_play_nim_three_random_bots() -> None:
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_2(args: list[str], message: str) -> None:
-    result = runner.invoke(app, args)
+    result = runner.invoke(app, [*args, "--no-save"])
     assert result.exit_code == 2, result.output
     err = result.stderr.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and message in err[0], err
