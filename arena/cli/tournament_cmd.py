@@ -235,16 +235,17 @@ def _outcome_dict(outcome: Outcome) -> dict[str, Any]:
 
 
 def _leaderboard_text(factory: sessionmaker[Session], tid: int, summary: dict[str, Any]) -> str:
-    """The leaderboard of the tournament: the ratings' table when that module offers one, else
-    the score table."""
+    """The tournament's leaderboard from the ratings module; the plain score table when it
+    cannot rate these results (no games yet, or the ratings module is absent)."""
     try:
-        from arena.ratings.leaderboard import render_tournament  # type: ignore[import-not-found]
+        from arena.ratings.query import LeaderboardError, render_leaderboard
     except ImportError:
-        render_tournament = None
-    if render_tournament is not None:
-        with factory() as session:
-            return str(render_tournament(session, tid))
-    return _standings_table(summary)
+        return _standings_table(summary)
+    with factory() as session:
+        try:
+            return render_leaderboard(session, tournament_id=tid)
+        except LeaderboardError:
+            return _standings_table(summary)
 
 
 def _standings_table(summary: dict[str, Any]) -> str:

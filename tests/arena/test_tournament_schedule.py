@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import games
-from arena.schedule import ScheduleError, groups, openings, random_opening, schedule
+from arena.schedule import Pairing, ScheduleError, groups, openings, random_opening, schedule
 
 
-def seat_counts(pairings: list[object]) -> Counter[tuple[int, int]]:
-    return Counter((bot, seat) for p in pairings for seat, bot in enumerate(p.seats))  # type: ignore[attr-defined]
+def seat_counts(pairings: list[Pairing]) -> Counter[tuple[int, int]]:
+    return Counter((bot, seat) for p in pairings for seat, bot in enumerate(p.seats))
 
 
 def test_two_player_round_robin_counts_and_swapped_seats() -> None:

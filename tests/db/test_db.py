@@ -1,0 +1,329 @@
+"""The results database: migrations, SQLite settings, constraints, store round trips."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Engine, func, insert, inspect, select, text
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from arena.botref import BotRef, resolve, sha256_text
+from arena.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
+from db.models import Base, Bot, BotVersion, Match, Move, Seat
+from db.session import (
+    DatabaseOpenError,
+    current_revision,
+    database_url,
+    head_revision,
+    make_engine,
+    session_factory,
+)
+from db.store import (
+    bot_versions,
+    list_bots,
+    load_match,
+    lookup_bot,
+    record_of,
+    register_bot_version,
+    save_match,
+)
+
+TABLES = {"bots", "bot_versions", "tournaments", "tournament_entries", "matches", "seats", "moves"}
+
+
+def make_record(scores: tuple[float, float] = (1.0, 0.0), plies: int = 3) -> MatchRecord:
+    ranks = (1, 2) if scores[0] > scores[1] else (2, 1) if scores[1] > scores[0] else (1, 1)
+    now = time.time()
+    return MatchRecord(
+        game="coins",
+        params={"coins": 4, "max_take": 2, "players": 2},
+        start_position="4@0",
+        seats=[
+            SeatResult("random", 1.0 if ranks[0] == 1 else -1.0, ranks[0], scores[0]),
+            SeatResult(
+                "random:seed=3",
+                1.0 if ranks[1] == 1 else -1.0,
+                ranks[1],
+                scores[1],
+                Fault(Termination.TIMEOUT, "answered late", {"overrun_ms": 12.5}),
+            ),
+        ],
+        moves=[
+            MoveRecord(i % 2, str(1 + i % 2), 0.5 + i, {"depth": i, "pv": ["1"]} if i else None)
+            for i in range(plies)
+        ],
+        termination=Termination.TIMEOUT,
+        final_position="0@1",
+        started=now - 2.0,
+        finished=now,
+        time_control={"seats": [{"move_time": 1.0}, {"move_time": 1.0}]},
+    )
+
+
+REFS = [resolve("random"), resolve("random:seed=3")]
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    eng = make_engine(db_url)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def factory(engine: Engine) -> sessionmaker[Session]:
+    return session_factory(engine)
+
+
+# --- migrations -----------------------------------------------------------------------------
+
+
+def test_migration_creates_the_schema_and_reopening_is_idempotent(db_url: str) -> None:
+    first = make_engine(db_url)
+    assert current_revision(first) == head_revision() is not None
+    assert set(inspect(first).get_table_names()) >= TABLES
+    with session_factory(first).begin() as s:
+        save_match(s, make_record(), REFS)
+    first.dispose()
+    again = make_engine(db_url)  # a second open runs the migrations again: nothing to do
+    assert current_revision(again) == head_revision()
+    with session_factory(again)() as s:
+        assert s.scalar(select(func.count()).select_from(Match)) == 1
+    again.dispose()
+
+
+def test_models_and_migrations_agree(engine: Engine) -> None:
+    """What `alembic check` does: autogenerate finds no difference."""
+    with engine.connect() as conn:
+        ctx = MigrationContext.configure(conn, opts={"compare_type": True})
+        assert compare_metadata(ctx, Base.metadata) == []
+
+
+def test_an_empty_sqlite_file_is_upgraded(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    path.touch()  # an existing, empty file (as sqlite3 leaves after a bare connect)
+    eng = make_engine(f"sqlite:///{path}")
+    assert current_revision(eng) == head_revision()
+    eng.dispose()
+
+
+def test_sqlite_settings(tmp_path: Path) -> None:
+    eng = make_engine(f"sqlite:///{tmp_path / 'a.db'}")
+    with eng.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 60000
+    eng.dispose()
+
+
+def test_database_url_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ARENA_DB", raising=False)
+    assert database_url(None) == "sqlite:///arena.db"
+    monkeypatch.setenv("ARENA_DB", "sqlite:///env.db")
+    assert database_url(None) == "sqlite:///env.db"
+    assert database_url("sqlite:///flag.db") == "sqlite:///flag.db"
+
+
+@pytest.mark.parametrize(
+    ("make", "fragment"),
+    [
+        (lambda p: "nosuchdriver://x/y", "invalid database URL"),
+        (lambda p: f"sqlite:///{p / 'missing' / 'dir' / 'a.db'}", "cannot open database"),
+        (lambda p: f"sqlite:///{_garbage(p)}", "not a database"),
+    ],
+)
+def test_unopenable_databases_raise_one_line(tmp_path: Path, make: Any, fragment: str) -> None:
+    with pytest.raises(DatabaseOpenError) as err:
+        make_engine(make(tmp_path))
+    assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+def _garbage(folder: Path) -> Path:
+    path = folder / "garbage.db"
+    path.write_bytes(b"this is not a database file, just text " * 100)
+    return path
+
+
+# --- constraints ----------------------------------------------------------------------------
+
+
+def _pending_match(s: Session, players: int = 2) -> tuple[Match, list[int]]:
+    versions = [
+        register_bot_version(
+            s, f"bot{i}", BotRef(f"bot{i}", "builtin", "random", None, sha256_text(f"bot{i}"))
+        )[0].id
+        for i in range(players)
+    ]
+    match = Match(game="coins", params={}, players=players, status="pending")
+    s.add(match)
+    s.flush()
+    return match, versions
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"rank": 3},  # rank beyond the number of players
+        {"rank": 0},
+        {"score": 1.5},
+        {"score": -0.1},
+        {"seat": 2},  # seat index beyond the players
+        {"rank": 1},  # a result half filled in (no score, no utility)
+    ],
+)
+def test_seat_constraints(factory: sessionmaker[Session], bad: dict[str, Any]) -> None:
+    with pytest.raises(IntegrityError), factory.begin() as s:
+        match, versions = _pending_match(s)
+        row: dict[str, Any] = {"seat": 0, "rank": None, "score": None, "utility": None}
+        if "rank" in bad and len(bad) == 1 and bad["rank"] in (0, 3):
+            row.update(score=0.5, utility=0.0)
+        if "score" in bad:
+            row.update(rank=1, utility=0.0)
+        row.update(bad)
+        s.add(Seat(match_id=match.id, players=2, bot_version_id=versions[0], **row))
+        s.flush()
+    with factory() as s:
+        assert s.scalar(select(func.count()).select_from(Seat)) == 0  # rolled back: nothing
+
+
+def test_one_row_per_seat_and_per_ply(factory: sessionmaker[Session]) -> None:
+    with pytest.raises(IntegrityError), factory.begin() as s:
+        match, versions = _pending_match(s)
+        s.add_all(Seat(match_id=match.id, players=2, seat=0, bot_version_id=v) for v in versions)
+        s.flush()
+    with pytest.raises(IntegrityError), factory.begin() as s:
+        match, _ = _pending_match(s)
+        s.execute(
+            insert(Move),
+            [
+                {
+                    "match_id": match.id,
+                    "ply": 0,
+                    "seat": 0,
+                    "move": "1",
+                    "time_ms": 1.0,
+                    "forced": False,
+                }
+            ]
+            * 2,
+        )
+
+
+def test_seat_players_must_match_its_match(factory: sessionmaker[Session]) -> None:
+    """The composite foreign key: a seat cannot claim a different player count (and so a
+    larger rank range) than its match."""
+    with pytest.raises(IntegrityError), factory.begin() as s:
+        match, versions = _pending_match(s)
+        s.add(Seat(match_id=match.id, players=3, seat=2, bot_version_id=versions[0]))
+        s.flush()
+
+
+def test_a_done_match_needs_a_termination(factory: sessionmaker[Session]) -> None:
+    with pytest.raises(IntegrityError), factory.begin() as s:
+        match, _ = _pending_match(s)
+        match.status = "done"
+        s.flush()
+
+
+def test_unique_bot_version_and_foreign_keys(factory: sessionmaker[Session]) -> None:
+    with pytest.raises(IntegrityError), factory.begin() as s:
+        bot = Bot(name="x")
+        s.add(bot)
+        s.flush()
+        for _ in range(2):
+            s.add(BotVersion(bot_id=bot.id, kind="builtin", target="random", sha256="a" * 64))
+        s.flush()
+    with pytest.raises(IntegrityError), factory.begin() as s:
+        match, _ = _pending_match(s)
+        s.add(Seat(match_id=match.id, players=2, seat=0, bot_version_id=999_999))
+        s.flush()
+
+
+# --- store ----------------------------------------------------------------------------------
+
+
+def test_save_and_load_round_trip(factory: sessionmaker[Session]) -> None:
+    record = make_record()
+    with factory.begin() as s:
+        match_id = save_match(s, record, REFS)
+    with factory() as s:
+        loaded = load_match(s, match_id)
+        assert loaded is not None
+        again = record_of(loaded)
+    want, got = record.to_dict(), again.to_dict()
+    for key in ("started", "finished", "duration_s"):
+        assert got.pop(key) == pytest.approx(want.pop(key), abs=1e-5)
+    for seat, ref in zip(want["seats"], REFS, strict=True):
+        seat["version"] = ref.sha256
+    assert got == want
+
+
+def test_completing_a_pending_match_replaces_leftovers(factory: sessionmaker[Session]) -> None:
+    """A match left 'running' by a crash is stored once when replayed: stale moves go."""
+    with factory.begin() as s:
+        match, versions = _pending_match(s)
+        s.add_all(
+            Seat(match_id=match.id, players=2, seat=i, bot_version_id=v)
+            for i, v in enumerate(versions)
+        )
+        match.status = "running"
+        s.add(Move(match_id=match.id, ply=7, seat=0, move="stale", time_ms=1.0))
+        match_id = match.id
+    record = make_record(scores=(0.5, 0.5), plies=2)
+    with factory.begin() as s:
+        assert save_match(s, record, REFS, match_id=match_id) == match_id
+    with factory() as s:
+        moves = s.scalars(select(Move.move).where(Move.match_id == match_id).order_by(Move.ply))
+        assert list(moves) == ["1", "2"]
+        assert s.scalar(select(func.count()).select_from(Match)) == 1
+        seats = list(s.scalars(select(Seat).where(Seat.match_id == match_id).order_by(Seat.seat)))
+        assert [(x.rank, x.score) for x in seats] == [(1, 0.5), (1, 0.5)]
+        assert s.get(Match, match_id).status == "done"  # type: ignore[union-attr]
+
+
+def test_a_failing_write_leaves_nothing(factory: sessionmaker[Session]) -> None:
+    bad = make_record()
+    bad.seats[0].score = 2.0  # violates the score CHECK when the seats are flushed
+    with pytest.raises(IntegrityError), factory.begin() as s:
+        save_match(s, make_record(), REFS)
+        save_match(s, bad, REFS)
+    with factory() as s:
+        for model in (Match, Seat, Move, Bot):
+            assert s.scalar(select(func.count()).select_from(model)) == 0
+
+
+def test_bot_registration_versions_and_lookup(factory: sessionmaker[Session]) -> None:
+    v1 = BotRef("mine.py", "module", "/x/mine.py", "print(1)", sha256_text("print(1)"))
+    v2 = BotRef("mine.py", "module", "/x/mine.py", "print(2)", sha256_text("print(2)"))
+    with factory.begin() as s:
+        assert register_bot_version(s, "mine", v1)[1] is True
+        assert register_bot_version(s, "mine", v1)[1] is False
+        assert register_bot_version(s, "mine", v2)[1] is True
+        save_match(s, make_record(), REFS)  # records the built-ins as unregistered bots
+    with factory() as s:
+        found = lookup_bot(s, "mine")
+        assert found is not None and found.sha256 == v2.sha256 and found.source == "print(2)"
+        assert found.name == "mine"
+        assert [v.sha256 for v in bot_versions(s, "mine")] == [v1.sha256, v2.sha256]
+        assert lookup_bot(s, "random") is None  # played, but never registered
+        assert [b.name for b in list_bots(s)] == ["mine"]
+        everyone = [b.name for b in list_bots(s, include_unregistered=True)]
+        assert everyone == ["mine", "random", "random:seed=3"]
+
+
+def test_sqlite_integrity_after_writes(tmp_path: Path) -> None:
+    eng = make_engine(f"sqlite:///{tmp_path / 'i.db'}")
+    with session_factory(eng).begin() as s:
+        for _ in range(5):
+            save_match(s, make_record(), REFS)
+    with eng.connect() as conn:
+        assert conn.execute(text("PRAGMA integrity_check")).scalar() == "ok"
+        assert list(conn.execute(text("PRAGMA foreign_key_check"))) == []
+    eng.dispose()
