@@ -161,6 +161,18 @@ def test_unknown_parameter_is_a_game_error(case: tuple[Game[Any, Any], int | Non
         games.get(game.name, **game.params, no_such_parameter="1")
 
 
+def test_badly_typed_parameters_are_game_errors(case: tuple[Game[Any, Any], int | None]) -> None:
+    game, _ = case
+    typed = [
+        p.name
+        for p in games.registry.parameters(game.name).values()
+        if str(p.annotation).split(" ")[0] in ("int", "float", "bool")
+    ]
+    for key in typed:
+        with pytest.raises(GameError, match=key):
+            games.get(game.name, **{**game.params, key: "not-a-value"})
+
+
 def test_garbage_text_is_a_game_error(case: tuple[Game[Any, Any], int | None]) -> None:
     game, _ = case
     for bad in ("@@ not a position @@", "x:y:z?", "-1,-1@q"):
