@@ -6,6 +6,10 @@ bottom right); moves are tried in cell order, the textbook order, so node counts
 A state is one int: bits 0-8 are x's cells, bits 9-17 o's, bit 18 is set when o is to move.
 x (player 0) moves first. Utility is +1 / -1 / 0 for player 0 (zero-sum).
 
+Position text: nine cells row by row, ``x``, ``o`` or ``.`` (``x.o.x...o``; spaces, ``/`` and
+``|`` may separate them), or a list of moves from the empty board as cells 1-9, x first
+(``519``, ``5,1,9``). ``format_position`` always writes the nine-cell form.
+
 ``evaluate`` is the classic workshop scoring, from player 0's side: per line, a completed line
 scores 1000, two of x's marks with the third cell empty 10, one x mark with two empty cells 1, and
 o's lines the same with the sign turned. It is divided by 1000 so that it shares the utility's
