@@ -82,7 +82,9 @@ class ConnectFour(Game[C4State, int]):
         self.cells = cells
         #: A win scores ``win_base - stones of the winner`` (22 on 7x6).
         self.win_base: float = cells // 2 + 1 if cells % 2 == 0 else cells / 2 + 1
-        fastest = self.win_base - 4 if max(width, height) >= 4 else 0.0
+        # A four needs a line of four cells and four stones of one player (ply 7 or later).
+        can_win = max(width, height) >= 4 and (cells + 1) // 2 >= 4
+        fastest = self.win_base - 4 if can_win else 0.0
         slowest = self.win_base - (cells + 1) // 2
         self.bounds = UtilityBounds(min_each=-fastest, max_each=fastest, max_sum=0.0)
         #: The smallest score a win can have; heuristics stay strictly inside it.
@@ -111,10 +113,14 @@ class ConnectFour(Game[C4State, int]):
         # evaluate(): each cell weighs the number of lines of four through it (3..13 on 7x6),
         # stored as bit planes so a weighted stone count is a few popcounts.
         weight = {(c, r): self.lines_through(c, r) for c in range(width) for r in range(height)}
-        self._planes = tuple(
-            (1 << k, plane)
-            for k in range(max(weight.values()).bit_length())
-            if (plane := sum(1 << (c * h1 + r) for (c, r), w in weight.items() if w >> k & 1))
+        self._planes = (
+            ()
+            if not can_win
+            else tuple(
+                (1 << k, plane)
+                for k in range(max(weight.values()).bit_length())
+                if (plane := sum(1 << (c * h1 + r) for (c, r), w in weight.items() if w >> k & 1))
+            )
         )
 
     # --- bitboard helpers for search code ----------------------------------------------------

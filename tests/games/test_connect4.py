@@ -354,6 +354,24 @@ def test_bitboards_agree_with_a_plain_board(size: tuple[int, int], seed: int) ->
         naive.play(move)
 
 
+@pytest.mark.parametrize("size", [(1, 1), (4, 1), (1, 6), (3, 3), (2, 4), (1, 7), (9, 32)])
+def test_tiny_and_huge_boards_stay_within_their_bounds(size: tuple[int, int]) -> None:
+    game = ConnectFour(*size)
+    b = game.bounds
+    for seed in range(30):
+        rng = random.Random(seed)
+        state = game.initial_state()
+        while True:
+            for v in (*game.evaluate(state), *(game.utility(state) if state[3] else ())):
+                assert b.min_each <= v <= b.max_each
+            if game.is_terminal(state):
+                break
+            state = game.apply(state, rng.choice(game.legal_moves(state)))
+        assert game.parse_position(game.format_position(state)) == state
+    if size in ((4, 1), (1, 6), (3, 3)):
+        assert b.max_each == 0  # nobody can ever make four here
+
+
 def test_random_playout_matches_the_generic_loop() -> None:
     for seed in range(20):
         fast = C4.random_playout(C4.initial_state(), random.Random(seed))
