@@ -61,6 +61,42 @@ def alphabeta(
     leaves = 0
     cutoffs = 0
 
+    def frontier(state: Any, moves: Sequence[Any], alpha: float, beta: float, ply: int) -> float:
+        """A node one ply above the horizon: same as ``search`` with its children inlined."""
+        nonlocal nodes, leaves, cutoffs
+        count = 0
+        if current_player(state) == me:
+            best = -INF
+            for move in moves:
+                count += 1
+                value = evaluate(apply(state, move))[me]
+                if value > best:
+                    best = value
+                    lines[ply] = (move, None)
+                    if value > alpha:
+                        alpha = value
+                        if alpha >= beta:
+                            if move != moves[-1]:
+                                cutoffs += 1
+                            break
+        else:
+            best = INF
+            for move in moves:
+                count += 1
+                value = evaluate(apply(state, move))[me]
+                if value < best:
+                    best = value
+                    lines[ply] = (move, None)
+                    if value < beta:
+                        beta = value
+                        if alpha >= beta:
+                            if move != moves[-1]:
+                                cutoffs += 1
+                            break
+        nodes += count
+        leaves += count
+        return best
+
     def search(state: Any, depth: int, alpha: float, beta: float, ply: int) -> float:
         nonlocal nodes, leaves, cutoffs
         nodes += 1
@@ -73,6 +109,8 @@ def alphabeta(
             leaves += 1
             lines[ply] = None
             return utility(state)[me]
+        if depth == 1:  # the children are horizon leaves: evaluate them without a call each
+            return frontier(state, moves, alpha, beta, ply)
         depth -= 1
         child_ply = ply + 1
         if current_player(state) == me:

@@ -1,0 +1,252 @@
+"""Speed of the search bots, each beside a plain reference measured in the same run.
+
+Run: ``python bench/search.py`` (``--depth D`` for Connect Four, ``--repeats N``, ``--quick``).
+
+1. Fixed-depth alpha-beta on Connect Four from the empty board through the game API
+   (``bots.alphabeta.alphabeta``), in nodes per second, beside a minimal hand-written negamax
+   alpha-beta over raw bitboard ints with the same move order and the same evaluation formula
+   (the reference checks that it visits exactly as many nodes and finds the same value, so the
+   ratio compares equal work). Target (issue 3): >= 700,000 nodes/s through the API.
+2. Full tic-tac-toe minimax (549,946 nodes) through the API (``bots.minimax.minimax``) beside a
+   bare-int recursive minimax. Target: <= 0.7 s.
+3. For information: the same Connect Four search with move ordering, and iterative deepening with
+   its transposition table to the same depth; and the peak RSS of an iterative search in a fresh
+   process for two table sizes (the table is a fixed list of slots, so memory follows ``tt_size``).
+
+Every figure is the median over ``--repeats`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+_REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(_REPO))
+
+from bots.alphabeta import alphabeta  # noqa: E402
+from bots.iterative import DeepeningSearch  # noqa: E402
+from bots.minimax import minimax  # noqa: E402
+from bots.search_common import UNLIMITED  # noqa: E402
+from bots.tt import TranspositionTable  # noqa: E402
+from games.registry import get as get_game  # noqa: E402
+
+
+def median_run(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
+    times, result = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+# --- the Connect Four reference: negamax alpha-beta over raw ints ---------------------------
+def make_c4_reference(width: int = 7, height: int = 6) -> Callable[[int], tuple[float, int]]:
+    """A self-contained Connect Four alpha-beta: bitboards, centre-first columns, the positional
+    evaluation (cells weighted by the number of lines of four through them, ``22*d/(|d|+32)``
+    squashed inside the smallest win) and the solver scoring for wins."""
+    h1 = height + 1
+    cells = width * height
+    win_base = cells // 2 + 1
+    min_win = win_base - (cells + 1) // 2
+    bottom = [1 << (c * h1) for c in range(width)]
+    top = [1 << (c * h1 + height - 1) for c in range(width)]
+    order = sorted(range(width), key=lambda c: (abs(2 * c - width + 1), c))
+    shifts = (h1, 1, height, height + 2)
+
+    # weight of a cell = number of lines of four through it; one bit plane per weight bit
+    weight = {}
+    for c in range(width):
+        for r in range(height):
+            n = 0
+            for dc, dr in ((1, 0), (0, 1), (1, 1), (1, -1)):
+                for k in range(4):
+                    c0, r0 = c - k * dc, r - k * dr
+                    if all(
+                        0 <= c0 + i * dc < width and 0 <= r0 + i * dr < height for i in range(4)
+                    ):
+                        n += 1
+            weight[c * h1 + r] = n
+    planes = []
+    bit = 1
+    while bit <= max(weight.values()):
+        planes.append((bit, sum(1 << cell for cell, w in weight.items() if w & bit)))
+        bit <<= 1
+
+    nodes = 0
+
+    def negamax(
+        current: int, mask: int, plies: int, depth: int, alpha: float, beta: float
+    ) -> float:
+        """Value for the player to move; ``current`` holds that player's stones."""
+        nonlocal nodes
+        best = -1e9
+        other = current ^ mask
+        for col in order:
+            if mask & top[col]:
+                continue
+            nodes += 1
+            new_mask = mask | (mask + bottom[col])
+            mine = current | (new_mask ^ mask)
+            won = False
+            for s in shifts:
+                m = mine & (mine >> s)
+                if m & (m >> 2 * s):
+                    won = True
+                    break
+            if won:
+                value: float = win_base - (plies + 2) // 2
+            elif plies + 1 == cells:
+                value = 0.0
+            elif depth == 1:
+                raw = 0
+                for w, plane in planes:  # from the opponent's (to move next) side
+                    raw += w * ((other & plane).bit_count() - (mine & plane).bit_count())
+                value = 0.0 - min_win * raw / (abs(raw) + 32)
+            else:
+                value = -negamax(other, new_mask, plies + 1, depth - 1, -beta, -alpha)
+            if value > best:
+                best = value
+                if value > alpha:
+                    alpha = value
+                    if alpha >= beta:
+                        break
+        return best
+
+    def run(depth: int) -> tuple[float, int]:
+        nonlocal nodes
+        nodes = 1
+        return negamax(0, 0, 0, depth, -1e9, 1e9), nodes
+
+    return run
+
+
+# --- the tic-tac-toe reference: bare-int minimax ---------------------------------------------
+_LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
+_WON = [any(m >> a & m >> b & m >> c & 1 for a, b, c in _LINES) for m in range(512)]
+
+
+def ttt_reference() -> tuple[int, int]:
+    """Minimax over (x, o) bit masks from the empty board; returns (value, nodes)."""
+    nodes = 0
+
+    def search(x: int, o: int, x_to_move: bool) -> int:
+        nonlocal nodes
+        nodes += 1
+        if _WON[x]:
+            return 1
+        if _WON[o]:
+            return -1
+        free = 0x1FF & ~(x | o)
+        if not free:
+            return 0
+        best = -2 if x_to_move else 2
+        for cell in range(9):
+            bit = 1 << cell
+            if free & bit:
+                if x_to_move:
+                    v = search(x | bit, o, False)
+                    if v > best:
+                        best = v
+                else:
+                    v = search(x, o | bit, True)
+                    if v < best:
+                        best = v
+        return best
+
+    return search(0, 0, True), nodes
+
+
+_RSS_CHILD = """
+import resource, sys
+sys.path.insert(0, {repo!r})
+from bots.iterative import DeepeningSearch
+from bots.tt import TranspositionTable
+from games.registry import get
+game = get("connect4")
+table = TranspositionTable({size})
+result = DeepeningSearch(game, table, 0).run(game.initial_state(), 10_000, {seconds})
+print(len(table), result.last.depth, result.nodes,
+      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def rss_with_table(size: int, seconds: float) -> tuple[int, int, int, int]:
+    code = _RSS_CHILD.format(repo=str(_REPO), size=size, seconds=seconds)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    entries, depth, nodes, rss_kb = (int(x) for x in out)
+    return entries, depth, nodes, rss_kb
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--depth", type=int, default=9, help="Connect Four search depth")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="depth 7, 3 repeats, no RSS runs")
+    args = parser.parse_args()
+    depth, repeats = (7, 3) if args.quick else (args.depth, args.repeats)
+
+    c4 = get_game("connect4")
+    start = c4.initial_state()
+    print(f"Connect Four alpha-beta from the empty board, depth {depth} (median of {repeats})")
+    t_api, res = median_run(lambda: alphabeta(c4, start, depth), repeats)
+    reference = make_c4_reference()
+    t_ref, (ref_value, ref_nodes) = median_run(lambda: reference(depth), repeats)
+    same = "same" if (ref_nodes, ref_value) == (res.nodes, res.value) else "DIFFERENT"
+    api_rate, ref_rate = res.nodes / t_api, ref_nodes / t_ref
+    print(f"  game API alphabeta : {res.nodes:>9,} nodes {t_api:8.4f} s {api_rate:>11,.0f} nodes/s")
+    print(f"  raw-int reference  : {ref_nodes:>9,} nodes {t_ref:8.4f} s {ref_rate:>11,.0f} nodes/s")
+    print(
+        f"  ratio API/reference: {api_rate / ref_rate:.2f}  ({same} nodes and value);"
+        f" target >= 700,000 nodes/s: {'met' if api_rate >= 700_000 else 'NOT met'}"
+    )
+    t_ord, ordered = median_run(lambda: alphabeta(c4, start, depth, order=True), repeats)
+    print(
+        f"  with order=true    : {ordered.nodes:>9,} nodes {t_ord:8.4f} s"
+        f" {ordered.nodes / t_ord:>11,.0f} nodes/s"
+    )
+
+    def iterative() -> Any:
+        return DeepeningSearch(c4, TranspositionTable(1 << 18), 0).run(start, depth)
+
+    t_id, deep = median_run(iterative, repeats)
+    print(
+        f"  iterative + TT     : {deep.nodes:>9,} nodes {t_id:8.4f} s"
+        f" {deep.nodes / t_id:>11,.0f} nodes/s (all depths 1..{depth}, {deep.tt_hits} tt hits)"
+    )
+
+    ttt = get_game("tictactoe")
+    print(f"\nFull tic-tac-toe minimax (median of {repeats})")
+    t_mm, mm = median_run(lambda: minimax(ttt, ttt.initial_state(), UNLIMITED), repeats)
+    t_tref, (tref_value, tref_nodes) = median_run(ttt_reference, repeats)
+    print(
+        f"  game API minimax   : {mm.nodes:>9,} nodes {t_mm:8.4f} s (target <= 0.7 s:"
+        f" {'met' if t_mm <= 0.7 else 'NOT met'})"
+    )
+    print(
+        f"  raw-int reference  : {tref_nodes:>9,} nodes {t_tref:8.4f} s;"
+        f" ratio API/reference time {t_mm / t_tref:.2f}"
+    )
+    assert tref_nodes == mm.nodes and tref_value == mm.value
+
+    if not args.quick:
+        print("\nIterative deepening for 3 s on Connect Four in a fresh process (peak RSS)")
+        for size in (1 << 12, 1 << 20):
+            entries, reached, nodes, rss = rss_with_table(size, 3.0)
+            print(
+                f"  tt_size {size:>9,}: {entries:>9,} entries used, depth {reached},"
+                f" {nodes:>9,} nodes, peak RSS {rss / 1024:7.1f} MiB"
+            )
+
+
+if __name__ == "__main__":
+    main()
