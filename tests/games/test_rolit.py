@@ -121,6 +121,8 @@ def test_metadata_and_registry() -> None:
 
 
 def test_first_moves_of_the_four_player_game() -> None:
+    # The published walk-through of the 4-player opening (red d4, yellow e4, blue d5, green e5;
+    # rows from the top): red may play d6, f4 or f6; after f4, yellow has 14 moves.
     game = Rolit()
     start = game.initial_state()
     # Red (0) at d4 captures yellow (e4) from f4, blue (d5) from d6, green (e5) from f6.
