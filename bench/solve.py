@@ -25,10 +25,15 @@ import sys
 import time
 from pathlib import Path
 
-import games
-from bots.connect4_solver import DEFAULT_TT_SIZE
-from bots.solver import ExactSolver
-from games.connect4 import ConnectFour
+# bench/games.py would shadow the ``games`` package: keep this folder off the import path, and
+# make the repository importable when the project is not installed.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+sys.path.insert(0, str(_HERE.parent))
+
+from bots.connect4_solver import DEFAULT_TT_SIZE  # noqa: E402
+from bots.solver import ExactSolver  # noqa: E402
+from games.connect4 import ConnectFour  # noqa: E402
 
 # Published figures of the C++ solver (mean nodes, mean time in seconds) per set.
 REFERENCE = {
@@ -64,7 +69,7 @@ def plain_reference(repeats: int = 5, calls: int = 20_000) -> float:
 
 
 def run_set(path: Path, sample: int, seed: int, tt_size: int) -> dict[str, float]:
-    game = games.get("connect4")
+    game = ConnectFour()
     lines = [ln.split() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
     if sample and sample < len(lines):
         lines = random.Random(seed).sample(lines, sample)
