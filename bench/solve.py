@@ -136,7 +136,7 @@ def main() -> int:
             f"{_t(ref_time):>9} {_t(TARGET.get(name, 0.0)):>7} {r['largest_tt']:>8}"
         )
         assert r["largest_tt"] <= args.tt_size
-    if args.sample:
+    if args.sample and "Test_L2_R2" in args.sets.split(","):
         print(f"* Test_L2_R2: a sample of {args.sample} positions (seed {args.seed})")
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(f"peak RSS: {peak_kb / 1024:.1f} MiB")
