@@ -27,8 +27,6 @@ from math import comb
 import numpy as np
 from numpy.typing import NDArray
 
-from arena.ratings.results import GameResult
-
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
 
@@ -234,40 +232,6 @@ class Design:
     def theta_diff(self, theta: FloatArray) -> FloatArray:
         """theta_j - theta_i per aggregated pair (so that sigmoid(-diff) is i's expectation)."""
         return theta[self.pj] - theta[self.pi]
-
-
-def collect(
-    results: list[GameResult], index: dict[str, int]
-) -> tuple[
-    tuple[IntArray, IntArray, FloatArray],
-    list[tuple[tuple[int, ...], tuple[int, ...]]],
-]:
-    """Split results into two-player games (first, second, first's score) and multi-seat
-    matches (parameter index per seat, ranks). Self-play two-player games are dropped."""
-    first: list[int] = []
-    second: list[int] = []
-    score: list[float] = []
-    multi: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
-    for res in results:
-        players = res.players
-        if len(players) == 2:
-            a, b = players
-            if a == b:
-                continue
-            ra, rb = res.ranks
-            first.append(index[a])
-            second.append(index[b])
-            score.append(1.0 if ra < rb else (0.5 if ra == rb else 0.0))
-        else:
-            multi.append((tuple(index[p] for p in players), res.ranks))
-    return (
-        (
-            np.asarray(first, dtype=np.intp),
-            np.asarray(second, dtype=np.intp),
-            np.asarray(score, dtype=np.float64),
-        ),
-        multi,
-    )
 
 
 def aggregate_pairs(

@@ -15,9 +15,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from arena.ratings.design import Design, FloatArray, aggregate_pairs, collect
+from arena.ratings.design import Design, FloatArray, aggregate_pairs
 from arena.ratings.graph import pools, strong_components
-from arena.ratings.results import GameResult, RatingInputError, tally
+from arena.ratings.prepare import prepare
+from arena.ratings.results import GameResult, RatingInputError
 from arena.ratings.table import BotRating, Pool, RatingTable
 
 #: Elo points per natural-log unit of strength: 10^(d/400) = e^(theta).
@@ -63,16 +64,15 @@ def fit_ml(
     affected rows say so. ``aggregate=False`` routes two-player games through the general
     Plackett-Luce code instead of the pair counts (same numbers; kept for cross-checks).
     """
-    games = list(results)
-    stats = tally(games)
-    names = sorted(stats)
+    prep = prepare(results)
+    stats, names = prep.stats, prep.names
     if anchor is not None and anchor[0] not in stats:
         raise RatingInputError(f"anchor bot {anchor[0]!r} has no rated games")
     if not names:
         return RatingTable("ml", _DESCRIPTION, (), (), ("no rated games",))
     k = len(names)
-    index = {n: i for i, n in enumerate(names)}
-    (first, second, score), multi = collect(games, index)
+    index = prep.index
+    first, second, score, multi = prep.first, prep.second, prep.score, list(prep.multi)
     if not aggregate:
         multi = [
             ((int(a), int(b)), _ranks_of(float(s)))

@@ -78,35 +78,3 @@ class BotStats:
     @property
     def avg_rank(self) -> float | None:
         return self.rank_sum / self.multi_games if self.multi_games else None
-
-
-def tally(results: list[GameResult]) -> dict[str, BotStats]:
-    """Per-bot counts; self-play two-player games are skipped."""
-    stats: dict[str, BotStats] = {}
-    for res in results:
-        if res.self_play:
-            continue
-        n = len(res.players)
-        for seat, name in enumerate(res.players):
-            st = stats.get(name)
-            if st is None:
-                st = stats[name] = BotStats()
-            st.games += 1
-            mine = res.ranks[seat]
-            beaten = sum(1 for r in res.ranks if r > mine)
-            tied = sum(1 for r in res.ranks if r == mine) - 1
-            rank = n - beaten - tied  # competition rank: 1 + seats strictly better
-            st.points += (beaten + 0.5 * tied) / (n - 1)
-            if n == 2:
-                if tied:
-                    st.draws += 1
-                elif beaten:
-                    st.wins += 1
-                else:
-                    st.losses += 1
-            else:
-                st.multi_games += 1
-                st.rank_sum += rank
-                st.firsts += rank == 1
-                st.shared += tied > 0
-    return stats

@@ -13,42 +13,36 @@ from collections.abc import Iterable
 import numpy as np
 
 from arena.ratings.graph import pools
-from arena.ratings.results import GameResult, pair_points, tally
+from arena.ratings.prepare import prepare
+from arena.ratings.results import GameResult, pair_points
 from arena.ratings.table import BotRating, Pool, RatingTable
 
 
 def fit_sequential(
     results: Iterable[GameResult], *, k: float = 16.0, initial: float = 1500.0
 ) -> RatingTable:
-    games = list(results)
-    stats = tally(games)
-    names = sorted(stats)
-    index = {n: i for i, n in enumerate(names)}
+    prep = prepare(results)
+    names, stats = prep.names, prep.stats
     rating = [initial] * len(names)
-    link_a: list[int] = []
-    link_b: list[int] = []
-    for res in games:
-        if res.self_play:
-            continue
-        players = [index[p] for p in res.players]
-        ranks = res.ranks
-        if len(players) == 2:
-            a, b = players
-            ra, rb = ranks
-            score = 1.0 if ra < rb else (0.5 if ra == rb else 0.0)
+    firsts, seconds, scores = prep.first.tolist(), prep.second.tolist(), prep.score.tolist()
+    if prep.multi:
+        # (input position, is a multi-seat match, index): replay everything in input order
+        events = [(pos, False, i) for i, pos in enumerate(prep.two_pos.tolist())]
+        events += [(pos, True, j) for j, pos in enumerate(prep.multi_pos)]
+        events.sort()
+        for _, is_multi, i in events:
+            if is_multi:
+                _update_multi(rating, *prep.multi[i], k)
+            else:
+                _update_pair(rating, firsts[i], seconds[i], scores[i], k)
+    else:  # the common case, kept tight: a million games in well under a second
+        for a, b, score in zip(firsts, seconds, scores, strict=True):
             delta = k * (score - 1.0 / (1.0 + 10.0 ** ((rating[b] - rating[a]) / 400.0)))
             rating[a] += delta
             rating[b] -= delta
-        else:
-            before = [rating[p] for p in players]
-            kk = k / (len(players) - 1)
-            for s, p in enumerate(players):
-                total = 0.0
-                for t in range(len(players)):
-                    if t != s:
-                        score = pair_points(ranks, s, t)
-                        total += score - 1.0 / (1.0 + 10.0 ** ((before[t] - before[s]) / 400.0))
-                rating[p] += kk * total
+    link_a = [*firsts]
+    link_b = [*seconds]
+    for players, _ in prep.multi:
         link_a.extend(players[:1] * (len(players) - 1))
         link_b.extend(players[1:])
     groups = pools(len(names), np.asarray(link_a, dtype=np.intp), np.asarray(link_b, dtype=np.intp))
@@ -69,3 +63,24 @@ def fit_sequential(
         )
     description = f"sequential Elo (K = {k:g}, every bot starts at {initial:g}), in game order"
     return RatingTable("elo", description, tuple(rows), tuple(pool_rows), tuple(notes))
+
+
+def _update_pair(rating: list[float], a: int, b: int, score: float, k: float) -> None:
+    delta = k * (score - 1.0 / (1.0 + 10.0 ** ((rating[b] - rating[a]) / 400.0)))
+    rating[a] += delta
+    rating[b] -= delta
+
+
+def _update_multi(
+    rating: list[float], players: tuple[int, ...], ranks: tuple[int, ...], k: float
+) -> None:
+    """Every pair of seats is one comparison with K/(N-1), all from pre-match ratings."""
+    before = [rating[p] for p in players]
+    kk = k / (len(players) - 1)
+    for s, p in enumerate(players):
+        total = 0.0
+        for t in range(len(players)):
+            if t != s:
+                expected = 1.0 / (1.0 + 10.0 ** ((before[t] - before[s]) / 400.0))
+                total += pair_points(ranks, s, t) - expected
+        rating[p] += kk * total

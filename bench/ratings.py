@@ -1,0 +1,112 @@
+"""Rating fit time: 100 bots, 1,000,000 two-player games (target: ml under 2 s).
+
+Prints medians over a few repeats of: a bare pass over the results (baseline: the cost of
+reading a million GameResult objects at all), ``fit_ml`` (aggregation into pair counts, Newton,
+sandwich), ``fit_sequential`` (one Elo update per game), and an N-player fit for scale.
+
+    python bench/ratings.py [--games 1000000] [--bots 100] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+# bench/arena.py would shadow the arena package when this script's folder is sys.path[0]
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+from arena.ratings import GameResult, fit_ml, fit_sequential  # noqa: E402
+
+
+def two_player_games(bots: int, games: int, seed: int) -> tuple[list[GameResult], np.ndarray]:
+    rng = np.random.default_rng(seed)
+    truth = rng.normal(0.0, 200.0, bots)
+    a = rng.integers(0, bots, games)
+    b = (a + rng.integers(1, bots, games)) % bots
+    e = 1.0 / (1.0 + 10.0 ** ((truth[b] - truth[a]) / 400.0))
+    draw = np.minimum(e, 1.0 - e) * 0.8
+    u = rng.random(games)
+    ranks = np.where(u < e - draw / 2, 0, np.where(u < e + draw / 2, 1, 2))
+    names = [f"bot{i:03d}" for i in range(bots)]
+    table = {0: (1, 2), 1: (1, 1), 2: (2, 1)}
+    results = [
+        GameResult((names[x], names[y]), table[r])
+        for x, y, r in zip(a.tolist(), b.tolist(), ranks.tolist(), strict=True)
+    ]
+    return results, truth
+
+
+def multi_player_games(bots: int, games: int, seats: int, seed: int) -> list[GameResult]:
+    rng = np.random.default_rng(seed)
+    truth = rng.normal(0.0, 200.0, bots)
+    names = [f"bot{i:03d}" for i in range(bots)]
+    out = []
+    for _ in range(games):
+        players = rng.choice(bots, seats, replace=False)
+        noise = rng.gumbel(size=seats)  # Gumbel-max sampling = Plackett-Luce order
+        order = np.argsort(-(truth[players] * np.log(10) / 400 + noise))
+        ranks = np.empty(seats, dtype=int)
+        ranks[order] = np.arange(1, seats + 1)
+        out.append(GameResult(tuple(names[p] for p in players), tuple(ranks.tolist())))
+    return out
+
+
+def median_time(fn: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=1_000_000)
+    parser.add_argument("--bots", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    start = time.perf_counter()
+    results, truth = two_player_games(args.bots, args.games, seed=1)
+    print(
+        f"generated {args.games:,} games between {args.bots} bots "
+        f"in {time.perf_counter() - start:.2f} s (not timed below)"
+    )
+
+    def bare() -> None:
+        n = 0
+        for r in results:
+            n += len(r.players) + r.ranks[0]
+
+    base = median_time(bare, args.repeats)
+    ml = median_time(lambda: fit_ml(results), args.repeats)
+    seq = median_time(lambda: fit_sequential(results), args.repeats)
+    print(f"baseline: one pass over the results    {base:7.3f} s")
+    print(f"fit_ml (method ml, with intervals)     {ml:7.3f} s   target < 2 s")
+    print(f"fit_sequential (method elo, K=16)      {seq:7.3f} s")
+
+    table = fit_ml(results)
+    fitted = np.array([table.row(f"bot{i:03d}").elo - 1500.0 for i in range(args.bots)])
+    err = np.array([table.row(f"bot{i:03d}").error or 0.0 for i in range(args.bots)])
+    inside = np.mean(np.abs(fitted - (truth - truth.mean())) <= err)
+    print(
+        f"  sanity: {inside:.0%} of true ratings inside their 95% intervals, "
+        f"median ±{np.median(err):.1f} Elo"
+    )
+
+    n_multi = max(1, args.games // 10)
+    multi = multi_player_games(args.bots, n_multi, 4, seed=2)
+    pl = median_time(lambda: fit_ml(multi), args.repeats)
+    print(f"fit_ml, {n_multi:,} four-player matches    {pl:7.3f} s")
+
+
+if __name__ == "__main__":
+    main()
