@@ -25,7 +25,7 @@ from arena.limits import ResourceLimits
 from arena.record import Fault, MatchRecord, MoveRecord, Termination
 from arena.referee import play_game
 from arena.referee_human import HumanSeat
-from arena.referee_process import BotProcess
+from arena.referee_process import BotProcess, sweep_sessions
 from arena.referee_seat import ProcessSeat, Reply
 from arena.timecontrol import TimeControl, per_seat
 from games.base import Game
@@ -78,6 +78,7 @@ class BotPool:
         self.started_pids: list[int] = []
         self.last_pids: list[int | None] = []  # pid per seat of the last match (None: human)
         self._sources: Path | None = None
+        self._replaced: list[ProcessSeat] = []  # killed outside a match's seats (reuse failed)
 
     def __enter__(self) -> BotPool:
         return self
@@ -133,6 +134,7 @@ class BotPool:
             if seat.process.alive():
                 return seat
             seat.process.kill()
+            self._replaced.append(seat)
         return self._spawn(ref)
 
     def _start(
@@ -158,6 +160,8 @@ class BotPool:
                 reused = seat.games > 0
                 fault = seat.finish_start(deadline, game)
                 if fault is not None and reused and attempt == 0:
+                    assert isinstance(seat, ProcessSeat)
+                    self._replaced.append(seat)
                     fresh = self._spawn(seat.ref)
                     if isinstance(fresh, Fault):
                         faults[i] = fresh
@@ -219,6 +223,7 @@ class BotPool:
                 game, seats, tcs, start, seed=seed, faults=faults, on_move=on_move, started=started
             )
         finally:
+            killed = set()
             for i, seat in enumerate(seats):
                 if not isinstance(seat, ProcessSeat):
                     continue
@@ -226,6 +231,12 @@ class BotPool:
                     self.idle.setdefault(seat.ref, []).append(seat)
                 else:
                     seat.process.kill()
+                    killed.add(seat.process.pid)
+            # stragglers that left the group but not the session; right away, so that a pid
+            # reused much later is never mistaken for one of them
+            killed.update(s.process.pid for s in self._replaced)
+            self._replaced.clear()
+            sweep_sessions(killed)
         assert record is not None
         return record
 
@@ -240,6 +251,7 @@ class BotPool:
         for seat in seats:
             seat.process.wait_exit(max(0.0, end - time.monotonic()))
             seat.process.kill()
+        sweep_sessions({s.process.pid for s in seats})
         if self._sources is not None:
             shutil.rmtree(self._sources, ignore_errors=True)
             self._sources = None

@@ -28,8 +28,13 @@ class ProtocolError(ValueError):
         self.text = text
 
 
+# Built once: json.dumps/json.loads with options construct a coder on every call (hot path).
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
+_DECODER = json.JSONDecoder()
+
+
 def encode(message: Mapping[str, Any]) -> bytes:
-    return (json.dumps(message, separators=(",", ":"), default=str) + "\n").encode("utf-8")
+    return (_ENCODER.encode(message) + "\n").encode("utf-8")
 
 
 def truncate(text: str, limit: int = 200) -> str:
@@ -83,7 +88,7 @@ QUIT: dict[str, Any] = {"type": "quit"}
 
 def decode_request(line: bytes | str) -> dict[str, Any]:
     """A request as the worker reads it (written by the arena, so only shape-checked)."""
-    message = json.loads(line)
+    message = _DECODER.decode(line.decode("utf-8") if isinstance(line, bytes) else line)
     if not isinstance(message, dict) or message.get("type") not in (
         "hello",
         "new_game",
@@ -137,7 +142,7 @@ def decode_answer(raw: bytes, expect_id: int | None = None) -> Answer:
             "answer is not UTF-8", truncate(raw.decode("utf-8", "replace"))
         ) from None
     try:
-        message = json.loads(line)
+        message = _DECODER.decode(line)
     except ValueError:
         raise ProtocolError("answer is not a JSON object", truncate(line.strip())) from None
     if not isinstance(message, dict):

@@ -174,9 +174,19 @@ class BotProcess:
             return None
 
     def kill(self) -> None:
-        """SIGKILL the bot's process group and any straggler of its session, then reap."""
+        """SIGKILL the bot, its process group and its descendants, then reap (once).
+
+        Stragglers that left the group but stay in the bot's session are swept later, in one
+        pass over the process table for the whole pool (``sweep_sessions``): the match goes on
+        first."""
+        if self.killed:
+            return
         self.killed = True
-        kill_session(self.pid)
+        kids = descendants(self.pid) if self.proc.poll() is None else []
+        kill_group(self.pid)
+        for pid in kids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
         self.wait_exit(2.0)
         self._close_fds()
 
@@ -217,31 +227,68 @@ def _wait_ms(deadline: float | None) -> int:
     return max(1, int(left * 1000 + 0.999))
 
 
-def session_members(sid: int) -> list[int]:
-    """Pids whose session or process group is ``sid`` (from the process table)."""
+def _stat_fields(pid: str) -> list[bytes] | None:
+    """state, ppid, pgrp, session of a process from /proc (None if it is gone)."""
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        stat = os.read(fd, 1024)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return stat[stat.rfind(b")") + 2 :].split(b" ", 4)[:4]
+
+
+def session_members(sids: set[int]) -> list[int]:
+    """Live pids whose session or process group is one of ``sids`` (one pass over /proc)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        # fields: state ppid pgrp session ...
-        if fields[0] != b"Z" and sid in (int(fields[2]), int(fields[3])):
+        fields = _stat_fields(entry)
+        if fields and fields[0] != b"Z" and (int(fields[2]) in sids or int(fields[3]) in sids):
             found.append(int(entry))
     return found
 
 
-def kill_session(sid: int) -> None:
-    """SIGKILL the process group ``sid`` and everything left in its session."""
+def descendants(pid: int) -> list[int]:
+    """Children, grandchildren, ... of a live process (from /proc/PID/task/*/children)."""
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{tid}/children", "rb") as fh:
+                    kids = [int(k) for k in fh.read().split()]
+            except (OSError, ValueError):
+                continue
+            out.extend(kids)
+            todo.extend(kids)
+    return out
+
+
+def kill_group(pgid: int) -> None:
     try:
-        os.killpg(sid, signal.SIGKILL)
+        os.killpg(pgid, signal.SIGKILL)
     except OSError as exc:
         if exc.errno not in (errno.ESRCH, errno.EPERM):
             raise
-    for pid in session_members(sid):
+
+
+def sweep_sessions(sids: set[int]) -> None:
+    """SIGKILL everything left in the given sessions or process groups."""
+    if not sids:
+        return
+    for sid in sids:
+        kill_group(sid)
+    for pid in session_members(sids):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)

@@ -62,12 +62,16 @@ class Host:
         self.channel = channel
         self.factory = factory
         self.game: Game[Any, Any] | None = None
+        self.game_key: tuple[str, str] = ("", "")
         self.player: Player | None = None
 
     def start_game(self, request: dict[str, Any]) -> dict[str, Any]:
         import games
 
-        self.game = games.get(str(request["game"]), **dict(request.get("params") or {}))
+        key = (str(request["game"]), repr(request.get("params")))
+        if self.game is None or key != self.game_key:
+            self.game = games.get(key[0], **dict(request.get("params") or {}))
+            self.game_key = key
         self.player = self.factory(int(request.get("seed") or 0))
         if self.player.new_game is not None:
             self.player.new_game(self.game, int(request["seat"]))
