@@ -21,9 +21,9 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import Table, select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 import games
@@ -35,7 +35,7 @@ from arena.schedule import openings, schedule
 from arena.timecontrol import TimeControl
 from db import queries
 from db.models import BotVersion, Entry, Match, Seat, Tournament
-from db.store import ref_of, save_match, version_for
+from db.store import complete_match, ref_of, version_for
 from games.base import Game
 
 PREFETCH = 2  # matches queued per job, so a job never waits for the writer
@@ -356,9 +356,10 @@ class Runner:
 
     def _mark_running(self, session: Session) -> None:
         if self._to_mark:
-            session.execute(
-                update(Match)
-                .where(Match.id.in_(self._to_mark), Match.status == "pending")
+            matches = cast(Table, Match.__table__)
+            session.connection().execute(
+                matches.update()
+                .where(matches.c.id.in_(self._to_mark), matches.c.status == "pending")
                 .values(status="running")
             )
             self._to_mark.clear()
@@ -374,19 +375,8 @@ class Runner:
         start = time.perf_counter()
         with self.factory.begin() as session:
             self._mark_running(session)
-            status = session.scalar(select(Match.status).where(Match.id == job.match_id))
-            if status == "done":
-                stored = False
-            else:
-                save_match(
-                    session,
-                    record,
-                    [self.refs[i] for i in job.seats],
-                    self.tournament_id,
-                    job.match_id,
-                    version_ids=[self.version_ids[i] for i in job.seats],
-                )
-                stored = True
+            versions = [self.version_ids[i] for i in job.seats]
+            stored = complete_match(session, job.match_id, record, versions)
         self.db_seconds += time.perf_counter() - start
         return stored
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any, cast
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import Connection, Table, bindparam, select
 from sqlalchemy.orm import Session, selectinload
 
 from arena.botref import BotRef
@@ -105,6 +106,112 @@ def _fault_reason(record: MatchRecord) -> str | None:
     return None
 
 
+def _match_values(record: MatchRecord) -> dict[str, Any]:
+    return {
+        "time_control": record.time_control,
+        "start_position": record.start_position,
+        "final_position": record.final_position,
+        "termination": record.termination.value,
+        "fault_reason": _fault_reason(record),
+        "started": epoch_to_datetime(record.started),
+        "finished": epoch_to_datetime(record.finished),
+        "duration_s": max(0.0, record.duration_s),
+        "status": "done",
+    }
+
+
+def _insert_moves(conn: Connection, match_id: int, moves: Sequence[MoveRecord]) -> None:
+    if moves:
+        conn.execute(
+            _INSERT_MOVES,
+            [
+                {
+                    "match_id": match_id,
+                    "ply": ply,
+                    "seat": m.seat,
+                    "move": m.move,
+                    "time_ms": max(0.0, m.time_ms),
+                    "info": m.info,
+                    "forced": m.forced,
+                }
+                for ply, m in enumerate(moves)
+            ],
+        )
+
+
+_MATCHES = cast(Table, Match.__table__)
+_SEATS = cast(Table, Seat.__table__)
+_MOVES = cast(Table, Move.__table__)
+_MATCH_RESULT_COLUMNS = (
+    "time_control",
+    "start_position",
+    "final_position",
+    "termination",
+    "fault_reason",
+    "started",
+    "finished",
+    "duration_s",
+    "status",
+)
+# Built once: the runner executes these for every match, so no per-call statement building.
+_COMPLETE = (
+    _MATCHES.update()
+    .where(
+        _MATCHES.c.id == bindparam("mid"),
+        _MATCHES.c.status != "done",
+        _MATCHES.c.players == bindparam("n"),
+    )
+    .values({c: bindparam(f"p_{c}") for c in _MATCH_RESULT_COLUMNS})
+)
+_DELETE_MOVES = _MOVES.delete().where(_MOVES.c.match_id == bindparam("mid"))
+_SEAT_RESULT = (
+    _SEATS.update()
+    .where(_SEATS.c.match_id == bindparam("mid"), _SEATS.c.seat == bindparam("s"))
+    .values(
+        bot_version_id=bindparam("v"),
+        utility=bindparam("u"),
+        rank=bindparam("r"),
+        score=bindparam("sc"),
+        fault=bindparam("f"),
+    )
+)
+_INSERT_MOVES = _MOVES.insert()
+
+
+def complete_match(
+    session: Session, match_id: int, record: MatchRecord, version_ids: Sequence[int]
+) -> bool:
+    """Store the result of the scheduled match ``match_id`` unless it is done already (False).
+
+    Whatever an interrupted earlier attempt left of it (moves, seat results) is replaced, so a
+    replayed match is stored exactly once. Prebuilt SQL statements, no ORM bookkeeping: this is
+    the tournament runner's per-match write.
+    """
+    conn = session.connection()
+    params = {f"p_{k}": v for k, v in _match_values(record).items()}
+    updated = conn.execute(_COMPLETE, {"mid": match_id, "n": len(record.seats), **params})
+    if updated.rowcount != 1:
+        return False
+    conn.execute(_DELETE_MOVES, {"mid": match_id})
+    conn.execute(
+        _SEAT_RESULT,
+        [
+            {
+                "mid": match_id,
+                "s": i,
+                "v": vid,
+                "u": r.utility,
+                "r": r.rank,
+                "sc": r.score,
+                "f": r.fault.to_dict() if r.fault is not None else None,
+            }
+            for i, (r, vid) in enumerate(zip(record.seats, version_ids, strict=True))
+        ],
+    )
+    _insert_moves(conn, match_id, record.moves)
+    return True
+
+
 def save_match(
     session: Session,
     record: MatchRecord,
@@ -116,79 +223,44 @@ def save_match(
 ) -> int:
     """Store a finished match in the caller's transaction and return its id.
 
-    With ``match_id`` the scheduled row is completed: whatever an interrupted earlier attempt
-    left of it (moves, seat results) is replaced, so a replayed match is stored exactly once.
-    ``version_ids`` (the bot_versions rows of ``refs``, when the caller knows them) saves the
-    lookups.
+    With ``match_id`` the scheduled (pending or running) row is completed, see
+    :func:`complete_match`. ``version_ids`` (the bot_versions rows of ``refs``, when the caller
+    knows them) saves the lookups.
     """
-    if version_ids is None:
-        version_ids = [version_for(session, ref).id for ref in refs]
     if len(refs) != len(record.seats):
         raise ValueError(f"{len(refs)} bots for {len(record.seats)} seats")
-    if match_id is None:
-        match = Match(
-            tournament_id=tournament_id,
-            game=record.game,
-            params=record.params,
-            players=len(record.seats),
-        )
-        session.add(match)
-        session.flush()
-        seats = [
-            Seat(
-                match_id=match.id,
-                players=match.players,
-                seat=i,
-                bot_version_id=version_for(session, ref).id,
-            )
-            for i, ref in enumerate(refs)
-        ]
-        session.add_all(seats)
-    else:
-        found = session.get(Match, match_id)
-        if found is None:
-            raise ValueError(f"no match {match_id}")
-        match = found
-        if match.players != len(record.seats):
+    if version_ids is None:
+        version_ids = [version_for(session, ref).id for ref in refs]
+    if match_id is not None:
+        if not complete_match(session, match_id, record, version_ids):
             raise ValueError(
-                f"match {match_id} has {match.players} seats, record {len(record.seats)}"
+                f"match {match_id} is missing, done already, or not a {len(refs)}-player match"
             )
-        session.execute(delete(Move).where(Move.match_id == match.id))
-        seats = list(
-            session.scalars(select(Seat).where(Seat.match_id == match.id).order_by(Seat.seat))
-        )
-    match.time_control = record.time_control
-    match.start_position = record.start_position
-    match.final_position = record.final_position
-    match.termination = record.termination.value
-    match.fault_reason = _fault_reason(record)
-    match.started = epoch_to_datetime(record.started)
-    match.finished = epoch_to_datetime(record.finished)
-    match.duration_s = max(0.0, record.duration_s)
-    match.status = "done"
-    for seat, result, vid in zip(seats, record.seats, version_ids, strict=True):
-        seat.bot_version_id = vid
-        seat.utility = result.utility
-        seat.rank = result.rank
-        seat.score = result.score
-        seat.fault = result.fault.to_dict() if result.fault is not None else None
+        return match_id
+    match = Match(
+        tournament_id=tournament_id,
+        game=record.game,
+        params=record.params,
+        players=len(record.seats),
+        **_match_values(record),
+    )
+    session.add(match)
     session.flush()
-    if record.moves:
-        session.execute(
-            insert(Move),
-            [
-                {
-                    "match_id": match.id,
-                    "ply": ply,
-                    "seat": m.seat,
-                    "move": m.move,
-                    "time_ms": max(0.0, m.time_ms),
-                    "info": m.info,
-                    "forced": m.forced,
-                }
-                for ply, m in enumerate(record.moves)
-            ],
+    session.add_all(
+        Seat(
+            match_id=match.id,
+            players=match.players,
+            seat=i,
+            bot_version_id=vid,
+            utility=r.utility,
+            rank=r.rank,
+            score=r.score,
+            fault=r.fault.to_dict() if r.fault is not None else None,
         )
+        for i, (r, vid) in enumerate(zip(record.seats, version_ids, strict=True))
+    )
+    session.flush()
+    _insert_moves(session.connection(), match.id, record.moves)
     return match.id
 
 

@@ -1,0 +1,96 @@
+"""Tournament throughput with the database: a round-robin of 4 random bots on tic-tac-toe.
+
+For ``--jobs 1`` and ``--jobs 2`` it plays the whole tournament into a fresh SQLite file and
+reports games per second (wall clock, including creating the schedule and storing every match),
+the speed-up of the second job over the first (the baseline, measured in the same run), and the
+database's share of the time: the seconds spent in write transactions (the schedule, each
+result) over the wall time. Medians over ``--repeats``.
+
+    python bench/tournament.py [--games 1000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    sys.path.pop(0)  # bench/ holds scripts named like packages (bench/games.py)
+
+import games
+from arena.botref import resolve
+from arena.timecontrol import TimeControl
+from arena.tournament import Runner, create
+from db.session import make_engine, session_factory
+
+FIELD = ["random:seed=1", "random:seed=2", "random:seed=3", "random:seed=4"]
+
+
+def one_run(folder: Path, jobs: int, games_total: int, index: int) -> tuple[float, float, int]:
+    """(games/s, database share of the wall time, games) of one tournament."""
+    url = f"sqlite:///{folder / f'bench-{jobs}-{index}.db'}"
+    engine = make_engine(url)
+    factory = session_factory(engine)
+    game = games.get("tictactoe")
+    refs = [resolve(s) for s in FIELD]
+    pairs = len(FIELD) * (len(FIELD) - 1) // 2
+    per_pair = max(1, round(games_total / pairs))
+    start = time.perf_counter()
+    tid = create(
+        factory,
+        game,
+        FIELD,
+        refs,
+        fmt="round-robin",
+        games_per_group=per_pair,
+        time_control=TimeControl(move_time=2.0),
+        seed=index,
+        opening_plies=0,
+    )
+    created = time.perf_counter() - start
+    with open(os.devnull, "w") as quiet:
+        runner = Runner(factory, tid, refs, jobs=jobs, progress_stream=quiet, tty=False)
+        outcome = runner.run()
+    wall = time.perf_counter() - start
+    engine.dispose()
+    assert outcome.finished, outcome.failed
+    return outcome.done / wall, (created + runner.db_seconds) / wall, outcome.done
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    results: dict[int, list[tuple[float, float, int]]] = {1: [], 2: []}
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+        for r in range(args.repeats):
+            for jobs in (1, 2):  # interleaved, so load changes hit both alike
+                results[jobs].append(one_run(Path(tmp), jobs, args.games, r))
+                rate, share, n = results[jobs][-1]
+                print(
+                    f"  run {r + 1}: jobs {jobs}: {n} games, {rate:7.1f} games/s, "
+                    f"db {100 * share:4.1f}% of the time"
+                )
+    rate = {j: statistics.median(x[0] for x in results[j]) for j in results}
+    share = {j: statistics.median(x[1] for x in results[j]) for j in results}
+    print(
+        f"round-robin, 4 random bots, tic-tac-toe, {results[1][0][2]} games, "
+        f"medians of {args.repeats} (cores: {os.cpu_count()})"
+    )
+    for j in (1, 2):
+        print(f"  --jobs {j}: {rate[j]:7.1f} games/s  database {100 * share[j]:4.1f}% of the time")
+    print(f"  speed-up of the second job: {rate[2] / rate[1]:.2f}x  (target >= 1.7x)")
+    print(
+        f"  database share: jobs 1 {100 * share[1]:.1f}%, jobs 2 {100 * share[2]:.1f}%"
+        "  (target <= 10%)"
+    )
+
+
+if __name__ == "__main__":
+    main()
