@@ -1,0 +1,147 @@
+"""The referee's judgement with scripted seats (no processes): late answers, clocks, faults in
+two- and three-player games, ranks and scores."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from arena_helpers import fixture
+
+import games
+from arena.botref import resolve
+from arena.limits import ResourceLimits
+from arena.match import play_match
+from arena.record import Fault, Termination
+from arena.referee import final_ranks, play_game
+from arena.referee_seat import Reply
+from arena.timecontrol import TimeControl
+
+
+class Scripted:
+    """A seat that answers from a script of (move text, elapsed seconds)."""
+
+    human = False
+
+    def __init__(self, name: str, script: list[tuple[str, float]]) -> None:
+        self.ref = resolve(f"cmd:{name}")
+        self.script: Iterator[tuple[str, float]] = iter(script)
+        self.requests: list[dict[str, Any]] = []
+
+    def ask(self, game: Any, state: Any, request: dict[str, Any], hard_limit: Any) -> Reply:
+        self.requests.append(request)
+        move, elapsed = next(self.script)
+        return Reply(elapsed, move)
+
+    def late(self, elapsed: float, limit: float) -> Fault:
+        return Fault(Termination.TIMEOUT, "late", {"overrun_ms": (elapsed - limit) * 1000})
+
+
+def run(game: Any, seats: list[Scripted], tc: TimeControl) -> Any:
+    n = game.num_players
+    return play_game(game, seats, [tc] * n, game.initial_state(), seed=1, faults=[None] * n)
+
+
+def test_answer_inside_the_margin_counts_and_a_later_one_loses() -> None:
+    game = games.get("coins", coins=5)
+    a = Scripted("a", [("1", 0.24), ("1", 0.3)])
+    b = Scripted("b", [("1", 0.01)] * 3)
+    record = run(game, [a, b], TimeControl(move_time=0.2, margin=0.05))
+    assert [m.move for m in record.moves] == ["1", "1"]
+    assert record.termination is Termination.TIMEOUT
+    fault = record.seats[0].fault
+    assert fault is not None and fault.detail["overrun_ms"] == pytest.approx(100.0)
+    assert (record.seats[0].rank, record.seats[1].rank) == (2, 1)
+    assert record.moves[0].time_ms == pytest.approx(240.0)
+
+
+def test_clock_runs_down_and_flags() -> None:
+    game = games.get("coins", coins=9)
+    a = Scripted("a", [("1", 0.4), ("1", 0.4), ("1", 0.4)])
+    b = Scripted("b", [("1", 0.0)] * 4)
+    record = run(game, [a, b], TimeControl(base=1.0, increment=0.1, margin=0.0))
+    remaining = [r["clock"]["remaining"] for r in a.requests]
+    assert remaining == pytest.approx([1.0, 0.7, 0.4])
+    assert record.termination is Termination.TIMEOUT and record.seats[0].fault is not None
+
+
+def test_bad_and_illegal_move_texts() -> None:
+    game = games.get("coins", coins=1, max_take=2)
+    illegal = run(game, [Scripted("a", [("2", 0.0)]), Scripted("b", [])], TimeControl())
+    assert illegal.termination is Termination.ILLEGAL_MOVE
+    fault = illegal.seats[0].fault
+    assert fault is not None and fault.detail == {"move": "2", "position": "1@0", "ply": 0}
+    junk = run(game, [Scripted("a", [("x", 0.0)]), Scripted("b", [])], TimeControl())
+    assert junk.termination is Termination.BAD_OUTPUT
+    spaced = run(game, [Scripted("a", [(" 1 ", 0.0)]), Scripted("b", [])], TimeControl())
+    assert spaced.termination is Termination.NORMAL and spaced.moves[0].move == "1"
+
+
+def test_three_players_stand_in_and_ranks() -> None:
+    game = games.get("coins", coins=6, players=3, max_take=1)
+    # seat 1 answers "2", not a move when max_take=1: the stand-in takes its turns
+    seats = [
+        Scripted("a", [("1", 0.0)] * 2),
+        Scripted("b", [("2", 0.0)]),
+        Scripted("c", [("1", 0.0)] * 2),
+    ]
+    record = run(game, seats, TimeControl())
+    assert [(m.seat, m.forced) for m in record.moves] == [
+        (0, False),
+        (1, True),
+        (2, False),
+        (0, False),
+        (1, True),
+        (2, False),
+    ]
+    # seat 2 took the last coin: rank 1; seat 0 rank 2; the offender last
+    assert [s.rank for s in record.seats] == [2, 3, 1]
+    assert [s.score for s in record.seats] == [0.5, 0.0, 1.0]
+    assert record.termination is Termination.BAD_OUTPUT
+
+
+def test_final_ranks_rules() -> None:
+    game = games.get("coins", coins=3, players=3)
+    state = game.initial_state()
+    crash = Fault(Termination.CRASH, "x")
+    # everyone faulted before a move: all share the last place, which is the first
+    assert final_ranks(game, state, [crash, crash, crash])[1] == (1, 1, 1)
+    two = games.get("coins", coins=3)
+    utility, ranks = final_ranks(two, two.initial_state(), [None, crash])
+    assert (utility, ranks) == ((1.0, -1.0), (1, 2))
+
+
+def test_entry_point_forms(tmp_path: Any) -> None:
+    game = games.get("tictactoe")
+    limits = ResourceLimits(memory_mb=512, startup_s=5.0)
+    tc = TimeControl(move_time=10.0)
+    forms = fixture("forms.py")
+    ambiguous = play_match(game, [forms, resolve("random")], time_control=tc, limits=limits)
+    fault = ambiguous.seats[0].fault
+    assert fault is not None and fault.termination is Termination.STALL
+    assert "several bot classes" in fault.message
+    path = forms.target
+    text = play_match(
+        game,
+        [resolve(f"{path}:TextBot"), resolve(f"{path}:PairBot")],
+        time_control=tc,
+        limits=limits,
+        seed=3,
+    )
+    assert text.termination is Termination.NORMAL
+    assert text.moves[0].move == "9" and text.moves[1].move == "1"
+    assert text.moves[1].info is not None and isinstance(text.moves[1].info["seed"], int)
+
+
+def test_cpu_limit_kills_a_spinning_bot() -> None:
+    limits = ResourceLimits(memory_mb=512, startup_s=5.0, cpu_s=1)
+    record = play_match(
+        games.get("tictactoe"),
+        [fixture("busy_loop.py"), resolve("random")],
+        time_control=TimeControl(move_time=60.0),
+        limits=limits,
+    )
+    fault = record.seats[0].fault
+    assert fault is not None and fault.termination is Termination.CRASH
+    assert fault.detail["signal"] in ("SIGXCPU", "SIGKILL")
