@@ -262,3 +262,25 @@ def test_connect4_timeout_carries_a_proven_move() -> None:
     with pytest.raises(SolverTimeout) as caught:
         solver.solve(cur, mask, plies, deadline=0.0)
     assert caught.value.move is not None and caught.value.lo <= caught.value.hi
+
+
+@pytest.mark.parametrize(("width", "height"), [(1, 5), (2, 4), (4, 1), (4, 2), (3, 3), (6, 2)])
+def test_degenerate_boards_with_one_table_for_all_positions(width: int, height: int) -> None:
+    """Boards too small for some directions; the table is kept across positions (its entries
+    are facts about positions, valid in any later search)."""
+    game = games.get("connect4", width=width, height=height)
+    value = memo_minimax(game)
+    solver = ExactSolver(game)
+    rng = random.Random(width * 10 + height)
+    states = [game.initial_state()]
+    for _ in range(20):
+        states.append(game.initial_state())
+        for _ in range(rng.randrange(width * height)):
+            if game.is_terminal(states[-1]):
+                break
+            states[-1] = game.apply(states[-1], rng.choice(game.legal_moves(states[-1])))
+    for state in states:
+        result = solver.solve(state)
+        assert result.values[0] == value(state)
+        if result.move is not None:
+            assert value(game.apply(state, result.move)) == value(state)
