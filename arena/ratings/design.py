@@ -119,42 +119,52 @@ class Design:
         if len(pi):
             self.groups.append(SetGroup(np.stack([pi, pj], axis=1), pn, None))
 
-    def set_matches(self, matches: list[tuple[tuple[int, ...], tuple[int, ...]]]) -> None:
-        """Multi-seat matches as (parameter index per seat, rank per seat)."""
-        slot_player: list[int] = []
-        slot_linear: list[float] = []
-        by_size: dict[int, tuple[list[list[int]], list[float]]] = {}
-        match_slots: dict[int, list[list[int]]] = {}
-        for players, ranks in matches:
-            base = len(slot_player)
-            order = sorted(range(len(players)), key=ranks.__getitem__)
-            sizes: list[int] = []
-            prev: int | None = None
-            for seat in order:
-                if ranks[seat] == prev:
-                    sizes[-1] += 1
-                else:
-                    sizes.append(1)
-                    prev = ranks[seat]
-            linear, sets = _terms(tuple(sizes))
-            slot_player.extend(players[s] for s in order)
-            coefs = [0.0] * len(players)
-            for pos, coef in linear:
-                coefs[pos] = coef
-            slot_linear.extend(coefs)
-            match_slots.setdefault(len(players), []).append(list(range(base, base + len(players))))
-            for members, weight in sets:
-                rows, ws = by_size.setdefault(len(members), ([], []))
-                rows.append([base + pos for pos in members])
-                ws.append(weight)
-        self.slot_player = np.asarray(slot_player, dtype=np.intp)
-        self.slot_linear = np.asarray(slot_linear, dtype=np.float64)
+    def set_matches(self, groups: dict[int, tuple[IntArray, IntArray, IntArray]]) -> None:
+        """Multi-seat matches by seat count: players (M, n) and ranks (M, n) per group.
+
+        Seats are sorted by rank within each match; matches with the same tie pattern share
+        one set of Plackett-Luce terms (``_terms``), laid over their slots with numpy.
+        """
+        slot_player: list[IntArray] = []
+        slot_linear: list[FloatArray] = []
+        by_size: dict[int, tuple[list[IntArray], list[FloatArray]]] = {}
+        base = 0
+        for n, (players, ranks, _) in sorted(groups.items()):
+            m = len(players)
+            order = np.argsort(ranks, axis=1, kind="stable")
+            sorted_ranks = np.take_along_axis(ranks, order, axis=1)
+            slot_player.append(np.take_along_axis(players, order, axis=1).ravel())
+            coefs = np.zeros((m, n))
+            slots = base + np.arange(m)[:, None] * n + np.arange(n)  # (M, n), sorted order
+            self.matches[n] = slots
+            ties = sorted_ranks[:, 1:] == sorted_ranks[:, :-1]
+            codes = ties.astype(np.int64) @ (1 << np.arange(n - 1, dtype=np.int64))
+            for code in np.unique(codes).tolist():
+                rows = np.flatnonzero(codes == code)
+                sizes = [1]
+                for bit in range(n - 1):
+                    if code >> bit & 1:
+                        sizes[-1] += 1
+                    else:
+                        sizes.append(1)
+                linear, sets = _terms(tuple(sizes))
+                for pos, coef in linear:
+                    coefs[rows, pos] = coef
+                for members, weight in sets:
+                    rows_slots, weights = by_size.setdefault(len(members), ([], []))
+                    rows_slots.append(slots[rows][:, list(members)])
+                    weights.append(np.full(len(rows), weight))
+            slot_linear.append(coefs.ravel())
+            base += m * n
+        self.slot_player = (
+            np.concatenate(slot_player) if slot_player else np.zeros(0, dtype=np.intp)
+        )
+        self.slot_linear = np.concatenate(slot_linear) if slot_linear else np.zeros(0)
         np.add.at(self.linear, self.slot_player, self.slot_linear)
-        self.matches = {n: np.asarray(v, dtype=np.intp) for n, v in match_slots.items()}
-        for rows, ws in by_size.values():
-            slots = np.asarray(rows, dtype=np.intp)
+        for size_slots, size_weights in by_size.values():
+            all_slots = np.concatenate(size_slots)
             self.groups.append(
-                SetGroup(self.slot_player[slots], np.asarray(ws, dtype=np.float64), slots)
+                SetGroup(self.slot_player[all_slots], np.concatenate(size_weights), all_slots)
             )
 
     # -- evaluation --------------------------------------------------------------------------

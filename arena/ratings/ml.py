@@ -72,12 +72,12 @@ def fit_ml(
         return RatingTable("ml", _DESCRIPTION, (), (), ("no rated games",))
     k = len(names)
     index = prep.index
-    first, second, score, multi = prep.first, prep.second, prep.score, list(prep.multi)
-    if not aggregate:
-        multi = [
-            ((int(a), int(b)), _ranks_of(float(s)))
-            for a, b, s in zip(first.tolist(), second.tolist(), score.tolist(), strict=True)
-        ] + multi
+    first, second, score = prep.first, prep.second, prep.score
+    multi = dict(prep.groups)
+    if not aggregate:  # two-player games as two-seat Plackett-Luce matches
+        pair_ranks = np.stack([np.where(score < 1.0, 2, 1), np.where(score > 0.0, 2, 1)], axis=1)
+        pair_ranks[score == 0.5] = 1
+        multi[2] = (np.stack([first, second], axis=1), pair_ranks, prep.two_pos)
         first, second, score = first[:0], second[:0], score[:0]
     pi, pj, pn, ps, pq = aggregate_pairs(first, second, score, k)
 
@@ -85,13 +85,14 @@ def fit_ml(
     adj[pi[ps > 0], pj[ps > 0]] = True
     adj[pj[pn - ps > 0], pi[pn - ps > 0]] = True
     link_a, link_b = [pi], [pj]
-    for players, ranks in multi:
-        for a, pa in enumerate(players):
-            for b, pb in enumerate(players):
-                if pa != pb and ranks[a] <= ranks[b]:
-                    adj[pa, pb] = True
-        link_a.append(np.full(len(players) - 1, players[0], dtype=np.intp))
-        link_b.append(np.asarray(players[1:], dtype=np.intp))
+    for players, ranks, _ in multi.values():
+        n = players.shape[1]
+        for a in range(n):
+            for b in range(n):
+                hit = (ranks[:, a] <= ranks[:, b]) & (players[:, a] != players[:, b])
+                adj[players[hit, a], players[hit, b]] = True
+        link_a.append(np.repeat(players[:, 0], n - 1))
+        link_b.append(players[:, 1:].ravel())
     groups = pools(k, np.concatenate(link_a), np.concatenate(link_b))
 
     # Pools without a finite maximum get a ghost player (one extra parameter each).
@@ -198,10 +199,6 @@ _DESCRIPTION = (
     "maximum-likelihood Elo (Bradley-Terry on scores; Plackett-Luce on ranks for N players), "
     "±95% from a robust sandwich estimate, LOS = likelihood of superiority over the next bot"
 )
-
-
-def _ranks_of(score: float) -> tuple[int, ...]:
-    return (1, 1) if score == 0.5 else ((1, 2) if score == 1.0 else (2, 1))
 
 
 def _note_extremes(

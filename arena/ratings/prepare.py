@@ -13,11 +13,12 @@ from itertools import chain
 from operator import attrgetter
 
 import numpy as np
+from numpy.typing import NDArray
 
 from arena.ratings.design import FloatArray, IntArray
 from arena.ratings.results import BotStats, GameResult
 
-Multi = list[tuple[tuple[int, ...], tuple[int, ...]]]
+Group = tuple[IntArray, IntArray, IntArray]  # players (M, n), ranks (M, n), input positions (M,)
 
 
 @dataclass
@@ -27,25 +28,34 @@ class Prepared:
     second: IntArray
     score: FloatArray  # first player's score: 1, 1/2, 0
     two_pos: IntArray  # input position of each two-player game
-    multi: Multi  # multi-seat matches: (player index per seat, ranks)
-    multi_pos: list[int]
+    groups: dict[int, Group]  # multi-seat matches by number of seats
     stats: dict[str, BotStats]
 
     @property
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
 
+    def multi_in_order(self) -> list[tuple[int, tuple[int, ...], tuple[int, ...]]]:
+        """(input position, player per seat, rank per seat) of every multi-seat match."""
+        out: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
+        for players, ranks, pos in self.groups.values():
+            seats = map(tuple, players.tolist())
+            out += zip(pos.tolist(), seats, map(tuple, ranks.tolist()), strict=True)
+        out.sort()
+        return out
+
 
 def prepare(results: Iterable[GameResult]) -> Prepared:
     games = results if isinstance(results, list) else list(results)
     players = list(map(attrgetter("players"), games))
-    ranks = list(map(attrgetter("ranks"), games))
     lengths = np.fromiter(map(len, players), dtype=np.intp, count=len(players))
     flat = list(chain.from_iterable(players))
     names = sorted(set(flat))
     index = {n: i for i, n in enumerate(names)}
     idx = np.fromiter(map(index.__getitem__, flat), dtype=np.intp, count=len(flat))
-    rk = np.fromiter(chain.from_iterable(ranks), dtype=np.int64, count=len(flat))
+    rk = np.fromiter(
+        chain.from_iterable(map(attrgetter("ranks"), games)), dtype=np.int64, count=len(flat)
+    )
     starts = np.cumsum(lengths) - lengths
     two = lengths == 2
     s2 = starts[two]
@@ -55,28 +65,27 @@ def prepare(results: Iterable[GameResult]) -> Prepared:
     keep = first != second  # a two-player game against oneself says nothing
     two_pos = np.flatnonzero(two)[keep]
     first, second, score = first[keep], second[keep], score[keep]
-    multi_pos = np.flatnonzero(~two).tolist()
-    multi: Multi = [
-        (tuple(idx[starts[p] : starts[p] + lengths[p]].tolist()), ranks[p]) for p in multi_pos
-    ]
+    groups: dict[int, Group] = {}
+    for n in np.unique(lengths[~two]).tolist():
+        pos = np.flatnonzero(lengths == n)
+        seats = starts[pos][:, None] + np.arange(n)
+        groups[n] = (idx[seats], rk[seats], pos)
 
-    k = len(names)
-    used = np.zeros(k, dtype=bool)
+    used = np.zeros(len(names), dtype=bool)
     used[first] = True
     used[second] = True
-    for seats, _ in multi:
-        used[list(seats)] = True
+    for p, _, _ in groups.values():
+        used[p.ravel()] = True
     if not used.all():  # bots that only played themselves: not rated, not listed
         lookup = np.cumsum(used) - 1
         names = [n for n, u in zip(names, used.tolist(), strict=True) if u]
         first, second = lookup[first], lookup[second]
-        multi = [(tuple(int(lookup[s]) for s in seats), r) for seats, r in multi]
-        k = len(names)
+        groups = {n: (lookup[p], r, pos) for n, (p, r, pos) in groups.items()}
 
     stats = _two_player_stats(names, first, second, score)
-    for seats, r in multi:
-        _add_multi(stats, [names[s] for s in seats], r)
-    return Prepared(names, first, second, score, two_pos, multi, multi_pos, stats)
+    for p, r, _ in groups.values():
+        _add_multi(stats, names, p, r)
+    return Prepared(names, first, second, score, two_pos, groups, stats)
 
 
 def _two_player_stats(
@@ -110,17 +119,31 @@ def _two_player_stats(
     }
 
 
-def _add_multi(stats: dict[str, BotStats], players: list[str], ranks: tuple[int, ...]) -> None:
-    n = len(players)
-    for seat, name in enumerate(players):
-        st = stats[name]
-        mine = ranks[seat]
-        beaten = sum(1 for r in ranks if r > mine)
-        tied = sum(1 for r in ranks if r == mine) - 1
-        rank = n - beaten - tied  # competition rank: 1 + seats strictly better
-        st.games += 1
-        st.points += (beaten + 0.5 * tied) / (n - 1)
-        st.multi_games += 1
-        st.rank_sum += rank
-        st.firsts += rank == 1
-        st.shared += tied > 0
+def _add_multi(
+    stats: dict[str, BotStats], names: list[str], players: IntArray, ranks: IntArray
+) -> None:
+    """Counts for matches of n seats: beaten / tied per seat by broadcasting (M, n, n)."""
+    k, n = len(names), players.shape[1]
+    beaten = (ranks[:, None, :] > ranks[:, :, None]).sum(axis=2)
+    tied = (ranks[:, None, :] == ranks[:, :, None]).sum(axis=2) - 1
+    rank = n - beaten - tied  # competition rank: 1 + seats strictly better
+    flat = players.ravel()
+
+    def total(values: NDArray[np.generic]) -> list[float]:
+        counts = np.bincount(flat, weights=values.ravel().astype(np.float64), minlength=k)
+        return counts.tolist()  # type: ignore[no-any-return]
+
+    games = total(np.ones_like(rank))
+    points = total((beaten + 0.5 * tied) / (n - 1))
+    rank_sum = total(rank)
+    firsts = total(rank == 1)
+    shared = total(tied > 0)
+    for i, name in enumerate(names):
+        if games[i]:
+            st = stats[name]
+            st.games += int(games[i])
+            st.multi_games += int(games[i])
+            st.points += points[i]
+            st.rank_sum += int(rank_sum[i])
+            st.firsts += int(firsts[i])
+            st.shared += int(shared[i])

@@ -25,27 +25,30 @@ def fit_sequential(
     names, stats = prep.names, prep.stats
     rating = [initial] * len(names)
     firsts, seconds, scores = prep.first.tolist(), prep.second.tolist(), prep.score.tolist()
-    if prep.multi:
-        # (input position, is a multi-seat match, index): replay everything in input order
-        events = [(pos, False, i) for i, pos in enumerate(prep.two_pos.tolist())]
-        events += [(pos, True, j) for j, pos in enumerate(prep.multi_pos)]
+    if prep.groups:
+        # two-player games and multi-seat matches replayed together in input order
+        events: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = prep.multi_in_order()
+        events += [
+            (pos, (a, b), (1, 1) if s == 0.5 else ((1, 2) if s == 1.0 else (2, 1)))
+            for pos, a, b, s in zip(prep.two_pos.tolist(), firsts, seconds, scores, strict=True)
+        ]
         events.sort()
-        for _, is_multi, i in events:
-            if is_multi:
-                _update_multi(rating, *prep.multi[i], k)
+        for _, players, ranks in events:
+            if len(players) == 2:
+                _update_pair(rating, players[0], players[1], pair_points(ranks, 0, 1), k)
             else:
-                _update_pair(rating, firsts[i], seconds[i], scores[i], k)
+                _update_multi(rating, players, ranks, k)
     else:  # the common case, kept tight: a million games in well under a second
         for a, b, score in zip(firsts, seconds, scores, strict=True):
             delta = k * (score - 1.0 / (1.0 + 10.0 ** ((rating[b] - rating[a]) / 400.0)))
             rating[a] += delta
             rating[b] -= delta
-    link_a = [*firsts]
-    link_b = [*seconds]
-    for players, _ in prep.multi:
-        link_a.extend(players[:1] * (len(players) - 1))
-        link_b.extend(players[1:])
-    groups = pools(len(names), np.asarray(link_a, dtype=np.intp), np.asarray(link_b, dtype=np.intp))
+    link_a = [prep.first]
+    link_b = [prep.second]
+    for seats, _, _ in prep.groups.values():
+        link_a.append(np.repeat(seats[:, 0], seats.shape[1] - 1))
+        link_b.append(seats[:, 1:].ravel())
+    groups = pools(len(names), np.concatenate(link_a), np.concatenate(link_b))
     rows: list[BotRating] = []
     pool_rows: list[Pool] = []
     for number, group in enumerate(groups, start=1):

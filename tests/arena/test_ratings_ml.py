@@ -186,3 +186,8 @@ def test_counts_and_self_play() -> None:
     assert (a.games, a.wins, a.draws, a.losses, a.points) == (6, 2, 1, 3, 2.5)
     assert a.score == pytest.approx(2.5 / 6) and a.draw_rate == pytest.approx(1 / 6)
     assert fit_ml([]).rows == ()
+
+
+def test_a_bot_that_only_played_itself_is_not_listed() -> None:
+    results = [*games("a", "b", 1, 1, 1), GameResult.two_player("solo", "solo", W)]
+    assert [r.bot for r in fit_ml(results).rows] == ["a", "b"]

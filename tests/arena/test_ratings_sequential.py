@@ -47,3 +47,25 @@ def test_n_player_pairs_share_k() -> None:
     # A: 16*((1-.5)+(1-.5)) = +16; B: 16*((0-.5)+(.5-.5)) = -8; C likewise -8
     table = fit_sequential([GameResult(("A", "B", "C"), (1, 2, 2))], k=32.0)
     assert table.elo() == {"A": 1516.0, "B": 1492.0, "C": 1492.0}
+
+
+def test_mixed_two_and_three_player_games_in_input_order() -> None:
+    games = [
+        GameResult.two_player("A", "B", 1.0),  # A = 1508, B = 1492
+        GameResult(("A", "B", "C"), (1, 2, 2)),  # K/(N-1) = 8 per pair, pre-match ratings
+    ]
+
+    def e(diff: float) -> float:
+        return 1.0 / (1.0 + 10.0 ** (-diff / 400.0))
+
+    a = 1508 + 8 * ((1 - e(16)) + (1 - e(8)))  # 1508 + 8 * (0.4769906 + 0.4884889)
+    b = 1492 + 8 * ((0 - e(-16)) + (0.5 - e(-8)))
+    c = 1500 + 8 * ((0 - e(-8)) + (0.5 - e(8)))
+    table = fit_sequential(games, k=16.0)
+    assert table.row("A").elo == pytest.approx(a, abs=1e-9)
+    assert table.row("A").elo == pytest.approx(1515.72384, abs=1e-4)
+    assert table.row("B").elo == pytest.approx(b, abs=1e-9)
+    assert table.row("C").elo == pytest.approx(c, abs=1e-9)
+    # the other order: the 3-player match first, all at 1500: C = 1500 + 8 * (-0.5 + 0) = 1496
+    assert fit_sequential(games[::-1], k=16.0).row("C").elo == pytest.approx(1496.0)
+    assert c != pytest.approx(1496.0, abs=0.1)
