@@ -37,8 +37,9 @@ from dataclasses import dataclass
 
 Window = tuple[int, int] | None
 
-#: Default transposition-table capacity in entries (about 100 bytes each in CPython).
-DEFAULT_TT_SIZE = 1 << 21
+#: Default transposition-table capacity in entries: about 90 bytes each in CPython (a dict slot
+#: and the key int), so a full default table takes about 95 MB.
+DEFAULT_TT_SIZE = 1 << 20
 
 
 class SolverTimeout(Exception):
