@@ -20,7 +20,7 @@ import pytest
 from arena.schedule import schedule
 
 FIELD = ["random", "random:seed=1", "random:seed=2"]
-GAMES = 4
+GAMES = 8
 SEED = 3
 TOTAL = 3 * GAMES  # C(3, 2) pairs
 POLL_LIMIT_S = 120.0  # a guard against a hung run, never a guess at how long something takes
