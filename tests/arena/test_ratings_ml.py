@@ -7,6 +7,8 @@ import math
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena.ratings import ELO_PER_NAT, GameResult, RatingInputError, elo_diff, fit_ml
 from arena.ratings.ml import Z95
@@ -191,3 +193,33 @@ def test_counts_and_self_play() -> None:
 def test_a_bot_that_only_played_itself_is_not_listed() -> None:
     results = [*games("a", "b", 1, 1, 1), GameResult.two_player("solo", "solo", W)]
     assert [r.bot for r in fit_ml(results).rows] == ["a", "b"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("abcd"), st.sampled_from("abcd"), st.sampled_from([W, D, L])),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_fit_meets_the_score_equations(raw: list[tuple[str, str, float]]) -> None:
+    """At the maximum (no prior needed) every bot's points equal its expected points:
+    sum over its games of 1/(1 + 10^(-(r_self - r_opp)/400)). Always finite, always centred."""
+    results = [GameResult.two_player(a, b, s) for a, b, s in raw if a != b]
+    table = fit_ml(results)
+    for pool in table.pools:
+        elos = [table.row(b).elo for b in pool.bots]
+        assert sum(elos) / len(elos) == pytest.approx(1500.0)
+    for row in table.rows:
+        assert math.isfinite(row.elo) and row.error is not None and math.isfinite(row.error)
+    if any("virtual draw" in n for n in table.notes):
+        return
+    elo = table.elo()
+    for bot in elo:
+        expected = 0.0
+        for res in results:
+            if bot in res.players:
+                other = res.players[1] if res.players[0] == bot else res.players[0]
+                expected += 1.0 / (1.0 + 10.0 ** (-(elo[bot] - elo[other]) / 400.0))
+        assert table.row(bot).stats.points == pytest.approx(expected, abs=1e-7)
