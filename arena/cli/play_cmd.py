@@ -24,8 +24,11 @@ def registered_lookup(db: str | None) -> Callable[[str], BotRef | None]:
     """A lookup of registered bot names that opens the database only when first asked."""
 
     def lookup(name: str) -> BotRef | None:
+        from db.session import database_url, exists
         from db.store import lookup_bot
 
+        if not exists(database_url(db)):
+            return None  # no database yet: nothing is registered (and don't create one)
         with open_db(db).begin() as session:
             return lookup_bot(session, name)
 
