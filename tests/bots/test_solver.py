@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Hashable
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -105,6 +107,18 @@ def test_three_player_nim_matches_brute_force() -> None:
         state = game.parse_position(text)
         result = solver.solve(state)
         assert result.values == brute_values(game, state), text
+
+
+def test_textbook_trees_value_and_best_move(shared_data: Path) -> None:
+    files = sorted((shared_data / "trees").glob("*.json"))
+    if not files:
+        pytest.skip(f"no trees in {shared_data / 'trees'}")
+    for path in files:
+        expected = json.loads(path.read_text(encoding="utf-8"))["expected"]
+        game = games.get("tree", tree=str(path))
+        result = ExactSolver(game).solve(game.initial_state())
+        assert result.values[0] == expected["value"], path.name
+        assert result.move == expected["best_move"], path.name
 
 
 # --- random trees -------------------------------------------------------------------------------
