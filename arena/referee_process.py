@@ -134,6 +134,21 @@ class BotProcess:
         return True
 
     # --- reading -------------------------------------------------------------------------------
+    def unsolicited(self) -> bytes:
+        """Output that arrived while no request was open (empty when there is none)."""
+        if not self.buffer and not self.eof:
+            try:
+                chunk = os.read(self.fd_out, _CHUNK)
+            except (BlockingIOError, InterruptedError):
+                return b""
+            except OSError:
+                chunk = b""
+            if chunk:
+                self.buffer += chunk
+            else:
+                self.eof = True
+        return bytes(self.buffer[:200])
+
     def read_line(self, deadline: float | None) -> tuple[ReadStatus, bytes]:
         """The next line (without its newline) by ``deadline``; never blocks past it."""
         while True:

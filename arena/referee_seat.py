@@ -115,6 +115,14 @@ class ProcessSeat:
         request: dict[str, Any],
         hard_limit: float | None,
     ) -> Reply:
+        stray = self.process.unsolicited()
+        if stray:  # a line nobody asked for would be taken for the next answer: refuse it
+            return Reply(
+                0.0,
+                fault=self._died(
+                    Termination.BAD_OUTPUT, "output without a request", answer=_text(stray)
+                ),
+            )
         data = protocol.encode(request)
         sent = time.monotonic()
         deadline = None if hard_limit is None else sent + hard_limit
