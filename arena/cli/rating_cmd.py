@@ -41,7 +41,7 @@ CenterOption = Annotated[
 ]
 AnchorOption = Annotated[
     str | None,
-    typer.Option("--anchor", metavar="NAME=ELO", help="Fix one bot's rating (ml) instead."),
+    typer.Option("--anchor", metavar="NAME=ELO", help="Shift so this bot has this rating."),
 ]
 KOption = Annotated[float, typer.Option("--k", help="K-factor of sequential Elo.")]
 GameOption = Annotated[str | None, typer.Option("--game", "-g", help="Only matches of this game.")]

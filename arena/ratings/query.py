@@ -135,7 +135,7 @@ def rate(
     if method == "ml":
         return fit_ml(results, center=center, anchor=anchor)
     if method == "elo":
-        return fit_sequential(results, k=k, initial=center)
+        return fit_sequential(results, k=k, initial=center, anchor=anchor)
     raise LeaderboardError(f"unknown method {method!r} (use ml or elo)")
 
 

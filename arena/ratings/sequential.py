@@ -14,15 +14,23 @@ import numpy as np
 
 from arena.ratings.graph import pools
 from arena.ratings.prepare import prepare
-from arena.ratings.results import GameResult, pair_points
+from arena.ratings.results import GameResult, RatingInputError, pair_points
 from arena.ratings.table import BotRating, Pool, RatingTable
 
 
 def fit_sequential(
-    results: Iterable[GameResult], *, k: float = 16.0, initial: float = 1500.0
+    results: Iterable[GameResult],
+    *,
+    k: float = 16.0,
+    initial: float = 1500.0,
+    anchor: tuple[str, float] | None = None,
 ) -> RatingTable:
+    """Elo after replaying ``results`` in order. With ``anchor=(name, elo)`` that bot's pool is
+    shifted afterwards so the bot shows exactly ``elo`` (differences are unchanged)."""
     prep = prepare(results)
     names, stats = prep.names, prep.stats
+    if anchor is not None and anchor[0] not in stats:
+        raise RatingInputError(f"anchor bot {anchor[0]!r} has no rated games")
     rating = [initial] * len(names)
     firsts, seconds, scores = prep.first.tolist(), prep.second.tolist(), prep.score.tolist()
     if prep.groups:
@@ -53,11 +61,14 @@ def fit_sequential(
     pool_rows: list[Pool] = []
     for number, group in enumerate(groups, start=1):
         order = sorted(group, key=lambda i: (-rating[i], names[i]))
+        shift = 0.0
+        relative = f"start {initial:g}, K = {k:g}"
+        if anchor is not None and names.index(anchor[0]) in group:
+            shift = anchor[1] - rating[names.index(anchor[0])]
+            relative = f"anchor {anchor[0]} = {anchor[1]:g} (K = {k:g})"
         for i in order:
-            rows.append(BotRating(names[i], rating[i], None, stats[names[i]], number, None))
-        pool_rows.append(
-            Pool(number, tuple(names[i] for i in order), f"start {initial:g}, K = {k:g}")
-        )
+            rows.append(BotRating(names[i], rating[i] + shift, None, stats[names[i]], number, None))
+        pool_rows.append(Pool(number, tuple(names[i] for i in order), relative))
     notes = ["order-dependent: the same games in another order give other ratings"]
     if len(groups) > 1:
         notes.append(

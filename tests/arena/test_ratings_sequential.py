@@ -31,6 +31,10 @@ def test_hand_computed_sequence() -> None:
     assert any("order-dependent" in n for n in table.notes)
     # the sum of ratings is conserved by every two-player update
     assert sum(r.elo for r in table.rows) == pytest.approx(4500.0)
+    # an anchor shifts the pool, differences stay
+    anchored = fit_sequential(games, anchor=("B", 1000.0))
+    assert anchored.row("B").elo == 1000.0
+    assert anchored.row("C").elo - 1000.0 == pytest.approx(1508.00424 - 1492.18417, abs=1e-4)
 
 
 def test_order_matters_and_k_scales() -> None:
