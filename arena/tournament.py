@@ -11,11 +11,13 @@ completing the match's pending row; a match already done is never stored again, 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import multiprocessing
 import multiprocessing.connection
 import os
 import signal
 import sys
+import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import Connection, Table, bindparam, select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 import games
@@ -39,7 +41,16 @@ from db.store import complete_match, ref_of, version_for
 from games.base import Game
 
 PREFETCH = 2  # matches queued per job, so a job never waits for the writer
+CLAIM_BATCH = 32  # matches marked 'running' per write (claimed shortly before they are played)
 MAX_WORKER_RESTARTS = 4
+
+
+_MATCHES = cast(Table, Match.__table__)
+_CLAIM = (
+    _MATCHES.update()
+    .where(_MATCHES.c.id.in_(bindparam("ids", expanding=True)), _MATCHES.c.status == "pending")
+    .values(status="running")
+)
 
 
 class TournamentError(ValueError):
@@ -151,6 +162,7 @@ class Job:
     seats: tuple[int, ...]  # field positions in seat order
     start_position: str | None
     seed: int
+    recovered: bool = False  # left 'running' by an interrupted run: replace what it left
 
 
 def load_tournament(session: Session, tournament_id: int) -> Tournament:
@@ -200,7 +212,7 @@ def pending_jobs(session: Session, tournament: Tournament) -> list[Job]:
     jobs = []
     for m in matches:
         seats = tuple(position[s.version.bot.name] for s in m.seats)
-        jobs.append(Job(m.id, seats, m.start_position, m.seed))
+        jobs.append(Job(m.id, seats, m.start_position, m.seed, m.status == "running"))
     return jobs
 
 
@@ -305,6 +317,8 @@ class Runner:
         self.progress_stream = progress_stream
         self.tty = tty
         self._to_mark: list[int] = []
+        self._claimed: set[int] = set()
+        self._conn: Connection | None = None
         self.version_ids: list[int] = []
         self.db_seconds = 0.0  # time spent in write transactions (for the benchmark)
 
@@ -354,29 +368,41 @@ class Runner:
                 .values(bot_version_id=new_id)
             )
 
-    def _mark_running(self, session: Session) -> None:
+    def _claim(self, job: Job, todo: deque[Job]) -> None:
+        """Mark ``job`` and the next few as 'running' with the next write (one statement per
+        CLAIM_BATCH matches rather than one per match)."""
+        if job.match_id in self._claimed:
+            return
+        batch = [job.match_id, *(j.match_id for j in itertools.islice(todo, CLAIM_BATCH - 1))]
+        self._claimed.update(batch)
+        self._to_mark.extend(batch)
+
+    def _mark_running(self, conn: Connection) -> None:
         if self._to_mark:
-            matches = cast(Table, Match.__table__)
-            session.connection().execute(
-                matches.update()
-                .where(matches.c.id.in_(self._to_mark), matches.c.status == "pending")
-                .values(status="running")
-            )
+            conn.execute(_CLAIM, {"ids": self._to_mark})
             self._to_mark.clear()
+
+    def _connection(self) -> Connection:
+        if self._conn is None:
+            self._conn = self.factory.kw["bind"].connect()
+        return self._conn
 
     def _flush_marks(self) -> None:
         if self._to_mark:
-            with self.factory.begin() as session:
-                self._mark_running(session)
+            conn = self._connection()
+            with conn.begin():
+                self._mark_running(conn)
 
     def _store(self, job: Job, record: MatchRecord) -> bool:
-        import time
-
+        """One transaction: the match's row, its seats and its moves (and any claims)."""
         start = time.perf_counter()
-        with self.factory.begin() as session:
-            self._mark_running(session)
+        conn = self._connection()
+        with conn.begin():
+            self._mark_running(conn)
             versions = [self.version_ids[i] for i in job.seats]
-            stored = complete_match(session, job.match_id, record, versions)
+            stored = complete_match(
+                conn, job.match_id, record, versions, replace_partial=job.recovered
+            )
         self.db_seconds += time.perf_counter() - start
         return stored
 
@@ -414,6 +440,9 @@ class Runner:
             outcome.interrupted = True
         finally:
             progress.close()
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
         self._finish(outcome)
         return outcome
 
@@ -423,7 +452,7 @@ class Runner:
         game = games.get(plan.game, **plan.params)
         with BotPool(plan.limits) as pool:
             job = todo.popleft()
-            self._to_mark.append(job.match_id)
+            self._claim(job, todo)
             self._flush_marks()
             while True:
                 try:
@@ -443,7 +472,7 @@ class Runner:
                     progress.message(text)
                 following = todo.popleft() if todo else None
                 if following is not None:
-                    self._to_mark.append(following.match_id)
+                    self._claim(following, todo)
                 if record is not None:
                     if self._store(job, record):
                         out.played += 1
@@ -461,7 +490,7 @@ class Runner:
                 for _ in range(PREFETCH):
                     if todo:
                         job = todo.popleft()
-                        self._to_mark.append(job.match_id)
+                        self._claim(job, todo)
                         w.send(job)
             self._flush_marks()
             while any(w.queue for w in workers):
@@ -495,6 +524,10 @@ class Runner:
                         text = f"match {match_id}: arena error: {payload}"
                         out.failed.append(text)
                         progress.message(text)
+        except BaseException:
+            for w in workers:  # interrupted: do not wait for the games in progress
+                w.process.terminate()
+            raise
         finally:
             for w in workers:
                 w.stop()
@@ -502,7 +535,7 @@ class Runner:
     def _refill(self, worker: _Worker, todo: deque[Job]) -> None:
         while todo and len(worker.queue) < PREFETCH:
             job = todo.popleft()
-            self._to_mark.append(job.match_id)
+            self._claim(job, todo)
             worker.send(job)
 
 

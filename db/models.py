@@ -234,7 +234,7 @@ class Seat(Base):
     utility: Mapped[float | None]
     rank: Mapped[int | None]
     score: Mapped[float | None]
-    fault: Mapped[dict[str, Any] | None]
+    fault: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
 
     match: Mapped[Match] = relationship(back_populates="seats")
     version: Mapped[BotVersion] = relationship()
@@ -255,7 +255,7 @@ class Move(Base):
     seat: Mapped[int]
     move: Mapped[str] = mapped_column(Text)
     time_ms: Mapped[float]
-    info: Mapped[dict[str, Any] | None]
+    info: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     forced: Mapped[bool] = mapped_column(default=False)
 
     match: Mapped[Match] = relationship(back_populates="moves")

@@ -179,20 +179,27 @@ _INSERT_MOVES = _MOVES.insert()
 
 
 def complete_match(
-    session: Session, match_id: int, record: MatchRecord, version_ids: Sequence[int]
+    session: Session | Connection,
+    match_id: int,
+    record: MatchRecord,
+    version_ids: Sequence[int],
+    *,
+    replace_partial: bool = True,
 ) -> bool:
     """Store the result of the scheduled match ``match_id`` unless it is done already (False).
 
-    Whatever an interrupted earlier attempt left of it (moves, seat results) is replaced, so a
-    replayed match is stored exactly once. Prebuilt SQL statements, no ORM bookkeeping: this is
-    the tournament runner's per-match write.
+    Seat results are overwritten; with ``replace_partial`` any moves an interrupted earlier
+    attempt left are deleted first (the runner asks for it for matches it found 'running'), so
+    a replayed match is stored exactly once. Prebuilt SQL statements, no ORM bookkeeping: this
+    is the tournament runner's per-match write.
     """
-    conn = session.connection()
+    conn = session.connection() if isinstance(session, Session) else session
     params = {f"p_{k}": v for k, v in _match_values(record).items()}
     updated = conn.execute(_COMPLETE, {"mid": match_id, "n": len(record.seats), **params})
     if updated.rowcount != 1:
         return False
-    conn.execute(_DELETE_MOVES, {"mid": match_id})
+    if replace_partial:
+        conn.execute(_DELETE_MOVES, {"mid": match_id})
     conn.execute(
         _SEAT_RESULT,
         [

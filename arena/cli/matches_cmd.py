@@ -14,7 +14,8 @@ from sqlalchemy.orm import Session
 from tabulate import tabulate
 
 import games
-from arena.cli.common import DbOption, fail, open_db
+from arena.cli.common import DbOption, fail
+from arena.cli.tournament_cmd import open_existing_db
 from arena.record import MatchRecord
 from db import queries
 from db.models import Match, Tournament
@@ -60,7 +61,7 @@ def matches_command(
     as_json: JsonOption = False,
 ) -> None:
     """The stored matches: bots in seat order, result, termination, plies, duration."""
-    factory = open_db(db)
+    factory = open_existing_db(db)
     with factory() as session:
         found = list(session.scalars(queries.matches_query(tournament, bot, status)))
         if limit > 0:
@@ -127,7 +128,7 @@ def replay_command(
     as_json: JsonOption = False,
 ) -> None:
     """Step through a stored match: the board after every move, with times and search info."""
-    factory = open_db(db)
+    factory = open_existing_db(db)
     with factory() as session:
         match = load_match(session, match_id)
         if match is None:
@@ -257,7 +258,7 @@ def export_command(
     db: DbOption = None,
 ) -> None:
     """Export done matches: JSON match records, one CSV row per match, or PGN (two players)."""
-    factory = open_db(db)
+    factory = open_existing_db(db)
     with factory() as session:
         if tournament is not None and session.get(Tournament, tournament) is None:
             fail(f"no tournament {tournament}")

@@ -62,6 +62,14 @@ def _lookup(url: str | None) -> tuple[Any, list[sessionmaker[Session]]]:
     return lookup, opened
 
 
+def open_existing_db(url: str | None) -> sessionmaker[Session]:
+    """The database for a command that only reads it: a SQLite file that is not there is an
+    error (a wrong directory or URL), not a new empty database."""
+    if not exists(database_url(url)):
+        fail(f"no database at {database_url(url)} (give --db or $ARENA_DB)")
+    return open_db(url)
+
+
 @tournament_app.command("run")
 def run_command(
     game_name: Annotated[
@@ -165,9 +173,7 @@ def resume_command(
     """Play the matches of an interrupted tournament that are not done yet."""
     if jobs is not None and jobs < 1:
         fail(f"--jobs must be >= 1, not {jobs}")
-    if not exists(database_url(db)):
-        fail(f"no database at {database_url(db)}")
-    factory = open_db(db)
+    factory = open_existing_db(db)
 
     def lookup(name: str) -> BotRef | None:
         with factory() as session:
@@ -199,7 +205,11 @@ def _play(
     as_json: bool,
 ) -> None:
     runner = Runner(factory, tid, refs, jobs=jobs or default_jobs())
-    outcome = runner.run()
+    try:
+        outcome = runner.run()
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted; continue with: arena tournament resume {tid}", err=True)
+        raise typer.Exit(130) from None
     with factory() as session:
         summary = _summary(session, tid)
     if as_json:
@@ -299,7 +309,7 @@ def _summary(session: Session, tid: int) -> dict[str, Any]:
 @tournament_app.command("list")
 def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     """The tournaments in the database, newest first."""
-    factory = open_db(db)
+    factory = open_existing_db(db)
     with factory() as session:
         rows = queries.tournaments(session)
     if as_json:
@@ -332,7 +342,7 @@ def show_command(
     as_json: JsonOption = False,
 ) -> None:
     """A tournament's settings, progress, standings and crosstable."""
-    factory = open_db(db)
+    factory = open_existing_db(db)
     with factory() as session:
         try:
             summary = _summary(session, tournament_id)

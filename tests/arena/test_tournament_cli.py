@@ -297,6 +297,17 @@ def test_unreadable_database_is_one_line_exit_2(tmp_path: Path) -> None:
         assert "database" in _error_line(arena(*cmd, "--db", f"sqlite:///{path}"))
     assert path.read_bytes() == junk
     assert "invalid database URL" in _error_line(arena("tournament", "list", "--db", "nope://"))
+    missing = tmp_path / "missing.db"
+    for cmd in (
+        ["tournament", "list"],
+        ["tournament", "show", "1"],
+        ["matches"],
+        ["export"],
+        ["replay", "1"],
+        ["tournament", "resume", "1"],
+    ):
+        assert "no database" in _error_line(arena(*cmd, "--db", f"sqlite:///{missing}"))
+    assert not missing.exists()  # reading commands never create a database
 
 
 def test_resume_of_a_finished_tournament_is_refused(tmp_path: Path) -> None:
