@@ -14,8 +14,9 @@ import math
 from collections.abc import Iterable
 
 import numpy as np
+from numpy.typing import NDArray
 
-from arena.ratings.design import Design, FloatArray, aggregate_pairs
+from arena.ratings.design import Design, FloatArray, IntArray, aggregate_pairs
 from arena.ratings.graph import pools, strong_components
 from arena.ratings.prepare import prepare
 from arena.ratings.results import GameResult, RatingInputError
@@ -71,7 +72,6 @@ def fit_ml(
     if not names:
         return RatingTable("ml", _DESCRIPTION, (), (), ("no rated games",))
     k = len(names)
-    index = prep.index
     first, second, score = prep.first, prep.second, prep.score
     multi = dict(prep.groups)
     if not aggregate:  # two-player games as two-seat Plackett-Luce matches
@@ -79,8 +79,104 @@ def fit_ml(
         pair_ranks[score == 0.5] = 1
         multi[2] = (np.stack([first, second], axis=1), pair_ranks, prep.two_pos)
         first, second, score = first[:0], second[:0], score[:0]
-    pi, pj, pn, ps, pq = aggregate_pairs(first, second, score, k)
+    pairs = aggregate_pairs(first, second, score, k)
+    adj, groups = _graph(k, pairs, multi)
+    members, pairs, notes, n_ghosts = _add_ghosts(k, adj, groups, pairs, prior)
 
+    design = Design(k + n_ghosts)
+    design.set_pairs(*pairs)
+    design.set_matches(multi)
+    gauge = np.zeros((design.k, design.k))
+    for pool in members:
+        gauge[np.ix_(pool, pool)] += 1.0 / len(pool)
+    theta, info = _newton(design, gauge)
+    model = np.linalg.inv(info + gauge) - gauge  # I^+ in every pool's gauge
+    meat = design.meat(theta)
+    robust = model @ meat @ model
+    flat = np.diag(meat)[:k] <= 1e-12  # no score variance at all: fall back to the model
+
+    index = prep.index
+    rows: list[BotRating] = []
+    pool_rows: list[Pool] = []
+    for number, pool in enumerate(members, start=1):
+        real = [x for x in pool if x < k]
+        if anchor is not None and index[anchor[0]] in real:
+            ref: int | None = real.index(index[anchor[0]])
+            offset, relative = anchor[1], f"anchor {anchor[0]} = {anchor[1]:g}"
+        else:
+            ref, offset, relative = None, center, f"pool average = {center:g}"
+        transform = _scale(real, design.k, ref)
+        estimate = _Estimate(
+            elo=offset + ELO_PER_NAT * (transform @ theta),
+            robust=ELO_PER_NAT**2 * (transform @ robust @ transform.T),
+            model=ELO_PER_NAT**2 * (transform @ model @ transform.T),
+            flat=flat[real],
+        )
+        order = sorted(range(len(real)), key=lambda a: (-estimate.elo[a], names[real[a]]))
+        for pos, a in enumerate(order):
+            below = order[pos + 1] if pos + 1 < len(order) else None
+            note = notes.get(real[a], "")
+            if estimate.flat[a] and len(real) > 1:
+                note = f"{note}; {NOTE_MODEL_ERR}" if note else NOTE_MODEL_ERR
+            name = names[real[a]]
+            rows.append(
+                BotRating(
+                    name,
+                    float(estimate.elo[a]),
+                    estimate.error(a),
+                    stats[name],
+                    number,
+                    None if below is None else estimate.los(a, below),
+                    note,
+                )
+            )
+        pool_rows.append(Pool(number, tuple(names[real[a]] for a in order), relative))
+    return RatingTable(
+        "ml",
+        _DESCRIPTION,
+        tuple(rows),
+        tuple(pool_rows),
+        _table_notes(len(members), n_ghosts, prior, bool(flat.any())),
+    )
+
+
+Pairs = tuple[IntArray, IntArray, FloatArray, FloatArray, FloatArray]
+
+
+class _Estimate:
+    """One pool's ratings on the output scale with both covariances (robust and model)."""
+
+    def __init__(
+        self, elo: FloatArray, robust: FloatArray, model: FloatArray, flat: NDArray[np.bool_]
+    ) -> None:
+        self.elo, self.robust, self.model, self.flat = elo, robust, model, flat
+
+    def _cov(self, *bots: int) -> FloatArray:
+        return self.model if any(self.flat[b] for b in bots) else self.robust
+
+    def error(self, a: int) -> float:
+        return Z95 * math.sqrt(max(float(self._cov(a)[a, a]), 0.0))
+
+    def los(self, a: int, b: int) -> float:
+        cov = self._cov(a, b)
+        return _los(float(self.elo[a] - self.elo[b]), float(cov[a, a] + cov[b, b] - 2 * cov[a, b]))
+
+
+def _scale(real: list[int], size: int, ref: int | None) -> FloatArray:
+    """Rows mapping theta to one pool's output scale (every row sums to 0, so the free shift
+    drops out): centred on the pool mean, or minus the anchor (local index ``ref``)."""
+    m = len(real)
+    local = np.eye(m) - 1.0 / m if ref is None else np.eye(m) - np.eye(m)[ref][None, :]
+    out = np.zeros((m, size))
+    out[:, real] = local
+    return out
+
+
+def _graph(
+    k: int, pairs: Pairs, multi: dict[int, tuple[IntArray, IntArray, IntArray]]
+) -> tuple[NDArray[np.bool_], list[list[int]]]:
+    """The "scored against" adjacency (i -> j: i won, drew or tied against j) and the pools."""
+    pi, pj, pn, ps, _ = pairs
     adj = np.zeros((k, k), dtype=bool)
     adj[pi[ps > 0], pj[ps > 0]] = True
     adj[pj[pn - ps > 0], pi[pn - ps > 0]] = True
@@ -93,106 +189,63 @@ def fit_ml(
                 adj[players[hit, a], players[hit, b]] = True
         link_a.append(np.repeat(players[:, 0], n - 1))
         link_b.append(players[:, 1:].ravel())
-    groups = pools(k, np.concatenate(link_a), np.concatenate(link_b))
+    return adj, pools(k, np.concatenate(link_a), np.concatenate(link_b))
 
-    # Pools without a finite maximum get a ghost player (one extra parameter each).
+
+def _add_ghosts(
+    k: int, adj: NDArray[np.bool_], groups: list[list[int]], pairs: Pairs, prior: float
+) -> tuple[list[list[int]], Pairs, dict[int, str], int]:
+    """A ghost (one extra parameter) for every pool without a finite maximum: each bot of the
+    pool has drawn ``prior`` games with it. Returns pools with their ghosts, the pairs with the
+    virtual games, notes per bot and the number of ghosts."""
     notes: dict[int, str] = {}
     members = [list(g) for g in groups]
     ghost_i: list[int] = []
     ghost_j: list[int] = []
-    n_ghosts = 0
+    ghosts = 0
     for pool in members:
         real = list(pool)
         sccs = strong_components(adj[np.ix_(real, real)]) if len(real) > 1 else [real]
         if len(sccs) <= 1:
             continue
-        ghost = k + n_ghosts
-        n_ghosts += 1
-        for node in real:
-            ghost_i.append(node)
-            ghost_j.append(ghost)
+        ghost = k + ghosts
+        ghosts += 1
+        ghost_i += real
+        ghost_j += [ghost] * len(real)
         pool.append(ghost)
         _note_extremes(adj, real, sccs, notes)
-    kk = k + n_ghosts
-    if ghost_i:
-        gi = np.asarray(ghost_i, dtype=np.intp)
-        gj = np.asarray(ghost_j, dtype=np.intp)
-        w = np.full(len(gi), prior)
-        pi = np.concatenate([pi, gi])
-        pj = np.concatenate([pj, gj])
-        pn = np.concatenate([pn, w])
-        ps = np.concatenate([ps, w / 2])
-        pq = np.concatenate([pq, w / 4])
+    if not ghosts:
+        return members, pairs, notes, 0
+    pi, pj, pn, ps, pq = pairs
+    w = np.full(len(ghost_i), prior)
+    joined = (
+        np.concatenate([pi, np.asarray(ghost_i, dtype=np.intp)]),
+        np.concatenate([pj, np.asarray(ghost_j, dtype=np.intp)]),
+        np.concatenate([pn, w]),
+        np.concatenate([ps, w / 2]),  # a draw: half a point each
+        np.concatenate([pq, w / 4]),
+    )
+    return members, joined, notes, ghosts
 
-    design = Design(kk)
-    design.set_pairs(pi, pj, pn, ps, pq)
-    design.set_matches(multi)
-    gauge = np.zeros((kk, kk))
-    for pool in members:
-        gauge[np.ix_(pool, pool)] += 1.0 / len(pool)
-    theta, info = _newton(design, gauge)
 
-    pinv = np.linalg.inv(info + gauge) - gauge
-    meat = design.meat(theta)
-    robust = pinv @ meat @ pinv
-    flat = np.diag(meat)[:k] <= 1e-12  # no score variance at all: fall back to the model
-
-    rows: list[BotRating] = []
-    pool_rows: list[Pool] = []
-    for number, pool in enumerate(members, start=1):
-        real = [x for x in pool if x < k]
-        m = len(real)
-        if anchor is not None and index[anchor[0]] in real:
-            ref = real.index(index[anchor[0]])
-            transform = np.eye(m)
-            transform[:, ref] -= 1.0
-            offset = anchor[1]
-            relative = f"anchor {anchor[0]} = {anchor[1]:g}"
-        else:
-            transform = np.eye(m) - 1.0 / m
-            offset = center
-            relative = f"pool average = {center:g}"
-        t_full = np.zeros((m, kk))
-        t_full[:, real] = transform
-        elo = offset + ELO_PER_NAT * (t_full @ theta)
-        cov_r = ELO_PER_NAT**2 * (t_full @ robust @ t_full.T)
-        cov_m = ELO_PER_NAT**2 * (t_full @ pinv @ t_full.T)
-        use_model = flat[real]
-        order = sorted(range(m), key=lambda a: (-elo[a], names[real[a]]))
-        for pos, a in enumerate(order):
-            bot = real[a]
-            cov = cov_m if use_model[a] else cov_r
-            err = Z95 * math.sqrt(max(float(cov[a, a]), 0.0))
-            los: float | None = None
-            if pos + 1 < m:
-                b = order[pos + 1]
-                pair_cov = cov_m if (use_model[a] or use_model[b]) else cov_r
-                var = float(pair_cov[a, a] + pair_cov[b, b] - 2.0 * pair_cov[a, b])
-                los = _los(float(elo[a] - elo[b]), var)
-            note = notes.get(bot, "")
-            if use_model[a] and m > 1:
-                note = f"{note}; {NOTE_MODEL_ERR}" if note else NOTE_MODEL_ERR
-            rows.append(
-                BotRating(names[bot], float(elo[a]), err, stats[names[bot]], number, los, note)
-            )
-        pool_rows.append(Pool(number, tuple(names[real[a]] for a in order), relative))
-    table_notes: list[str] = []
-    if len(members) > 1:
-        table_notes.append(
-            f"{len(members)} separate pools: bots in different pools never met (even through "
+def _table_notes(pools_count: int, ghosts: int, prior: float, flat: bool) -> tuple[str, ...]:
+    notes: list[str] = []
+    if pools_count > 1:
+        notes.append(
+            f"{pools_count} separate pools: bots in different pools never met (even through "
             "others), so their ratings are on different scales and must not be compared"
         )
-    if n_ghosts:
-        table_notes.append(
+    if ghosts:
+        notes.append(
             f"prior: in a pool where some bots won (or lost) every game against the rest, each "
             f"bot gets {prior:g} virtual draw against a ghost of average strength"
         )
-    if flat.any():
-        table_notes.append(
+    if flat:
+        notes.append(
             "model interval: bots whose games all matched the model exactly (e.g. all draws "
             "at equal ratings) show the model-based interval, the sandwich being 0"
         )
-    return RatingTable("ml", _DESCRIPTION, tuple(rows), tuple(pool_rows), tuple(table_notes))
+    return tuple(notes)
 
 
 _DESCRIPTION = (
