@@ -72,10 +72,10 @@ def main() -> None:
         for r in range(args.repeats):
             for jobs in (1, 2):  # interleaved, so load changes hit both alike
                 results[jobs].append(one_run(Path(tmp), jobs, args.games, r))
-                rate, share, n = results[jobs][-1]
+                got, part, n = results[jobs][-1]
                 print(
-                    f"  run {r + 1}: jobs {jobs}: {n} games, {rate:7.1f} games/s, "
-                    f"db {100 * share:4.1f}% of the time"
+                    f"  run {r + 1}: jobs {jobs}: {n} games, {got:7.1f} games/s, "
+                    f"db {100 * part:4.1f}% of the time ({1000 * part / got:.2f} ms per game)"
                 )
     rate = {j: statistics.median(x[0] for x in results[j]) for j in results}
     share = {j: statistics.median(x[1] for x in results[j]) for j in results}
@@ -84,7 +84,10 @@ def main() -> None:
         f"medians of {args.repeats} (cores: {os.cpu_count()})"
     )
     for j in (1, 2):
-        print(f"  --jobs {j}: {rate[j]:7.1f} games/s  database {100 * share[j]:4.1f}% of the time")
+        print(
+            f"  --jobs {j}: {rate[j]:7.1f} games/s  database {100 * share[j]:4.1f}% of the time"
+            f" ({1000 * share[j] / rate[j]:.2f} ms per game)"
+        )
     print(f"  speed-up of the second job: {rate[2] / rate[1]:.2f}x  (target >= 1.7x)")
     print(
         f"  database share: jobs 1 {100 * share[1]:.1f}%, jobs 2 {100 * share[2]:.1f}%"
