@@ -368,3 +368,24 @@ def test_resume_refuses_a_changed_bot_unless_forced(tmp_path: Path) -> None:
         " JOIN bots b ON b.id = v.bot_id WHERE b.name = 'mybot'",
     )
     assert played == [(resolve(str(bot)).sha256,)]
+
+
+def test_faults_are_reported_and_stored(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'f.db'}"
+    flaky = str(Path(__file__).parent / "fixtures" / "raise_third.py")
+    result = arena(*run_args("tictactoe", [flaky, "random"], url, "--jobs", "1", "--seed", "2"))
+    assert result.exit_code == 0, result.output
+    faults = sql(
+        url,
+        "SELECT m.termination, m.fault_reason, s.fault, o.rank FROM matches m"
+        " JOIN seats s ON s.match_id = m.id JOIN seats o ON o.match_id = m.id AND o.seat <> s.seat"
+        " WHERE s.fault IS NOT NULL",
+    )
+    assert faults, "the bot that raises on its third move never faulted"
+    for termination, reason, fault, other_rank in faults:
+        detail = json.loads(fault) if isinstance(fault, str) else fault
+        assert termination == "crash" and detail["termination"] == "crash"
+        assert "raise_third" in reason and other_rank == 1  # the opponent wins
+    # one progress line per fault, naming the match and the bot
+    assert result.stderr.count("fault: match ") == len(faults)
+    assert "raise_third: crash" in result.stderr
