@@ -65,6 +65,8 @@ def test_play_fault_result_line_names_winner_and_reason() -> None:
             "random",
             "--move-time",
             "0.3",
+            "--move-time",
+            "20",
             "--no-save",
         ],
     )

@@ -46,8 +46,10 @@ def play(
     refs = [resolve("random"), resolve("random")]
     refs[seat] = fixture(offender) if not offender.startswith("cmd:") else resolve(offender)
     with BotPool(limits) as pool:
-        tc = MOVE if offender in ("sleep_forever.py", "busy_loop.py") else GENEROUS
-        record = pool.play(games.get("tictactoe"), refs, time_control=tc, seed=11)
+        tcs = [GENEROUS, GENEROUS]  # the well-behaved opponent never races a clock
+        if offender in ("sleep_forever.py", "busy_loop.py"):
+            tcs[seat] = MOVE
+        record = pool.play(games.get("tictactoe"), refs, time_control=tcs, seed=11)
     return record, pool.started_pids
 
 
