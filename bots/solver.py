@@ -144,7 +144,10 @@ class ExactSolver:
             current = self.game.apply(current, pv[-1])
             if self.game.is_terminal(current):
                 break
-            follow = self._solve_one(current, True, deadline)
+            try:
+                follow = self._solve_one(current, True, deadline)
+            except SolverTimeout:
+                break  # the value and move are exact already; the line just stays short
             nodes += follow.nodes
             assert follow.move is not None
             pv.append(follow.move)
