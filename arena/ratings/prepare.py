@@ -1,16 +1,17 @@
 """One pass over the results: player indices, two-player games as arrays, per-bot counts.
 
-A million ``GameResult`` objects are read with ``map``/``chain`` into flat numpy arrays instead
-of a Python loop per game; two-player counts (W-D-L, points) are ``bincount``s. Multi-seat
-matches (usually far fewer) are handled one by one.
+A million ``GameResult`` objects share few distinct player tuples and rank tuples, so each
+result is reduced to two codes by C-level ``dict``/``map`` passes, and everything after that is
+numpy on the codes: no Python loop per game. Two-player counts (W-D-L, points) are
+``bincount``s; multi-seat matches become (matches x seats) arrays grouped by seat count.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import chain
 from operator import attrgetter
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,31 +46,49 @@ class Prepared:
         return out
 
 
+def _codes(values: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], IntArray]:
+    """Distinct tuples (in first-seen order) and each value's position among them. Only the
+    C-level dict and map run per game: a million results share a few thousand distinct
+    (players) and a handful of distinct (ranks) tuples."""
+    table: dict[tuple[Any, ...], Any] = dict.fromkeys(values)
+    for i, key in enumerate(table):
+        table[key] = i
+    codes = np.fromiter(map(table.__getitem__, values), dtype=np.intp, count=len(values))
+    return list(table), codes
+
+
 def prepare(results: Iterable[GameResult]) -> Prepared:
     games = results if isinstance(results, list) else list(results)
-    players = list(map(attrgetter("players"), games))
-    lengths = np.fromiter(map(len, players), dtype=np.intp, count=len(players))
-    flat = list(chain.from_iterable(players))
-    names = sorted(set(flat))
+    seatings, seating_of = _codes(list(map(attrgetter("players"), games)))
+    placings, placing_of = _codes(list(map(attrgetter("ranks"), games)))
+    names = sorted({p for seating in seatings for p in seating})
     index = {n: i for i, n in enumerate(names)}
-    idx = np.fromiter(map(index.__getitem__, flat), dtype=np.intp, count=len(flat))
-    rk = np.fromiter(
-        chain.from_iterable(map(attrgetter("ranks"), games)), dtype=np.int64, count=len(flat)
-    )
-    starts = np.cumsum(lengths) - lengths
+    lengths = np.asarray([len(t) for t in seatings], dtype=np.intp)[seating_of]
     two = lengths == 2
-    s2 = starts[two]
-    first, second = idx[s2], idx[s2 + 1]
-    ra, rb = rk[s2], rk[s2 + 1]
-    score = np.where(ra < rb, 1.0, np.where(ra == rb, 0.5, 0.0))
+    pair_a = np.asarray([index[t[0]] for t in seatings], dtype=np.intp)
+    pair_b = np.asarray([index[t[1]] if len(t) == 2 else -1 for t in seatings], dtype=np.intp)
+    pair_score = np.asarray(
+        [
+            (1.0 if r[0] < r[1] else 0.5 if r[0] == r[1] else 0.0) if len(r) == 2 else -1.0
+            for r in placings
+        ]
+    )
+    first = pair_a[seating_of[two]]
+    second = pair_b[seating_of[two]]
+    score = pair_score[placing_of[two]]
     keep = first != second  # a two-player game against oneself says nothing
     two_pos = np.flatnonzero(two)[keep]
     first, second, score = first[keep], second[keep], score[keep]
     groups: dict[int, Group] = {}
     for n in np.unique(lengths[~two]).tolist():
         pos = np.flatnonzero(lengths == n)
-        seats = starts[pos][:, None] + np.arange(n)
-        groups[n] = (idx[seats], rk[seats], pos)
+        seat_rows = np.asarray(
+            [[index[p] for p in t] if len(t) == n else [0] * n for t in seatings], dtype=np.intp
+        )
+        rank_rows = np.asarray(
+            [list(r) if len(r) == n else [0] * n for r in placings], dtype=np.int64
+        )
+        groups[n] = (seat_rows[seating_of[pos]], rank_rows[placing_of[pos]], pos)
 
     used = np.zeros(len(names), dtype=bool)
     used[first] = True

@@ -8,6 +8,8 @@ import math
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena.ratings import ELO_PER_NAT, GameResult, fit_ml
 
@@ -174,3 +176,50 @@ def test_nplayer_counts_and_edge_cases() -> None:
     )
     assert all(math.isfinite(r.elo) for r in table.rows)
     assert table.row("b00").elo == pytest.approx(table.row("b11").elo, abs=1e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.integers(2, 4).flatmap(
+            lambda n: st.tuples(
+                st.lists(st.sampled_from("abcde"), min_size=n, max_size=n),
+                st.lists(st.integers(1, n), min_size=n, max_size=n),
+            )
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_counts_match_a_naive_tally(raw: list[tuple[list[str], list[int]]]) -> None:
+    """The vectorised counts against a plain loop over seats (mixed seat counts, ties,
+    repeated bots, two-player self-play which is skipped)."""
+    results = [GameResult(tuple(p), tuple(r)) for p, r in raw]
+    expected: dict[str, list[float]] = {}
+    for res in results:
+        if res.self_play:
+            continue
+        n = len(res.players)
+        for seat, bot in enumerate(res.players):
+            mine = res.ranks[seat]
+            beaten = sum(r > mine for r in res.ranks)
+            tied = sum(r == mine for r in res.ranks) - 1
+            counts = expected.setdefault(bot, [0.0] * 9)
+            counts[0] += 1
+            counts[1] += (beaten + tied / 2) / (n - 1)
+            if n == 2:
+                counts[2 if beaten else (3 if tied else 4)] += 1
+            else:
+                rank = n - beaten - tied
+                counts[5] += 1
+                counts[6] += rank
+                counts[7] += rank == 1
+                counts[8] += tied > 0
+    table = fit_ml(results)
+    assert {r.bot for r in table.rows} == set(expected)
+    for row in table.rows:
+        s = row.stats
+        got = [s.games, s.points, s.wins, s.draws, s.losses, s.multi_games, s.rank_sum]
+        got += [s.firsts, s.shared]
+        assert got == pytest.approx(expected[row.bot])
+        assert math.isfinite(row.elo)
