@@ -112,6 +112,8 @@ def render(
         by_pool.setdefault(row["pool"], []).append((row, rating))
     for pool in table.pools:
         entries = by_pool.get(pool.number, [])
+        if not entries:  # every row of this pool filtered out (--bot)
+            continue
         lines.append("")
         if len(table.pools) > 1:
             head = f"Pool {pool.number} of {len(table.pools)}: "
@@ -120,7 +122,7 @@ def render(
             head = f"Ratings relative to {pool.relative_to}."
         lines.append(f"**{head}**" if markdown else head)
         lines.append("")
-        headers, body = _cells([e[0] for e in entries], table)
+        headers, body = _cells([e[0] for e in entries])
         lines.append(
             tabulate(
                 body,
@@ -161,7 +163,7 @@ def _pct(x: float | None) -> str:
     return "" if x is None else f"{100.0 * x:.1f}%"
 
 
-def _cells(rows: list[dict[str, Any]], table: RatingTable) -> tuple[list[str], list[list[str]]]:
+def _cells(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     has_err = any(r["error"] is not None for r in rows)
     has_los = any(r["los"] is not None for r in rows)
     headers = ["#", "bot", "Elo"] + (["±95%"] if has_err else []) + ["games"]

@@ -200,3 +200,19 @@ def test_missing_database_file(tmp_path: Path) -> None:
     result = runner.invoke(app, ["leaderboard", "--db", f"sqlite:///{tmp_path / 'none.db'}"])
     assert result.exit_code == 2 and "no database at" in result.stderr
     assert not (tmp_path / "none.db").exists()
+
+
+def test_bot_filter_across_pools(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    fill = Filler(url)
+    a, b, x, y = ref("a"), ref("b"), ref("x"), ref("y")
+    fill.match("coins", [(a, 1), (b, 2)])
+    fill.match("coins", [(a, 1), (b, 1)])
+    fill.match("coins", [(x, 2), (y, 1)])
+    fill.match("coins", [(x, 1), (y, 1)])
+    table = runner.invoke(app, ["leaderboard", "--db", url, "--bot", "x"])
+    assert table.exit_code == 0, table.output
+    assert "Pool 2 of 2" in table.stdout and "Pool 1 of 2" not in table.stdout
+    assert "separate pools" in table.stdout
+    rows = invoke(url, "leaderboard", "--bot", "x", "--bot", "a")
+    assert [(r["pool"], r["bot"]) for r in rows] == [(1, "a"), (2, "x")]
