@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from arena.botref import BotRef
 from arena.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
+from db import sqlite_fast
 from db.models import Bot, BotVersion, Match, Move, Seat
 
 
@@ -185,15 +186,26 @@ def complete_match(
     version_ids: Sequence[int],
     *,
     replace_partial: bool = True,
+    fast: bool = True,
 ) -> bool:
     """Store the result of the scheduled match ``match_id`` unless it is done already (False).
 
     Seat results are overwritten; with ``replace_partial`` any moves an interrupted earlier
     attempt left are deleted first (the runner asks for it for matches it found 'running'), so
     a replayed match is stored exactly once. Prebuilt SQL statements, no ORM bookkeeping: this
-    is the tournament runner's per-match write.
+    is the tournament runner's per-match write (on SQLite through ``db.sqlite_fast`` unless
+    ``fast`` is False).
     """
     conn = session.connection() if isinstance(session, Session) else session
+    if conn.dialect.name == "sqlite" and fast:
+        return sqlite_fast.complete_match(
+            conn.connection.dbapi_connection,
+            match_id,
+            record,
+            version_ids,
+            _fault_reason(record),
+            replace_partial=replace_partial,
+        )
     params = {f"p_{k}": v for k, v in _match_values(record).items()}
     updated = conn.execute(_COMPLETE, {"mid": match_id, "n": len(record.seats), **params})
     if updated.rowcount != 1:

@@ -27,6 +27,7 @@ from db.session import (
 )
 from db.store import (
     bot_versions,
+    complete_match,
     list_bots,
     load_match,
     lookup_bot,
@@ -326,4 +327,45 @@ def test_sqlite_integrity_after_writes(tmp_path: Path) -> None:
     with eng.connect() as conn:
         assert conn.execute(text("PRAGMA integrity_check")).scalar() == "ok"
         assert list(conn.execute(text("PRAGMA foreign_key_check"))) == []
+    eng.dispose()
+
+
+def test_sqlite_fast_path_writes_what_the_core_path_writes(tmp_path: Path) -> None:
+    eng = make_engine(f"sqlite:///{tmp_path / 'fast.db'}")
+    factory = session_factory(eng)
+    record = make_record(plies=5)
+    ids = []
+    for fast in (True, False):
+        with factory.begin() as s:
+            match, versions = _pending_match(s)
+            s.add_all(
+                Seat(match_id=match.id, players=2, seat=i, bot_version_id=v)
+                for i, v in enumerate(versions)
+            )
+            s.add(Move(match_id=match.id, ply=9, seat=0, move="stale", time_ms=1.0))
+            s.flush()
+            assert complete_match(s, match.id, record, versions, fast=fast)
+            assert not complete_match(s, match.id, record, versions, fast=fast)  # done already
+            ids.append(match.id)
+    with eng.connect() as conn:
+
+        def rows(sql: str, mid: int) -> list[tuple[Any, ...]]:
+            return [tuple(r) for r in conn.exec_driver_sql(sql, (mid,))]
+
+        for sql in (
+            "SELECT typeof(started), * FROM matches WHERE id = ?",
+            "SELECT seat, utility, rank, score, fault, typeof(fault) FROM seats"
+            " WHERE match_id = ? ORDER BY seat",
+            "SELECT ply, seat, move, time_ms, info, typeof(info), forced FROM moves"
+            " WHERE match_id = ? ORDER BY ply",
+        ):
+            fast_rows, core_rows = rows(sql, ids[0]), rows(sql, ids[1])
+            if sql.startswith("SELECT typeof(started), *"):
+                fast_rows = [r[:1] + r[2:] for r in fast_rows]  # without the id
+                core_rows = [r[:1] + r[2:] for r in core_rows]
+            assert fast_rows == core_rows
+    with factory() as s:
+        loaded = [load_match(s, mid) for mid in ids]
+        a, b = (record_of(m).to_dict() for m in loaded if m is not None)
+    assert a == b and [m["move"] for m in a["moves"]] == ["1", "2", "1", "2", "1"]
     eng.dispose()
