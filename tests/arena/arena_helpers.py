@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from arena.botref import BotRef, resolve
@@ -11,10 +12,12 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def fixture(name: str) -> BotRef:
-    """A fixture bot by file name (``.py`` modules, ``.sh`` as ``cmd:`` bots)."""
+    """A fixture bot by file name (``.py`` modules; ``.sh`` and ``_cmd.py`` as ``cmd:`` bots)."""
     path = FIXTURES / name
     if name.endswith(".sh"):
         return resolve(f"cmd:{path}")
+    if name.endswith("_cmd.py"):
+        return resolve(f"cmd:{sys.executable} {path}")
     return resolve(str(path))
 
 

@@ -32,7 +32,7 @@ CASES: list[tuple[str, int, Termination, str, Any]] = [
     ("unparseable.py", 0, Termination.BAD_OUTPUT, "answer", "banana"),
     ("junk.sh", 1, Termination.BAD_OUTPUT, "answer", "e2e4 please"),
     ("flood_line.sh", 0, Termination.BAD_OUTPUT, "answer", "xxxx"),
-    ("double_answer.sh", 1, Termination.BAD_OUTPUT, "answer", '"type":"move"'),
+    ("double_answer_cmd.py", 1, Termination.BAD_OUTPUT, "answer", '"type": "move"'),
     ("memory_hog.py", 0, Termination.CRASH, "exception", "MemoryError"),
     ("syntax_error.py", 1, Termination.STALL, "exception", "SyntaxError"),
     ("import_missing.py", 0, Termination.STALL, "exception", "arena_no_such_module_xyz"),
