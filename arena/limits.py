@@ -1,8 +1,9 @@
 """Resource limits of one bot process, applied inside the child before the bot's code runs.
 
-The limits are set with ``setrlimit`` by the bot's own process (the Python worker does it first
-thing; ``cmd:`` bots start through ``python -m arena.worker.launch``, which sets them and
-``exec``s the command), so the arena never needs ``preexec_fn`` (unsafe with threads).
+The limits are set by the bot's own process before any bot code runs: the Python worker calls
+``setrlimit`` first thing; ``cmd:`` bots start through ``/bin/sh -c 'ulimit ...; exec "$@"'`` (or,
+without a ``/bin/sh``, ``python -m arena.worker.launch``), so the arena never needs
+``preexec_fn`` (unsafe with threads).
 """
 
 from __future__ import annotations
@@ -39,6 +40,15 @@ class ResourceLimits:
         if self.cpu_s is not None:
             out += ["--cpu-s", repr(self.cpu_s)]
         return out
+
+
+    def shell_prefix(self) -> list[str]:
+        """``/bin/sh -c 'ulimit ...; exec "$@"' arena-bot``: prepended to a command line, it
+        starts the command under these limits in a millisecond (no Python launcher)."""
+        steps = [f"ulimit -v {self.memory_mb * 1024}", f"ulimit -n {self.open_files}"]
+        if self.cpu_s is not None:
+            steps.append(f"ulimit -t {max(1, math.ceil(self.cpu_s))}")
+        return ["/bin/sh", "-c", "; ".join([*steps, 'exec "$@"']), "arena-bot"]
 
 
 def _lower(which: int, soft: int) -> None:

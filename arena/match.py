@@ -7,6 +7,7 @@ alive; anything else is killed (its whole process group) and the next game start
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import shlex
@@ -104,6 +105,8 @@ class BotPool:
         """The command line that starts a worker for ``ref`` under this pool's limits."""
         limits = self.limits.argv()
         if ref.kind == COMMAND:
+            if os.path.exists("/bin/sh"):
+                return self.limits.shell_prefix() + shlex.split(ref.target)
             launch = [sys.executable, "-m", "arena.worker.launch", *limits, "--"]
             return launch + shlex.split(ref.target)
         worker = [sys.executable, "-m", "arena.worker", *limits]

@@ -118,7 +118,7 @@ def test_missing_command_stalls_with_exit_code() -> None:
     check_lost(record, 1, Termination.STALL)
     fault = record.seats[1].fault
     assert fault is not None and fault.detail["exit_code"] == 127
-    assert "cannot run" in fault.detail["stderr_tail"]
+    assert "/nonexistent/arena-bot" in fault.detail["stderr_tail"]
     assert_no_leftovers(pids)
 
 
