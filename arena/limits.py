@@ -41,7 +41,6 @@ class ResourceLimits:
             out += ["--cpu-s", repr(self.cpu_s)]
         return out
 
-
     def shell_prefix(self) -> list[str]:
         """``/bin/sh -c 'ulimit ...; exec "$@"' arena-bot``: prepended to a command line, it
         starts the command under these limits in a millisecond (no Python launcher)."""
