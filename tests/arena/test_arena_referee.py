@@ -3,11 +3,14 @@ two- and three-player games, ranks and scores."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from arena_helpers import fixture
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import games
 from arena.botref import resolve
@@ -145,3 +148,58 @@ def test_cpu_limit_kills_a_spinning_bot() -> None:
     fault = record.seats[0].fault
     assert fault is not None and fault.termination is Termination.CRASH
     assert fault.detail["signal"] in ("SIGXCPU", "SIGKILL")
+
+
+class Chaotic:
+    """A seat that plays legal moves but, with the given odds, answers illegal, junk or late."""
+
+    human = False
+
+    def __init__(self, name: str, rng: Any, odds: float) -> None:
+        self.ref = resolve(f"cmd:{name}")
+        self.rng = rng
+        self.odds = odds
+
+    def ask(self, game: Any, state: Any, request: dict[str, Any], hard_limit: Any) -> Reply:
+        if self.rng.random() < self.odds:
+            return self.rng.choice(
+                [Reply(0.0, "99"), Reply(0.0, "junk"), Reply(5.0, request["legal"][0])]
+            )
+        return Reply(0.001, self.rng.choice(request["legal"]))
+
+    def late(self, elapsed: float, limit: float) -> Fault:
+        return Fault(Termination.TIMEOUT, "late", {"overrun_ms": (elapsed - limit) * 1000})
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(2, 4),
+    st.integers(0, 2**31),
+    st.lists(st.sampled_from([0.0, 0.1, 0.5]), min_size=4, max_size=4),
+)
+def test_referee_invariants_under_random_faults(players: int, seed: int, odds: list[float]) -> None:
+    rng = random.Random(seed)
+    game = games.get("coins", coins=9, players=players, max_take=3)
+    seats = [Chaotic(f"s{i}", rng, odds[i]) for i in range(players)]
+    record = run(game, seats, TimeControl(move_time=1.0, margin=0.05))
+    offenders = [i for i, s in enumerate(record.seats) if s.fault is not None]
+    # every logged move replays legally to the recorded final position
+    state = game.initial_state()
+    for m in record.moves:
+        assert m.seat == game.current_player(state)
+        state = game.apply(state, game.move_from_text(state, m.move))
+    assert game.format_position(state) == record.final_position
+    assert sum(s.score for s in record.seats) == pytest.approx(players / 2)
+    if not offenders:
+        assert record.termination is Termination.NORMAL and game.is_terminal(state)
+        return
+    assert record.termination is not Termination.NORMAL
+    fine = [i for i in range(players) if i not in offenders]
+    assert all(record.seats[i].rank == (len(fine) + 1 if fine else 1) for i in offenders)
+    assert all(record.seats[i].rank <= len(fine) for i in fine)
+    if players == 2:
+        assert len(offenders) == 1 and not any(m.forced for m in record.moves)
+    else:
+        assert game.is_terminal(state)  # the stand-in finished the game
+        forced_seats = {m.seat for m in record.moves if m.forced}
+        assert forced_seats <= set(offenders)
