@@ -32,6 +32,9 @@ DEFAULT_PRIOR = 0.5
 NOTE_PRIOR = "prior"
 NOTE_ALL_WINS = "all wins: prior"
 NOTE_ALL_LOSSES = "all losses: prior"
+# A group of bots that only drew or won among themselves and never lost a point to the rest.
+NOTE_GROUP_WINS = "group unbeaten by the rest: prior"
+NOTE_GROUP_LOSSES = "group scored nothing against the rest: prior"
 NOTE_MODEL_ERR = "model interval"
 
 
@@ -266,10 +269,11 @@ def _note_extremes(
         scored_on = bool(sub[np.ix_(~inside, inside)].any())
         scored = bool(sub[np.ix_(inside, ~inside)].any())
         label = NOTE_PRIOR
+        single = len(comp) == 1
         if not scored_on:
-            label = NOTE_ALL_WINS
+            label = NOTE_ALL_WINS if single else NOTE_GROUP_WINS
         elif not scored:
-            label = NOTE_ALL_LOSSES
+            label = NOTE_ALL_LOSSES if single else NOTE_GROUP_LOSSES
         for local in comp:
             notes[real[local]] = label
     for node in real:
