@@ -163,13 +163,14 @@ class BotProcess:
                 return ReadStatus.TOO_LONG, bytes(self.buffer[:200])
             if self.eof:
                 return ReadStatus.EOF, bytes(self.buffer[:200])
+            # poll first: right after a request the answer is never there yet
+            if not self._poll_out.poll(_wait_ms(deadline)):
+                if deadline is not None and time.monotonic() >= deadline:
+                    return ReadStatus.TIMEOUT, b""
+                continue
             try:
                 chunk = os.read(self.fd_out, _CHUNK)
             except BlockingIOError:
-                wait = _wait_ms(deadline)
-                if wait == 0:
-                    return ReadStatus.TIMEOUT, b""
-                self._poll_out.poll(wait)
                 continue
             except OSError:
                 chunk = b""
