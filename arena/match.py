@@ -21,7 +21,7 @@ from types import TracebackType
 from typing import Any, TextIO
 
 from arena import protocol
-from arena.botref import BUILTIN, COMMAND, HUMAN, BotRef
+from arena.botref import BUILTIN, COMMAND, HUMAN, BotRef, sha256_text
 from arena.limits import ResourceLimits
 from arena.record import Fault, MatchRecord, MoveRecord, Termination
 from arena.referee import play_game
@@ -91,7 +91,13 @@ class BotPool:
 
     # --- processes -----------------------------------------------------------------------------
     def _source_file(self, ref: BotRef, path: str) -> str:
-        """The exact source that was resolved, written to a private file (the bot's version)."""
+        """A file holding exactly the source that was resolved: the original while it is
+        unchanged (so ``__file__`` and files beside it work), else a private copy of it."""
+        try:
+            if sha256_text(Path(path).read_text(encoding="utf-8")) == ref.sha256:
+                return path
+        except (OSError, UnicodeDecodeError):
+            pass
         if self._sources is None:
             self._sources = Path(tempfile.mkdtemp(prefix="arena-bots-"))
         folder = self._sources / ref.sha256[:16]

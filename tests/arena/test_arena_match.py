@@ -181,3 +181,23 @@ def test_human_seat_asks_again_on_bad_input() -> None:
     assert record.seats[1].rank == 1
     text = out.getvalue()
     assert "legal: 1 2" in text and text.count("> ") == 3
+
+
+def test_module_runs_in_place_until_it_changes(tmp_path: Any) -> None:
+    """An unchanged file runs where it is (``__file__`` works); a file changed after it was
+    resolved runs as the resolved version, from a private copy."""
+    bot = tmp_path / "whereami.py"
+    bot.write_text(
+        "import os\n"
+        "def choose_move(game, state, budget):\n"
+        "    return game.legal_moves(state)[0], {'dir': os.path.dirname(__file__), 'v': 1}\n"
+    )
+    ref = resolve(str(bot))
+    game = games.get("coins", coins=3)
+    first = play_match(game, [ref, resolve("random")], time_control=TC, limits=LIMITS)
+    assert first.moves[0].info == {"dir": str(tmp_path.resolve()), "v": 1}
+    bot.write_text(bot.read_text().replace("'v': 1", "'v': 2"))
+    second = play_match(game, [ref, resolve("random")], time_control=TC, limits=LIMITS)
+    info = second.moves[0].info
+    assert info is not None and info["v"] == 1 and info["dir"] != str(tmp_path.resolve())
+    assert second.seats[0].version == ref.sha256
