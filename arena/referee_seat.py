@@ -69,9 +69,9 @@ class ProcessSeat:
 
     def finish_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None:
         """Wait for ``ready`` until ``deadline``; any failure is a stall (or bad output)."""
-        status, raw = (
-            (ReadStatus.EOF, b"") if not self.send_ok else self.process.read_line(deadline)
-        )
+        # read even when the hello could not be written: a worker that failed to load has
+        # said why on its stdout before it exited
+        status, raw = self.process.read_line(deadline)
         if status is ReadStatus.TIMEOUT:
             limit = round(deadline - self.sent, 3)
             self.process.kill()
