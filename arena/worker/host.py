@@ -49,6 +49,8 @@ def isolate() -> Channel:
 
 
 def fail_message(exc: BaseException, phase: str) -> dict[str, Any]:
+    # free the failed frames' locals first (a MemoryError's hoard), keeping file/line info
+    traceback.clear_frames(exc.__traceback__)
     traceback.print_exception(exc, file=sys.stderr)
     sys.stderr.flush()
     line = "".join(traceback.format_exception_only(exc)).strip()
