@@ -204,6 +204,7 @@ class BotProcess:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         self.wait_exit(2.0)
+        wait_gone(kids, 1.0)
         self._close_fds()
 
     def quit(self, data: bytes, grace: float) -> None:
@@ -305,6 +306,21 @@ def sweep_sessions(sids: set[int]) -> None:
         return
     for sid in sids:
         kill_group(sid)
-    for pid in session_members(sids):
+    members = session_members(sids)
+    for pid in members:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
+    wait_gone(members, 1.0)
+
+
+def wait_gone(pids: list[int], timeout: float) -> bool:
+    """Wait (bounded) until SIGKILLed processes are really dead: a signal is delivered
+    asynchronously, and "nothing left behind" must hold when the arena moves on."""
+    end = time.monotonic() + timeout
+    left = list(pids)
+    while left:
+        left = [p for p in left if (f := _stat_fields(str(p))) is not None and f[0] != b"Z"]
+        if not left or time.monotonic() >= end:
+            break
+        time.sleep(0.001)
+    return not left
