@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import multiprocessing
-import multiprocessing.connection
 import os
-import signal
+import subprocess
 import sys
 import time
-import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from multiprocessing.connection import Connection as Pipe
+from multiprocessing.connection import wait
 from typing import Any, cast
 
 from sqlalchemy import Connection, Table, bindparam, select, update
@@ -35,6 +34,7 @@ from arena.progress import Progress, Standings
 from arena.record import MatchRecord
 from arena.schedule import openings, schedule
 from arena.timecontrol import TimeControl
+from arena.tournament_job import Job, Plan
 from db import queries
 from db.models import BotVersion, Entry, Match, Seat, Tournament
 from db.store import complete_match, ref_of, version_for
@@ -145,26 +145,6 @@ def create(
 # --- what a job needs ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Plan:
-    """Everything a job process needs to play this tournament's matches (picklable)."""
-
-    game: str
-    params: dict[str, Any]
-    refs: tuple[BotRef, ...]
-    time_control: TimeControl
-    limits: ResourceLimits = field(default_factory=ResourceLimits)
-
-
-@dataclass(frozen=True)
-class Job:
-    match_id: int
-    seats: tuple[int, ...]  # field positions in seat order
-    start_position: str | None
-    seed: int
-    recovered: bool = False  # left 'running' by an interrupted run: replace what it left
-
-
 def load_tournament(session: Session, tournament_id: int) -> Tournament:
     found = session.scalars(
         select(Tournament)
@@ -219,65 +199,49 @@ def pending_jobs(session: Session, tournament: Tournament) -> list[Job]:
 # --- the job process -------------------------------------------------------------------------
 
 
-def _job_main(conn: multiprocessing.connection.Connection, plan: Plan) -> None:
-    """Play matches sent on ``conn`` until told to stop or the parent goes away."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # so the pool below closes its bots
-    from arena.match import BotPool
-
-    game = games.get(plan.game, **plan.params)
-    pool = BotPool(plan.limits)
-    try:
-        while True:
-            try:
-                job = conn.recv()
-            except (EOFError, OSError):
-                return
-            if job is None:
-                return
-            try:
-                record = pool.play(
-                    game,
-                    [plan.refs[i] for i in job.seats],
-                    time_control=plan.time_control,
-                    start_position=job.start_position,
-                    seed=job.seed,
-                )
-                reply: tuple[str, int, Any] = ("ok", job.match_id, record)
-            except Exception as exc:
-                tail = traceback.format_exc().strip().splitlines()[-1]
-                reply = ("error", job.match_id, f"{type(exc).__name__}: {exc} ({tail})")
-            try:
-                conn.send(reply)
-            except (BrokenPipeError, OSError):
-                return
-    finally:
-        pool.close()
-
-
 class _Worker:
-    def __init__(self, ctx: Any, plan: Plan) -> None:
-        self.conn, child = ctx.Pipe(duplex=True)
-        self.process = ctx.Process(target=_job_main, args=(child, plan), daemon=True)
-        self.process.start()
-        child.close()
+    """A job process (``arena.tournament_job``) and the matches sent to it, oldest first."""
+
+    def __init__(self, plan: Plan) -> None:
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "arena.tournament_job", str(to_child_r), str(from_child_w)],
+                pass_fds=(to_child_r, from_child_w),
+                stdin=subprocess.DEVNULL,
+            )
+        finally:
+            os.close(to_child_r)
+            os.close(from_child_w)
+        self.outbox: Pipe[Any, Any] = Pipe(to_child_w, readable=False)
+        self.inbox: Pipe[Any, Any] = Pipe(from_child_r, writable=False)
         self.queue: deque[Job] = deque()
+        self.outbox.send(plan)
 
     def send(self, job: Job) -> None:
         self.queue.append(job)
-        self.conn.send(job)
+        self.outbox.send(job)
+
+    def terminate(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Ask the job to finish (bounded wait), then make sure it is gone."""
         with contextlib.suppress(OSError):
-            self.conn.send(None)
-        self.process.join(timeout)
-        if self.process.is_alive():
+            self.outbox.send(None)
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
             self.process.terminate()
-            self.process.join(timeout)
-        if self.process.is_alive():
-            self.process.kill()
-            self.process.join()
-        self.conn.close()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.outbox.close()
+        self.inbox.close()
 
 
 # --- the runner (main process, the one writer) -----------------------------------------------
@@ -482,8 +446,7 @@ class Runner:
                 job = following
 
     def _run_parallel(self, plan: Plan, todo: deque[Job], progress: Progress, out: Outcome) -> None:
-        ctx = multiprocessing.get_context("spawn")
-        workers = [_Worker(ctx, plan) for _ in range(min(self.jobs, len(todo)))]
+        workers = [_Worker(plan) for _ in range(min(self.jobs, len(todo)))]
         restarts = 0
         try:
             for w in workers:
@@ -494,11 +457,11 @@ class Runner:
                         w.send(job)
             self._flush_marks()
             while any(w.queue for w in workers):
-                by_conn = {w.conn: w for w in workers if w.queue}
-                for conn in multiprocessing.connection.wait(list(by_conn)):
-                    w = by_conn[conn]
+                by_conn = {w.inbox: w for w in workers if w.queue}
+                for conn in wait(list(by_conn)):
+                    w = by_conn[conn]  # type: ignore[index]
                     try:
-                        kind, match_id, payload = w.conn.recv()
+                        kind, match_id, payload = w.inbox.recv()
                     except (EOFError, OSError):
                         lost = [j.match_id for j in w.queue]
                         text = f"job process {w.process.pid} died; matches {lost} left to resume"
@@ -509,7 +472,7 @@ class Runner:
                         workers.remove(w)
                         if restarts < MAX_WORKER_RESTARTS and todo:
                             restarts += 1
-                            w = _Worker(ctx, plan)
+                            w = _Worker(plan)
                             workers.append(w)
                             self._refill(w, todo)
                         continue
@@ -526,7 +489,7 @@ class Runner:
                         progress.message(text)
         except BaseException:
             for w in workers:  # interrupted: do not wait for the games in progress
-                w.process.terminate()
+                w.terminate()
             raise
         finally:
             for w in workers:

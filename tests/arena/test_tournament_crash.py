@@ -20,7 +20,7 @@ import pytest
 from arena.schedule import schedule
 
 FIELD = ["random", "random:seed=1", "random:seed=2"]
-GAMES = 8
+GAMES = 40  # enough matches that every kill lands mid-run, however fast the games
 SEED = 3
 TOTAL = 3 * GAMES  # C(3, 2) pairs
 POLL_LIMIT_S = 120.0  # a guard against a hung run, never a guess at how long something takes
@@ -55,6 +55,10 @@ def query(db: Path, sql: str) -> list[tuple[Any, ...]]:
 def count(db: Path, sql: str) -> int:
     rows = query(db, sql)
     return int(rows[0][0]) if rows else 0
+
+
+def done(db: Path) -> int:
+    return count(db, "SELECT count(*) FROM matches WHERE status = 'done'")
 
 
 @contextmanager
@@ -114,15 +118,14 @@ def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
     with started(run_cmd(db, jobs=2), log) as proc:
         wait_until(proc, lambda: count(db, "SELECT count(*) FROM matches") == TOTAL, log)
         proc.send_signal(signal.SIGKILL)
-    assert count(db, "SELECT count(*) FROM matches WHERE status = 'done'") < TOTAL
+    assert done(db) < TOTAL
     kept.update(done_snapshot(db))
 
     # 2. resumed, killed with SIGKILL after a few matches
     resume = arena_cmd(db, "tournament", "resume", "1", "--jobs", "2")
+    before = done(db)
     with started(resume, log) as proc:
-        wait_until(
-            proc, lambda: count(db, "SELECT count(*) FROM matches WHERE status='done'") >= 6, log
-        )
+        wait_until(proc, lambda: done(db) >= before + 5, log)
         proc.send_signal(signal.SIGKILL)
     snap = done_snapshot(db)
     assert all(snap[m] == digest for m, digest in kept.items())  # nothing done was touched
@@ -130,10 +133,9 @@ def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
 
     # 3. resumed in one job, interrupted with Ctrl-C (SIGINT to the whole process group)
     resume1 = arena_cmd(db, "tournament", "resume", "1", "--jobs", "1")
+    before = done(db)
     with started(resume1, log) as proc:
-        wait_until(
-            proc, lambda: count(db, "SELECT count(*) FROM matches WHERE status='done'") >= 12, log
-        )
+        wait_until(proc, lambda: done(db) >= before + 5, log)  # the runner is under way
         os.killpg(proc.pid, signal.SIGINT)
         assert proc.wait(timeout=POLL_LIMIT_S) == 130
     assert "arena tournament resume 1" in log.read_text()

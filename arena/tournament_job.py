@@ -1,0 +1,95 @@
+"""A job of a parallel tournament: a process that plays the matches its parent sends.
+
+Started as ``python -m arena.tournament_job READ_FD WRITE_FD`` with two pipes. The parent sends a
+Plan, then one Job at a time (None to stop); the job answers each with ``("ok", match_id,
+MatchRecord)`` or ``("error", match_id, text)``. Messages are pickles framed by
+``multiprocessing.connection.Connection``. One BotPool serves all the job's matches, so bot
+processes are reused between games.
+
+This module imports only what playing needs (no database, no command line), so a job starts in
+a fraction of the time a ``multiprocessing`` spawn of the CLI would take. When the parent dies,
+the pipe reaches end-of-file and the job closes its bots and exits.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import traceback
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+from arena.botref import BotRef
+from arena.limits import ResourceLimits
+from arena.timecontrol import TimeControl
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a job needs to play a tournament's matches (picklable)."""
+
+    game: str
+    params: dict[str, Any]
+    refs: tuple[BotRef, ...]
+    time_control: TimeControl
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
+
+
+@dataclass(frozen=True)
+class Job:
+    match_id: int
+    seats: tuple[int, ...]  # field positions in seat order
+    start_position: str | None
+    seed: int
+    recovered: bool = False  # left 'running' by an interrupted run: replace what it left
+
+
+def serve(inbox: Connection, outbox: Connection) -> None:
+    """Play what ``inbox`` asks for until None or end-of-file."""
+    import games
+    from arena.match import BotPool
+
+    try:
+        plan: Plan = inbox.recv()
+    except (EOFError, OSError):
+        return
+    game = games.get(plan.game, **plan.params)
+    pool = BotPool(plan.limits)
+    try:
+        while True:
+            try:
+                job: Job | None = inbox.recv()
+            except (EOFError, OSError):
+                return
+            if job is None:
+                return
+            try:
+                record = pool.play(
+                    game,
+                    [plan.refs[i] for i in job.seats],
+                    time_control=plan.time_control,
+                    start_position=job.start_position,
+                    seed=job.seed,
+                )
+                reply: tuple[str, int, Any] = ("ok", job.match_id, record)
+            except Exception as exc:
+                where = traceback.format_exc().strip().splitlines()[-1]
+                reply = ("error", job.match_id, f"{type(exc).__name__}: {exc} ({where})")
+            try:
+                outbox.send(reply)
+            except OSError:  # the parent is gone
+                return
+    finally:
+        pool.close()
+
+
+def main(argv: list[str]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # exit through `finally`: bots closed
+    read_fd, write_fd = int(argv[0]), int(argv[1])
+    serve(Connection(read_fd, writable=False), Connection(write_fd, readable=False))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
