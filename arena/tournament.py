@@ -1,9 +1,10 @@
 """Tournaments: create one (its whole schedule stored as pending matches), run it with parallel
 jobs, resume it after an interruption.
 
-Only the main process writes to the database. Jobs are separate processes (``spawn``), each with
-its own BotPool so bot processes are reused between its games; they receive a match to play on a
-pipe and send back its MatchRecord. The main process stores each record in its own transaction,
+Only the main process writes to the database. With ``jobs == 1`` it plays the matches itself
+(one BotPool); otherwise each job is a ``python -m arena.tournament_job`` process with its own
+BotPool (bot processes are reused between its games) that receives a match to play on a pipe
+and sends back its MatchRecord. The main process stores each record in its own transaction,
 completing the match's pending row; a match already done is never stored again, and one left
 ``running`` by a crash is simply played again (its row is overwritten, so it is stored once).
 """
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from multiprocessing.connection import Connection as Pipe
 from multiprocessing.connection import wait
+from pathlib import Path
 from typing import Any, cast
 
 from sqlalchemy import Connection, Table, bindparam, select, update
@@ -37,7 +39,7 @@ from arena.timecontrol import TimeControl
 from arena.tournament_job import Job, Plan
 from db import queries
 from db.models import BotVersion, Entry, Match, Seat, Tournament
-from db.store import complete_match, ref_of, version_for
+from db.store import complete_match, version_for
 from games.base import Game
 
 PREFETCH = 2  # matches queued per job, so a job never waits for the writer
@@ -199,6 +201,15 @@ def pending_jobs(session: Session, tournament: Tournament) -> list[Job]:
 # --- the job process -------------------------------------------------------------------------
 
 
+def _job_env() -> dict[str, str]:
+    """The job's environment: ``-P`` keeps the current directory off its ``sys.path`` (a user's
+    ``games.py`` must not shadow ours); the folder holding ``arena`` goes first instead."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    return env
+
+
 class _Worker:
     """A job process (``arena.tournament_job``) and the matches sent to it, oldest first."""
 
@@ -206,10 +217,12 @@ class _Worker:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         try:
+            argv = [sys.executable, "-P", "-m", "arena.tournament_job"]
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "arena.tournament_job", str(to_child_r), str(from_child_w)],
+                [*argv, str(to_child_r), str(from_child_w)],
                 pass_fds=(to_child_r, from_child_w),
                 stdin=subprocess.DEVNULL,
+                env=_job_env(),
             )
         finally:
             os.close(to_child_r)
@@ -504,8 +517,3 @@ class Runner:
 
 def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def field_refs(session: Session, tournament: Tournament) -> list[BotRef]:
-    """The versions the tournament started with (for display)."""
-    return [ref_of(e.version) for e in tournament.entries]
