@@ -222,9 +222,12 @@ class Connect4Solver:
         nodes = 0
         deadline = float("inf")
 
-        def negamax(cur: int, mask: int, plies: int, alpha: int, beta: int, r: int) -> int:
-            """Score of the position for the player to move, fail-soft within (alpha, beta).
+        def negamax(cur: int, mask: int, plies: int, alpha: int, r: int) -> int:
+            """Null-window search: is the score above ``alpha``? Fail-soft: a result above
+            ``alpha`` is a lower bound of the score, one at or below it an upper bound.
 
+            Every search here has a null window (``beta == alpha + 1``), so only ``alpha`` is
+            passed: a bound that would raise alpha already reaches beta and returns.
             ``r``: the empty cells where the opponent's stone would complete four. Invariant:
             the player to move cannot win at once (the parent's move was non-losing).
             """
@@ -243,12 +246,9 @@ class Connect4Solver:
                 return (plies + 1) // 2 + 1 - base
             if plies >= cells - 2:
                 return 0
-            lo = (plies + 1) // 2 + 2 - base  # the opponent cannot win with its next stone
-            if alpha < lo:
-                alpha = lo
-                if alpha >= beta:
-                    return alpha
-            hi = base - plies // 2 - 2  # nor can the player to move
+            v = (plies + 1) // 2 + 2 - base  # the opponent cannot win with its next stone
+            if v > alpha:
+                return v
             key = cur + mask
             if symmetry:
                 m = mirror(key)
@@ -256,20 +256,15 @@ class Connect4Solver:
                     key = m
             e = tt_get(key)
             if e is not None:
-                if e & 1:
-                    v = e >> 1
-                    if alpha < v:
-                        alpha = v
-                        if alpha >= beta:
-                            return alpha
-                else:
-                    v = e >> 1
-                    if v < hi:
-                        hi = v
-            if beta > hi:
-                beta = hi
-                if alpha >= beta:
-                    return beta
+                v = e >> 1
+                if e & 1:  # lower bound
+                    if v > alpha:
+                        return v
+                elif v <= alpha:  # upper bound
+                    return v
+            v = base - plies // 2 - 2  # nor can the player to move
+            if v <= alpha:
+                return v
             empty = board ^ mask
             if nonlosing & (nonlosing - 1):
                 # Threats each move would create, all columns at once, one board copy each.
@@ -318,22 +313,20 @@ class Connect4Solver:
                 keys = [t & empty]
             nxt = cur ^ mask
             plies += 1
+            child_alpha = -alpha - 1
             for k in keys:
                 score = -negamax(
                     nxt,
                     mask | (nonlosing & low_to_mask[(k >> span) & 15]),
                     plies,
-                    -beta,
-                    -alpha,
+                    child_alpha,
                     k & low,
                 )
-                if score >= beta:
+                if score > alpha:
                     if len(tt) >= tt_cap:
                         tt.clear()
                     tt[key] = (score << 1) | 1
                     return score
-                if score > alpha:
-                    alpha = score
             if len(tt) >= tt_cap:
                 tt.clear()
             tt[key] = alpha << 1
@@ -408,7 +401,7 @@ class Connect4Solver:
                 elif med >= 0 and hi // 2 > med:
                     med = hi // 2
                 try:
-                    r, move = root(cur, mask, plies, moves, med, med + 1)
+                    r, move = root(cur, mask, plies, moves, med)
                 except SolverTimeout:
                     raise SolverTimeout(lo, hi, best) from None
                 if r <= med:
@@ -424,7 +417,7 @@ class Connect4Solver:
                 for col, made in moves:
                     child_mask = mask | ((mask + bottom) & colmask[col])
                     try:
-                        v = negamax(nxt, child_mask, plies + 1, -lo, 1 - lo, made)
+                        v = negamax(nxt, child_mask, plies + 1, -lo, made)
                     except SolverTimeout:
                         raise SolverTimeout(lo, hi, best) from None
                     if v <= -lo:
@@ -433,44 +426,35 @@ class Connect4Solver:
             return lo, best
 
         def root(
-            cur: int, mask: int, plies: int, moves: list[tuple[int, int]], alpha: int, beta: int
+            cur: int, mask: int, plies: int, moves: list[tuple[int, int]], alpha: int
         ) -> tuple[int, int | None]:
-            """One null-window pass at the root; also returns the move that failed high."""
+            """Null-window pass at the root (is the score above ``alpha``?), as ``negamax``,
+            also returning the move that proved a result above ``alpha``."""
             nonlocal nodes
             nodes += 1
-            lo = (plies + 1) // 2 + 2 - base
-            if alpha < lo:
-                alpha = lo
-                if alpha >= beta:
-                    return alpha, None
-            hi = base - plies // 2 - 2
+            v = (plies + 1) // 2 + 2 - base
+            if v > alpha:
+                return v, None
             key = cur + mask
             if symmetry:
                 key = min(key, mirror(key))
             e = tt_get(key)
             if e is not None:
-                if e & 1:
-                    if alpha < e >> 1:
-                        alpha = e >> 1
-                        if alpha >= beta:
-                            return alpha, None
-                elif e >> 1 < hi:
-                    hi = e >> 1
-            if beta > hi:
-                beta = hi
-                if alpha >= beta:
-                    return beta, None
+                v = e >> 1
+                if (v > alpha) if e & 1 else (v <= alpha):
+                    return v, None
+            v = base - plies // 2 - 2
+            if v <= alpha:
+                return v, None
             nxt = cur ^ mask
             for col, made in moves:
                 child_mask = mask | ((mask + bottom) & colmask[col])
-                score = -negamax(nxt, child_mask, plies + 1, -beta, -alpha, made)
-                if score >= beta:
+                score = -negamax(nxt, child_mask, plies + 1, -alpha - 1, made)
+                if score > alpha:
                     if len(tt) >= tt_cap:
                         tt.clear()
                     tt[key] = (score << 1) | 1
                     return score, col
-                if score > alpha:
-                    alpha = score
             if len(tt) >= tt_cap:
                 tt.clear()
             tt[key] = alpha << 1
