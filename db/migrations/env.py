@@ -1,6 +1,12 @@
-"""Alembic environment: runs on the connection that db.session.upgrade passes in.
+"""Alembic environment: runs on the connection that ``db.session.upgrade`` passes in.
 
-Run by hand (``alembic -x url=... revision --autogenerate``) it opens that URL itself.
+A new revision after a model change (against a scratch database at the current head)::
+
+    python -c "from alembic import command; from db.session import alembic_config as c; \\
+        cfg = c(); cfg.set_main_option('sqlalchemy.url', 'sqlite:///scratch.db'); \\
+        command.upgrade(cfg, 'head'); command.revision(cfg, 'what changed', autogenerate=True)"
+
+then read and tidy the generated script in ``db/migrations/versions``.
 """
 
 from __future__ import annotations
@@ -27,9 +33,13 @@ def main() -> None:
     if connection is not None:
         _run(connection)
         return
-    url = context.get_x_argument(as_dictionary=True).get("url", "sqlite:///arena.db")
-    with create_engine(url).begin() as conn:
-        _run(conn)
+    url = context.config.get_main_option("sqlalchemy.url") or "sqlite:///arena.db"
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            _run(conn)
+    finally:
+        engine.dispose()
 
 
 main()
