@@ -73,8 +73,9 @@ class Connect4Solver:
     """Exact solver for one board size; reusable across positions.
 
     ``tt_size`` bounds the transposition table (entries); when it is full it is emptied, so the
-    memory stays within the configured size. ``symmetry`` keys mirror-image positions the same
-    (fewer nodes in symmetric positions, a little more work per node).
+    memory stays within the configured size. ``symmetry`` keys mirror-image positions the same:
+    that only pays near the empty board, where mirror images meet; on the mid- and end-game
+    benchmark sets it saves no node and costs about half as much again per node.
     """
 
     def __init__(
@@ -135,8 +136,6 @@ class Connect4Solver:
         self.nodes = 0
         self._deadline = deadline
         score, move = self._search(current, mask, plies, want_move, window)
-        if len(self.tt) > self.tt_size:  # pragma: no cover - the search clears before this
-            self.tt.clear()
         return Solution(score, move, self.nodes, time.perf_counter() - start, len(self.tt))
 
     def threats(self, stones: int, mask: int) -> int:
@@ -171,6 +170,7 @@ class Connect4Solver:
         return current, mask, plies
 
     def mirror_key(self, key: int) -> int:
+        """The key (or any bitboard) of the mirror-image position (columns reversed)."""
         h1 = self.height + 1
         w = self.width
         col = (1 << h1) - 1

@@ -129,7 +129,10 @@ def solve_command(
         int, typer.Option("--tt-size", help="Transposition table capacity (entries).")
     ] = DEFAULT_TT_SIZE,
     symmetry: Annotated[
-        bool, typer.Option("--symmetry", help="Connect Four: share entries between mirrors.")
+        bool,
+        typer.Option(
+            "--symmetry", help="Connect Four: share entries between mirror images (early game)."
+        ),
     ] = False,
     max_nodes: Annotated[
         int | None,
