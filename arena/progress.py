@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+BAR = 20  # characters of the progress bar on a terminal
+
 
 def format_duration(seconds: float) -> str:
     seconds = max(0, round(seconds))
@@ -76,6 +78,9 @@ class Progress:
         pct = 100.0 * self.done / self.total if self.total else 100.0
         top = ", ".join(f"{name} {p:.1f}%" for name, p in self.standings.top())
         text = f"[{self.done:>{width}}/{self.total}] {pct:5.1f}%  {rate:6.2f} games/s  ETA {eta}"
+        if self.tty:  # a bar where there is room to redraw it
+            filled = int(BAR * self.done / self.total) if self.total else BAR
+            text = f"{'#' * filled}{'.' * (BAR - filled)} {text}"
         return f"{text}  top: {top}" if top else text
 
     def match_done(self, scores: Sequence[tuple[int, float]], faults: Sequence[str] = ()) -> None:

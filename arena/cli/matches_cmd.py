@@ -154,7 +154,10 @@ def replay_command(
     typer.echo("\n" + game.render(state))
     for ply, move in enumerate(record.moves):
         if step:
-            input()
+            try:
+                input()
+            except EOFError:  # end of input: stop where we are
+                raise typer.Exit(0) from None
         try:
             state = game.apply(state, game.move_from_text(state, move.move))
         except GameError as exc:

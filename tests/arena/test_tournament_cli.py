@@ -389,3 +389,26 @@ def test_faults_are_reported_and_stored(tmp_path: Path) -> None:
     # one progress line per fault, naming the match and the bot
     assert result.stderr.count("fault: match ") == len(faults)
     assert "raise_third: crash" in result.stderr
+
+
+def test_replay_step_waits_for_enter_and_pgn_skips_n_player_games(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    field = ["random", "random:seed=1", "random:seed=2"]
+    assert arena(*run_args("nim", field, url, "--jobs", "1", "--seed", "4")).exit_code == 0
+    assert arena(*run_args("coins", field[:2], url, "--jobs", "1", "--games", "1")).exit_code == 0
+    nim = json.loads(arena("export", "--db", url, "--tournament", "1").stdout)
+    plies = len(nim[0]["moves"])
+    short = runner.invoke(
+        app, ["replay", str(nim[0]["match"]), "--step", "--db", url], input="\n" * (plies - 1)
+    )
+    assert short.exit_code == 0  # input ran out: it stops where it was
+    assert short.stdout.count("\nply ") == plies - 1
+    full = runner.invoke(
+        app, ["replay", str(nim[0]["match"]), "--step", "--db", url], input="\n" * plies
+    )
+    assert full.exit_code == 0 and full.stdout.count("\nply ") == plies
+
+    pgn = arena("export", "--db", url, "--format", "pgn")
+    assert pgn.exit_code == 0
+    assert pgn.stdout.count("[Event ") == 1 and '[Variant "coins"]' in pgn.stdout
+    assert "3 matches of more than two players skipped" in pgn.stderr

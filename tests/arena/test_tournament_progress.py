@@ -46,6 +46,8 @@ def test_tty_redraws_one_line_and_keeps_faults() -> None:
     assert text.count("\r\x1b[K") == 3  # draw, clear for the fault, redraw
     assert "\r\x1b[Kfault: boom\n" in text
     assert text.endswith("top: b 75.0%, a 25.0%\n")
+    assert "\r\x1b[K" + "#" * 10 + "." * 10 + " [1/2]" in text  # the bar, half full
+    assert "#" * 20 + " [2/2]" in text
 
 
 def test_durations() -> None:
