@@ -33,7 +33,7 @@ between the moves of a game (fixed-depth values are properties of positions) and
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,8 +84,16 @@ class DeepeningResult:
 class DeepeningSearch:
     """One iterative-deepening search over a given table; see the module docstring."""
 
-    def __init__(self, game: Game[Any, Any], table: TranspositionTable, me: int) -> None:
+    def __init__(
+        self,
+        game: Game[Any, Any],
+        table: TranspositionTable,
+        me: int,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        """``clock`` is read for the time limit (tests pass a scripted one)."""
         self.game = game
+        self.clock = clock
         self.table = table
         self.me = me
         self.nodes = 0
@@ -98,7 +106,7 @@ class DeepeningSearch:
     def run(
         self, state: Any, max_depth: int = UNLIMITED, seconds: float | None = None
     ) -> DeepeningResult:
-        start = time.perf_counter()
+        start = self.clock()
         deadline = INF if seconds is None else start + seconds
         table = self.table
         table.new_search()
@@ -127,7 +135,7 @@ class DeepeningSearch:
             if self._win_proven and done.value >= best_utility:
                 result.stopped_because = "proven win"
                 break
-            if seconds is not None and time.perf_counter() - start > seconds / 2:
+            if seconds is not None and self.clock() - start > seconds / 2:
                 result.stopped_because = "time"
                 break
         else:
@@ -204,7 +212,7 @@ class DeepeningSearch:
         evaluate = game.evaluate
         current_player = game.current_player
         state_key = game.state_key
-        perf_counter = time.perf_counter
+        perf_counter = self.clock
         table = self.table
         slots = table.slots
         size = table.size

@@ -198,3 +198,38 @@ def test_table_entries_from_another_depth_never_leak_into_values(
         decision = bot.choose_move(game, state, TimeBudget.unlimited())
         assert decision.info is not None
         assert decision.info.extra["score"] == minimax(game, state, depth).value
+
+
+class ScriptedClock:
+    """Reads 0.0 for the first ``calls`` reads, then jumps a million seconds per read."""
+
+    def __init__(self, calls: int) -> None:
+        self.reads = 0
+        self.calls = calls
+
+    def __call__(self) -> float:
+        self.reads += 1
+        return max(0, self.reads - self.calls) * 1e6
+
+
+@pytest.mark.parametrize("calls", [6, 12, 20])
+def test_an_aborted_iteration_is_thrown_away(calls: int) -> None:
+    game = games.get("connect4")
+    state = game.initial_state()
+    search = DeepeningSearch(game, TranspositionTable(1 << 16), 0, clock=ScriptedClock(calls))
+    result = search.run(state, UNLIMITED, seconds=100.0)
+    assert result.aborted and result.stopped_because == "time"
+    last = result.last
+    assert [it.depth for it in result.iterations] == list(range(1, last.depth + 1))
+    # the answer is exactly the last completed depth's, not the interrupted one's
+    assert last.value == minimax(game, state, last.depth).value
+    assert _minimax_value_of(game, state, last.move, last.depth) == last.value
+    assert result.nodes > sum(1 for _ in result.iterations)  # the aborted work was counted
+
+
+def test_depth_one_always_completes() -> None:
+    game = games.get("connect4")
+    search = DeepeningSearch(game, TranspositionTable(64), 0, clock=ScriptedClock(0))
+    result = search.run(game.initial_state(), UNLIMITED, seconds=1.0)
+    assert [it.depth for it in result.iterations] == [1]
+    assert result.last.move in game.legal_moves(game.initial_state())
