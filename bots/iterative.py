@@ -52,7 +52,7 @@ from bots.search_common import (
 from bots.tt import DEFAULT_SIZE, EXACT, HINT, LOWER, UPPER, TranspositionTable
 from games.base import Game, GameKind
 
-CHECK_EVERY = 1024  # nodes between two reads of the clock (a power of two)
+CHECK_EVERY = 1024  # nodes between two reads of the clock
 
 
 @dataclass(slots=True)
@@ -219,18 +219,20 @@ class DeepeningSearch:
         generation = table.generation
         deadline = self.deadline
         me = self.me
-        mask = CHECK_EVERY - 1
         lines: list[Line] = [None] * (MAX_PLY + 2)
         nodes = leaves = cutoffs = tt_hits = horizon = 0
+        next_check = CHECK_EVERY
 
         def counters() -> tuple[int, int, int, int, int]:
             return nodes, leaves, cutoffs, tt_hits, horizon
 
         def search(state: Any, depth: int, alpha: float, beta: float, ply: int) -> float:
-            nonlocal nodes, leaves, cutoffs, tt_hits, horizon
+            nonlocal nodes, leaves, cutoffs, tt_hits, horizon, next_check
             nodes += 1
-            if nodes & mask == 0 and perf_counter() > deadline:
-                raise SearchAborted
+            if nodes >= next_check:
+                if perf_counter() > deadline:
+                    raise SearchAborted
+                next_check = nodes + CHECK_EVERY
             if depth == 0:
                 leaves += 1
                 horizon += 1
@@ -269,7 +271,42 @@ class DeepeningSearch:
             remaining = depth - 1
             child_ply = ply + 1
             best_move = None
-            if current_player(state) == me:
+            if remaining == 0:  # the children are horizon leaves: evaluated without a call each
+                count = 0
+                if current_player(state) == me:
+                    best = -INF
+                    for move in moves:
+                        count += 1
+                        value = evaluate(apply(state, move))[me]
+                        if value > best:
+                            best = value
+                            best_move = move
+                            lines[ply] = (move, None)
+                            if value > alpha:
+                                alpha = value
+                                if alpha >= beta:
+                                    if move != moves[-1]:
+                                        cutoffs += 1
+                                    break
+                else:
+                    best = INF
+                    for move in moves:
+                        count += 1
+                        value = evaluate(apply(state, move))[me]
+                        if value < best:
+                            best = value
+                            best_move = move
+                            lines[ply] = (move, None)
+                            if value < beta:
+                                beta = value
+                                if alpha >= beta:
+                                    if move != moves[-1]:
+                                        cutoffs += 1
+                                    break
+                nodes += count
+                leaves += count
+                horizon += count
+            elif current_player(state) == me:
                 best = -INF
                 for move in moves:
                     value = search(apply(state, move), remaining, alpha, beta, child_ply)
