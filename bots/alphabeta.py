@@ -25,11 +25,11 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from bots.base import Bot, Decision, SearchInfo, TimeBudget
-from bots.minimax import ScalarResult
 from bots.search_common import (
     INF,
     MAX_PLY,
     Line,
+    ScalarResult,
     line_to_list,
     pv_end_vector,
     require_two_player_zero_sum,

@@ -10,10 +10,11 @@ Utilities are normalised to [0, 1] with ``game.bounds`` (``(u - min_each) / (max
 min_each)``), so the exploration constant ``c`` means the same for every utility scale.
 
 Budget: ``iterations`` (deterministic with ``seed``) or else ``time`` seconds, capped by the
-arena's ``budget.allocation()``. The move played is the most visited root child (ties: first in
-move order); ``values`` is the mean utility vector at the root in the game's own scale; ``pv``
-follows the most visited children; ``nodes`` counts tree nodes (the root included), ``leaves``
-the playouts, and ``extra`` holds ``iterations`` and ``playout_plies``.
+arena's ``budget.allocation()``; with ``time`` <= 0 and no arena limit either, 1000 iterations.
+The move played is the most visited root child (ties: first in move order);
+``values`` is the mean utility vector at the root in the game's own scale; ``pv`` follows the
+most visited children; ``nodes`` counts tree nodes (the root included), ``leaves`` the playouts,
+and ``extra`` holds ``iterations`` and ``playout_plies``.
 """
 
 from __future__ import annotations

@@ -8,8 +8,6 @@ the first move in move order — the answer ``alphabeta`` must reproduce exactly
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
-from dataclasses import dataclass, field
 from typing import Any
 
 from bots.base import Bot, Decision, SearchInfo, TimeBudget
@@ -17,6 +15,7 @@ from bots.search_common import (
     INF,
     MAX_PLY,
     Line,
+    ScalarResult,
     line_to_list,
     require_two_player_zero_sum,
     resolve_depth,
@@ -24,17 +23,6 @@ from bots.search_common import (
     zero_sum_vector,
 )
 from games.base import Game
-
-
-@dataclass(slots=True)
-class ScalarResult:
-    """What a scalar (player-0 or root-player valued) search found."""
-
-    value: float
-    pv: list[Hashable] = field(default_factory=list)
-    nodes: int = 0
-    leaves: int = 0
-    cutoffs: int = 0
 
 
 def minimax(game: Game[Any, Any], state: Any, depth: int) -> ScalarResult:

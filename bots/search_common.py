@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Hashable
+from dataclasses import dataclass, field
 from typing import Any
 
 from bots.base import BotError, TimeBudget
@@ -25,6 +26,17 @@ MAX_PLY = 2048
 
 #: A principal variation as nested pairs, ``(m1, (m2, (m3, None)))``; ``None`` is the empty line.
 Line = tuple[Hashable, Any] | None
+
+
+@dataclass(slots=True)
+class ScalarResult:
+    """What a scalar (player-0 or root-player valued) search found."""
+
+    value: float
+    pv: list[Hashable] = field(default_factory=list)
+    nodes: int = 0
+    leaves: int = 0
+    cutoffs: int = 0
 
 
 class SearchAborted(Exception):
