@@ -42,14 +42,17 @@ PLAYOUT_GAMES: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-def median_time(fn: Callable[[], object], repeats: int) -> tuple[float, object]:
-    times = []
-    result: object = None
+def median_times(fns: list[Callable[[], object]], repeats: int) -> tuple[list[float], list[object]]:
+    """Median seconds of each function, the functions taking turns within every repeat so that
+    a busy machine slows them alike (the API figure and its baseline stay comparable)."""
+    times: list[list[float]] = [[] for _ in fns]
+    results: list[object] = [None] * len(fns)
     for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            results[i] = fn()
+            times[i].append(time.perf_counter() - start)
+    return [statistics.median(t) for t in times], results
 
 
 # --- random playouts -------------------------------------------------------------------------
@@ -200,7 +203,7 @@ def main() -> None:
 
     print(f"random playouts, {count} games per repeat (rolit: a tenth), median of {repeats}")
     print(f"{'game':<34} {'API loop':>14} {'random_playout':>16} {'plies/game':>11}")
-    c4_rate = 0.0
+    c4_rate = bare_rate = 0.0
     for name, params in PLAYOUT_GAMES:
         label = _label(name, params)
         try:
@@ -209,27 +212,34 @@ def main() -> None:
             print(f"{label:<34} unavailable: {exc}")
             continue
         n = count // 10 if name == "rolit" else count
-        t_api, plies = median_time(partial(api_playouts, game, n, 1), repeats)
-        t_own, _ = median_time(partial(builtin_playouts, game, n, 1), repeats)
+        fns: list[Callable[[], object]] = [
+            partial(api_playouts, game, n, 1),
+            partial(builtin_playouts, game, n, 1),
+        ]
+        if name == "connect4" and not params:
+            fns.append(partial(bare_connect4_playouts, n, 1))
+        (t_api, t_own, *t_bare), (plies, *_) = median_times(fns, repeats)
         assert isinstance(plies, int)
         print(f"{label:<34} {n / t_api:>10,.0f} g/s {n / t_own:>12,.0f} g/s {plies / n:>11.1f}")
-        if name == "connect4":
-            c4_rate = n / t_api
-    t_bare, plies = median_time(partial(bare_connect4_playouts, count, 1), repeats)
-    assert isinstance(plies, int)
-    bare_rate = count / t_bare
-    print(f"{'connect4 bare int loop (baseline)':<34} {bare_rate:>10,.0f} g/s")
+        if t_bare:
+            c4_rate, bare_rate = n / t_api, n / t_bare[0]
     if c4_rate:
+        print(f"{'connect4 bare int loop (baseline)':<34} {bare_rate:>10,.0f} g/s")
         verdict = "met" if c4_rate >= 25_000 else "MISSED"
         print(f"connect4 API loop / bare loop: {c4_rate / bare_rate:.2f}; >= 25,000 g/s: {verdict}")
 
     print(f"\ntic-tac-toe full tree, median of {repeats}")
     ttt = get_game("tictactoe")
-    t_cnt, n_cnt = median_time(partial(api_count_walk, ttt), repeats)
-    t_cnt_raw, n_cnt_raw = median_time(bare_count_walk, repeats)
+    (t_cnt, t_cnt_raw, t_api, t_raw), (n_cnt, n_cnt_raw, api, raw) = median_times(
+        [
+            partial(api_count_walk, ttt),
+            bare_count_walk,
+            partial(api_minimax_walk, ttt),
+            bare_minimax_walk,
+        ],
+        repeats,
+    )
     assert n_cnt == n_cnt_raw == 549_946, (n_cnt, n_cnt_raw)
-    t_api, api = median_time(partial(api_minimax_walk, ttt), repeats)
-    t_raw, raw = median_time(bare_minimax_walk, repeats)
     assert api == raw == (0.0, 549_946), (api, raw)
     print(f"{'':<24} {'API':>9} {'bare ints':>10} {'API/bare':>9}")
     print(f"{'node count walk':<24} {t_cnt:>7.3f} s {t_cnt_raw:>8.3f} s {t_cnt / t_cnt_raw:>9.2f}")
