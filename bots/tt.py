@@ -1,7 +1,9 @@
 """A bounded transposition table for alpha-beta searches.
 
-The table is a plain list of ``size`` slots; a position's slot is ``hash(key) % size``, so memory
-never grows past ``size`` entries however long the search runs. Each slot holds ``None`` or one
+The table is a plain list of slots; a position's slot is ``hash(key) % slots``, so memory never
+grows past the configured number of entries however long the search runs. The slot count is the
+largest prime not above the configured size: Python hashes an int to itself, and bitboard keys
+differ mostly in their high bits, so a power-of-two modulus would crowd them into a few slots. Each slot holds ``None`` or one
 entry tuple (see the ``E_*`` indices)::
 
     (key, depth, flag, value, move, proven, generation)
@@ -46,15 +48,15 @@ DEFAULT_SIZE = 1 << 18
 
 
 class TranspositionTable:
-    """A fixed number of slots (``size`` entries at most); see the module docstring."""
+    """A fixed number of slots (at most the configured ``size``); see the module docstring."""
 
     __slots__ = ("generation", "size", "slots")
 
     def __init__(self, size: int = DEFAULT_SIZE) -> None:
         if size < 1:
             raise ValueError(f"tt_size must be >= 1, not {size}")
-        self.size = size
-        self.slots: list[Entry | None] = [None] * size
+        self.size = largest_prime_at_most(size)
+        self.slots: list[Entry | None] = [None] * self.size
         self.generation = 0
 
     def new_search(self) -> None:
@@ -85,6 +87,18 @@ class TranspositionTable:
     def __len__(self) -> int:
         """Entries in use (never more than ``size``)."""
         return sum(1 for entry in self.slots if entry is not None)
+
+
+def largest_prime_at_most(n: int) -> int:
+    """The largest prime <= ``n`` (``n`` itself for 1, 2 and 3)."""
+    if n <= 3:
+        return n
+    candidate = n if n % 2 else n - 1
+    while candidate > 3:
+        if all(candidate % d for d in range(3, int(candidate**0.5) + 1, 2)):
+            return candidate
+        candidate -= 2
+    return 3
 
 
 def usable(entry: Entry, depth: int) -> bool:

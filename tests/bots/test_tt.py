@@ -33,7 +33,8 @@ def test_store_and_probe() -> None:
 
 def test_replacement_prefers_depth_within_a_search_and_ages_out() -> None:
     table = TranspositionTable(8)
-    deep, shallow = Key("deep", 1), Key("shallow", 9)  # 9 % 8 == 1: one slot
+    assert table.size == 7
+    deep, shallow = Key("deep", 1), Key("shallow", 8)  # 8 % 7 == 1: one slot
     table.store(deep, 6, LOWER, 0.0, None, False)
     assert not table.store(shallow, 2, UPPER, 0.0, None, False)
     assert table.probe(deep) is not None
@@ -48,7 +49,7 @@ def test_memory_is_bounded_by_the_slot_count() -> None:
     table = TranspositionTable(16)
     for i in range(1000):
         table.store(i, i % 7, EXACT, 0.0, None, False)
-    assert len(table.slots) == 16 and len(table) <= 16
+    assert len(table.slots) == 13 and len(table) <= 13  # the largest prime <= 16
 
 
 @pytest.mark.parametrize(
@@ -72,3 +73,37 @@ def test_usable_only_at_the_same_depth_or_proven_below(
 def test_size_must_be_positive() -> None:
     with pytest.raises(ValueError):
         TranspositionTable(0)
+
+
+def test_slot_counts_are_primes_within_the_size() -> None:
+    from bots.tt import largest_prime_at_most
+
+    assert [largest_prime_at_most(n) for n in (1, 2, 3, 4, 10, 100, 1 << 18)] == [
+        1,
+        2,
+        3,
+        3,
+        7,
+        97,
+        262139,
+    ]
+
+
+def test_bitboard_keys_spread_over_the_table() -> None:
+    import games
+
+    game = games.get("connect4")
+    layer = {game.state_key(game.initial_state()): game.initial_state()}
+    for _ in range(4):  # every position after 4 plies
+        layer = {
+            game.state_key(child): child
+            for state in layer.values()
+            for child in (game.apply(state, m) for m in game.legal_moves(state))
+        }
+    assert len(layer) == 1120
+    table = TranspositionTable(1 << 12)
+    for key in layer:
+        table.store(key, 1, EXACT, 0.0, None, False)
+    # random hashing would fill about 977 slots; a 4096-slot modulus fills far fewer
+    assert len(table) > 900
+    assert len({hash(k) % 4096 for k in layer}) < 600
