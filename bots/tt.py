@@ -3,8 +3,8 @@
 The table is a plain list of slots; a position's slot is ``hash(key) % slots``, so memory never
 grows past the configured number of entries however long the search runs. The slot count is the
 largest prime not above the configured size: Python hashes an int to itself, and bitboard keys
-differ mostly in their high bits, so a power-of-two modulus would crowd them into a few slots. Each slot holds ``None`` or one
-entry tuple (see the ``E_*`` indices)::
+differ mostly in their high bits, so a power-of-two modulus would crowd them into a few slots.
+Each slot holds ``None`` or one entry tuple (see the ``E_*`` indices)::
 
     (key, depth, flag, value, move, proven, generation)
 
