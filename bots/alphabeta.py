@@ -164,19 +164,19 @@ def _alphabeta_ordered(
     leaves = 0
     cutoffs = 0
 
+    def score(move: Any) -> int:
+        return history_get(move, 0)
+
     def ordered(moves: Sequence[Any], ply: int) -> Sequence[Any]:
+        """History order (stable: ties keep the game's order), then the killers in front."""
         if len(moves) < 2:
             return moves
-        k0, k1 = killers[ply]
-
-        def score(move: Any) -> int:
-            if move == k0:
-                return 1 << 60
-            if move == k1:
-                return 1 << 59
-            return history_get(move, 0)
-
-        return sorted(moves, key=score, reverse=True)  # stable: ties keep the game's order
+        out = sorted(moves, key=score, reverse=True) if history else list(moves)
+        for killer in reversed(killers[ply]):
+            if killer is not None and killer in out and out[0] != killer:
+                out.remove(killer)
+                out.insert(0, killer)
+        return out
 
     def reward(move: Any, depth: int, ply: int, last: bool) -> None:
         nonlocal cutoffs
@@ -206,7 +206,13 @@ def _alphabeta_ordered(
         if current_player(state) == me:
             best = -INF
             for move in moves:
-                value = search(apply(state, move), remaining, alpha, beta, child_ply)
+                if remaining:
+                    value = search(apply(state, move), remaining, alpha, beta, child_ply)
+                else:  # a horizon leaf, evaluated without a call
+                    nodes += 1
+                    leaves += 1
+                    lines[child_ply] = None
+                    value = evaluate(apply(state, move))[me]
                 if value > best:
                     best = value
                     lines[ply] = (move, lines[child_ply])
@@ -218,7 +224,13 @@ def _alphabeta_ordered(
         else:
             best = INF
             for move in moves:
-                value = search(apply(state, move), remaining, alpha, beta, child_ply)
+                if remaining:
+                    value = search(apply(state, move), remaining, alpha, beta, child_ply)
+                else:  # a horizon leaf, evaluated without a call
+                    nodes += 1
+                    leaves += 1
+                    lines[child_ply] = None
+                    value = evaluate(apply(state, move))[me]
                 if value < best:
                     best = value
                     lines[ply] = (move, lines[child_ply])
