@@ -12,6 +12,9 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from sqlalchemy import Connection, Table, bindparam, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
 from arena.botref import BotRef
@@ -24,27 +27,56 @@ def epoch_to_datetime(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
 
 
+def _insert_if_absent(session: Session, table: Table, values: dict[str, Any]) -> bool:
+    """Insert a row unless one with the same unique key exists; True if this call inserted it.
+
+    Two processes may register the same bot at once (two tournaments starting together): on
+    PostgreSQL both would see no row and the second insert would fail, so the insert itself
+    skips a conflict (and waits for the other transaction to decide) instead of a read first.
+    """
+    dialect = session.get_bind().dialect.name
+    if dialect in ("postgresql", "sqlite"):
+        module = pg_insert if dialect == "postgresql" else sqlite_insert
+        stmt = module(table).values(**values).on_conflict_do_nothing().returning(table.c.id)
+        return session.execute(stmt).first() is not None
+    try:
+        with session.begin_nested():
+            session.execute(table.insert().values(**values))
+    except IntegrityError:
+        return False
+    return True
+
+
 def _bot(session: Session, name: str) -> Bot:
     bot = session.scalars(select(Bot).where(Bot.name == name)).one_or_none()
     if bot is None:
-        bot = Bot(name=name, registered=False)
-        session.add(bot)
-        session.flush()
+        _insert_if_absent(
+            session,
+            cast(Table, Bot.__table__),
+            {"name": name, "registered": False, "created": datetime.now(UTC)},
+        )
+        bot = session.scalars(select(Bot).where(Bot.name == name)).one()
     return bot
 
 
 def _version(session: Session, bot: Bot, ref: BotRef) -> tuple[BotVersion, bool]:
-    found = session.scalars(
-        select(BotVersion).where(BotVersion.bot_id == bot.id, BotVersion.sha256 == ref.sha256)
-    ).one_or_none()
+    query = select(BotVersion).where(BotVersion.bot_id == bot.id, BotVersion.sha256 == ref.sha256)
+    found = session.scalars(query).one_or_none()
     if found is not None:
         return found, False
-    version = BotVersion(
-        bot_id=bot.id, kind=ref.kind, target=ref.target, source=ref.source, sha256=ref.sha256
+    created = _insert_if_absent(
+        session,
+        cast(Table, BotVersion.__table__),
+        {
+            "bot_id": bot.id,
+            "kind": ref.kind,
+            "target": ref.target,
+            "source": ref.source,
+            "sha256": ref.sha256,
+            "created": datetime.now(UTC),
+        },
     )
-    session.add(version)
-    session.flush()
-    return version, True
+    return session.scalars(query).one(), created
 
 
 def version_for(session: Session, ref: BotRef) -> BotVersion:

@@ -1,5 +1,6 @@
 """Crash safety: a tournament killed (SIGKILL, Ctrl-C) at several points and resumed plays
-exactly its schedule, every match once; two tournaments share one SQLite file at once."""
+exactly its schedule, every match once; two tournaments share one database at once. Both on
+SQLite and, with $ARENA_TEST_PG_URL, on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import create_engine, exc, make_url, pool
 
 from arena.schedule import schedule
+from tests.db.dbtest import BACKENDS, database
 
 FIELD = ["random", "random:seed=1", "random:seed=2"]
 GAMES = 40  # enough matches that every kill lands mid-run, however fast the games
@@ -26,38 +29,64 @@ TOTAL = 3 * GAMES  # C(3, 2) pairs
 POLL_LIMIT_S = 120.0  # a guard against a hung run, never a guess at how long something takes
 
 
-def arena_cmd(db: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "arena.cli.app", *args, "--db", f"sqlite:///{db}"]
+class Db:
+    """The test database, read from outside the runner (which may be writing)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        parsed = make_url(url)
+        self.sqlite = Path(parsed.database or "") if parsed.get_backend_name() == "sqlite" else None
+        self.engine = None if self.sqlite else create_engine(url, poolclass=pool.NullPool)
+
+    def query(self, sql: str) -> list[tuple[Any, ...]]:
+        if self.sqlite is not None:
+            if not self.sqlite.exists():
+                return []
+            conn = sqlite3.connect(f"file:{self.sqlite}?mode=ro", uri=True, timeout=30)
+            try:
+                return list(conn.execute(sql))
+            except sqlite3.OperationalError as err:  # schema not created yet
+                if "no such table" in str(err):
+                    return []
+                raise
+            finally:
+                conn.close()
+        assert self.engine is not None
+        try:
+            with self.engine.connect() as pg:
+                return [tuple(r) for r in pg.exec_driver_sql(sql)]
+        except exc.ProgrammingError as err:  # schema not created yet
+            if "does not exist" in str(err):
+                return []
+            raise
 
 
-def run_cmd(db: Path, jobs: int) -> list[str]:
+@pytest.fixture(params=BACKENDS)
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
+    with database(request.param, tmp_path) as url:
+        handle = Db(url)
+        yield handle
+        if handle.engine is not None:
+            handle.engine.dispose()
+
+
+def arena_cmd(db: Db, *args: str) -> list[str]:
+    return [sys.executable, "-m", "arena.cli.app", *args, "--db", db.url]
+
+
+def run_cmd(db: Db, jobs: int) -> list[str]:
     args = ["tournament", "run", "tictactoe", "--games", str(GAMES), "--seed", str(SEED)]
     for spec in FIELD:
         args += ["--bot", spec]
     return arena_cmd(db, *args, "--jobs", str(jobs), "--move-time", "5")
 
 
-def query(db: Path, sql: str) -> list[tuple[Any, ...]]:
-    """Read-only look at the database (the runner may be writing)."""
-    if not db.exists():
-        return []
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
-    try:
-        return list(conn.execute(sql))
-    except sqlite3.OperationalError as exc:  # schema not created yet
-        if "no such table" in str(exc):
-            return []
-        raise
-    finally:
-        conn.close()
-
-
-def count(db: Path, sql: str) -> int:
-    rows = query(db, sql)
+def count(db: Db, sql: str) -> int:
+    rows = db.query(sql)
     return int(rows[0][0]) if rows else 0
 
 
-def done(db: Path) -> int:
+def done(db: Db) -> int:
     return count(db, "SELECT count(*) FROM matches WHERE status = 'done'")
 
 
@@ -96,21 +125,20 @@ def wait_until(proc: subprocess.Popen[bytes], condition: Any, log: Path) -> None
         time.sleep(0.02)
 
 
-def done_snapshot(db: Path) -> dict[int, str]:
+def done_snapshot(db: Db) -> dict[int, str]:
     """Each done match with a digest of everything stored about it."""
     out: dict[int, str] = {}
-    for (mid,) in query(db, "SELECT id FROM matches WHERE status = 'done'"):
-        rows = query(db, f"SELECT * FROM matches WHERE id = {mid}")
-        rows += query(db, f"SELECT * FROM seats WHERE match_id = {mid} ORDER BY seat")
-        rows += query(db, f"SELECT * FROM moves WHERE match_id = {mid} ORDER BY ply")
+    for (mid,) in db.query("SELECT id FROM matches WHERE status = 'done'"):
+        rows = db.query(f"SELECT * FROM matches WHERE id = {mid}")
+        rows += db.query(f"SELECT * FROM seats WHERE match_id = {mid} ORDER BY seat")
+        rows += db.query(f"SELECT * FROM moves WHERE match_id = {mid} ORDER BY ply")
         out[mid] = hashlib.sha256(repr(rows).encode()).hexdigest()
     return out
 
 
 def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
-    tmp_path: Path,
+    tmp_path: Path, db: Db
 ) -> None:
-    db = tmp_path / "crash.db"
     log = tmp_path / "log.txt"
     kept: dict[int, str] = {}
 
@@ -149,42 +177,41 @@ def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
     snap = done_snapshot(db)
     assert all(snap[m] == digest for m, digest in kept.items())
 
-    assert query(db, "SELECT status, count(*) FROM matches GROUP BY status") == [("done", TOTAL)]
-    assert query(db, "SELECT status FROM tournaments") == [("done",)]
-    assert query(db, "PRAGMA integrity_check") == [("ok",)]
-    assert query(db, "PRAGMA foreign_key_check") == []
+    assert db.query("SELECT status, count(*) FROM matches GROUP BY status") == [("done", TOTAL)]
+    assert db.query("SELECT status FROM tournaments") == [("done",)]
+    if db.sqlite is not None:
+        assert db.query("PRAGMA integrity_check") == [("ok",)]
+        assert db.query("PRAGMA foreign_key_check") == []
     # exactly the schedule: the same seatings in the same order, no duplicates
-    seated = query(
-        db,
-        "SELECT m.id, group_concat(b.name, ',') FROM (SELECT * FROM seats ORDER BY seat) s"
-        " JOIN matches m ON m.id = s.match_id JOIN bot_versions v ON v.id = s.bot_version_id"
-        " JOIN bots b ON b.id = v.bot_id GROUP BY m.id ORDER BY m.id",
-    )
-    expected = [
-        ",".join(FIELD[i] for i in p.seats) for p in schedule("round-robin", 3, 2, GAMES, SEED)
-    ]
-    assert [names for _, names in seated] == expected
+    seated: dict[int, list[str]] = {}
+    for mid, name in db.query(
+        "SELECT s.match_id, b.name FROM seats s JOIN bot_versions v ON v.id = s.bot_version_id"
+        " JOIN bots b ON b.id = v.bot_id ORDER BY s.match_id, s.seat"
+    ):
+        seated.setdefault(mid, []).append(name)
+    expected = [[FIELD[i] for i in p.seats] for p in schedule("round-robin", 3, 2, GAMES, SEED)]
+    assert [seated[mid] for mid in sorted(seated)] == expected
     # every match's moves are plies 0..n-1 with no gaps or repeats
-    for mid, plies, top in query(
-        db, "SELECT match_id, count(*), max(ply) FROM moves GROUP BY match_id"
+    for mid, plies, top in db.query(
+        "SELECT match_id, count(*), max(ply) FROM moves GROUP BY match_id"
     ):
         assert plies == top + 1, mid
     assert count(db, "SELECT count(*) FROM seats WHERE rank IS NULL") == 0
 
 
-def test_two_tournaments_share_one_database(tmp_path: Path) -> None:
-    db = tmp_path / "shared.db"
+def test_two_tournaments_share_one_database(tmp_path: Path, db: Db) -> None:
     logs = [tmp_path / "a.txt", tmp_path / "b.txt"]
     with started(run_cmd(db, jobs=1), logs[0]) as a, started(run_cmd(db, jobs=1), logs[1]) as b:
         assert a.wait(timeout=POLL_LIMIT_S) == 0, logs[0].read_text()
         assert b.wait(timeout=POLL_LIMIT_S) == 0, logs[1].read_text()
     for log in logs:
         assert "locked" not in log.read_text()
-    assert query(db, "SELECT id, status FROM tournaments ORDER BY id") == [(1, "done"), (2, "done")]
-    assert query(
-        db, "SELECT tournament_id, count(*) FROM matches WHERE status='done' GROUP BY 1"
+    assert db.query("SELECT id, status FROM tournaments ORDER BY id") == [(1, "done"), (2, "done")]
+    assert db.query(
+        "SELECT tournament_id, count(*) FROM matches WHERE status='done' GROUP BY 1 ORDER BY 1"
     ) == [(1, TOTAL), (2, TOTAL)]
-    assert query(db, "PRAGMA integrity_check") == [("ok",)]
+    if db.sqlite is not None:
+        assert db.query("PRAGMA integrity_check") == [("ok",)]
 
 
 @pytest.fixture(autouse=True)
