@@ -359,7 +359,12 @@ class DeepeningSearch:
 class IterativeBot(Bot):
     """``iterative[:time=S,max_depth=N,tt_size=N]`` — ID alpha-beta with a transposition table.
 
-    ``time`` <= 0 means no time limit of its own (the arena's budget still applies).
+    ``time`` <= 0 means no time limit of its own (the arena's budget still applies);
+    ``max_depth`` None deepens until the time is up or the value is proven (the game's
+    ``default_depth`` does not apply: this bot is limited by time); ``tt_size`` bounds the table's
+    entries. ``values`` is ``(v, -v)`` in two-player zero-sum games, else the static value at the
+    end of the principal variation; ``extra`` holds ``score`` (the root player's value) and why
+    deepening ``stopped``.
     """
 
     name = "iterative"
