@@ -16,7 +16,7 @@ from bots.minimax import minimax
 from bots.registry import make
 from bots.search_common import UNLIMITED
 from bots.tt import TranspositionTable
-from games.base import Game
+from games.base import Game, GameKind
 
 
 def random_positions(game: Game[Any, Any], count: int, plies: range, seed: int) -> list[Any]:
@@ -239,3 +239,33 @@ def test_depth_one_always_completes() -> None:
     result = search.run(game.initial_state(), UNLIMITED, seconds=1.0)
     assert [it.depth for it in result.iterations] == [1]
     assert result.last.move in game.legal_moves(game.initial_state())
+
+
+SMALL_SPECS = [
+    "minimax:depth=2",
+    "alphabeta:depth=3",
+    "alphabeta:depth=3,order=true",
+    "iterative:max_depth=3,time=0",
+    "maxn:depth=2",
+    "paranoid:depth=2",
+    "mcts:iterations=60,seed=1",
+]
+
+
+@pytest.mark.parametrize("name", [n for n in games.names() if n != "tree"])
+@pytest.mark.parametrize("spec", SMALL_SPECS)
+def test_every_bot_plays_or_refuses_every_game(name: str, spec: str) -> None:
+    game = games.get(name)
+    bot = make(spec)
+    two_player_only = spec.startswith(("minimax", "alphabeta"))
+    if two_player_only and (game.num_players != 2 or game.kind is not GameKind.ZERO_SUM):
+        with pytest.raises(BotError, match="two-player zero-sum"):
+            bot.new_game(game, 0)
+        return
+    bot.new_game(game, 0)
+    state = random_positions(game, 1, range(0, 4), seed=1)[0]
+    decision = bot.choose_move(game, state, TimeBudget.unlimited())
+    assert decision.move in game.legal_moves(state)
+    info = decision.info
+    assert info is not None and info.values is not None and len(info.values) == game.num_players
+    assert info.pv[0] == decision.move and info.nodes >= 1 and info.leaves >= 1
