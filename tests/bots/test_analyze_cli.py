@@ -128,3 +128,23 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None
     assert out == ""
     assert err.startswith("error: ") and err.count("\n") == 1
     assert message in err
+
+
+def test_explain_paranoid_on_a_three_player_tree(tmp_path: Path) -> None:
+    tree = {
+        "players": 3,
+        "root": [
+            [[{"utility": [1, 2, 0]}], [{"utility": [3, 0, 0]}]],
+            [[{"utility": [2, 1, 0]}], [{"utility": [0, 0, 3]}]],
+        ],
+    }
+    path = tmp_path / "three.json"
+    path.write_text(json.dumps(tree))
+    code, out, _ = analyze("tree", "--tree", str(path), "--bot", "paranoid", "--explain")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("values are player 0's")
+    # player 1 minimises player 0's utility: 1 on the left, 0 on the right
+    assert "  0: MIN (player 1) [alpha=-inf beta=+inf] -> 1, best 0" in lines
+    assert "  1: MIN (player 1) [alpha=1 beta=+inf] -> 0, best 1" in lines
+    assert "root MAX (player 0) [alpha=-inf beta=+inf] -> 1, best 0" in lines
