@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -156,6 +157,30 @@ def load_tournament(session: Session, tournament_id: int) -> Tournament:
     if found is None:
         raise TournamentError(f"no tournament {tournament_id}")
     return found
+
+
+def _this_host() -> str:
+    return socket.gethostname()
+
+
+def active_runner(tournament: Tournament) -> int | None:
+    """The pid of a live arena process on this machine that is playing ``tournament``, if any.
+
+    A runner records itself in the tournament's settings when it starts and clears the entry when
+    it ends; an entry left by a killed runner names a process that is gone (or is no longer an
+    arena), so it does not count.
+    """
+    runner = tournament.settings.get("runner")
+    if not isinstance(runner, dict) or runner.get("host") != _this_host():
+        return None
+    pid = runner.get("pid")
+    if not isinstance(pid, int) or pid == os.getpid():
+        return None
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return pid if b"arena" in cmdline else None
 
 
 def resolve_field(
@@ -303,6 +328,10 @@ class Runner:
     def _prepare(self) -> tuple[Plan, list[Job], Progress]:
         with self.factory.begin() as session:
             tournament = load_tournament(session, self.tournament_id)
+            tournament.settings = {
+                **tournament.settings,
+                "runner": {"host": _this_host(), "pid": os.getpid()},
+            }
             self.version_ids = [version_for(session, ref).id for ref in self.refs]
             jobs = pending_jobs(session, tournament)
             counts = queries.status_counts(session, self.tournament_id)
@@ -388,11 +417,13 @@ class Runner:
             counts = queries.status_counts(session, self.tournament_id)
             outcome.done = counts["done"]
             outcome.total = sum(counts.values()) - counts["void"]
-            if outcome.finished:
-                tournament = session.get(Tournament, self.tournament_id)
-                if tournament is not None and tournament.status != "done":
-                    tournament.status = "done"
-                    tournament.finished = datetime.now(UTC)
+            tournament = session.get(Tournament, self.tournament_id)
+            if tournament is None:
+                return
+            tournament.settings = {k: v for k, v in tournament.settings.items() if k != "runner"}
+            if outcome.finished and tournament.status != "done":
+                tournament.status = "done"
+                tournament.finished = datetime.now(UTC)
 
     def _report(self, progress: Progress, job: Job, record: MatchRecord) -> None:
         faults = [

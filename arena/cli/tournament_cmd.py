@@ -19,6 +19,7 @@ from arena.tournament import (
     Outcome,
     Runner,
     TournamentError,
+    active_runner,
     check_field,
     create,
     default_jobs,
@@ -184,6 +185,12 @@ def resume_command(
             tournament = load_tournament(session, tournament_id)
             if tournament.status == "done":
                 fail(f"tournament {tournament_id} is already finished")
+            running = active_runner(tournament)
+            if running is not None and not force:
+                fail(
+                    f"tournament {tournament_id} is being played by process {running}; "
+                    "stop it first (--force if that process is not playing it)"
+                )
             refs, changed = resolve_field(session, tournament, lookup)
         except TournamentError as exc:
             fail(str(exc))

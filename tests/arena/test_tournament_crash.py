@@ -5,6 +5,7 @@ SQLite and, with $ARENA_TEST_PG_URL, on PostgreSQL."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import signal
 import sqlite3
@@ -212,6 +213,45 @@ def test_two_tournaments_share_one_database(tmp_path: Path, db: Db) -> None:
     ) == [(1, TOTAL), (2, TOTAL)]
     if db.sqlite is not None:
         assert db.query("PRAGMA integrity_check") == [("ok",)]
+
+
+def runner_pid(db: Db) -> int | None:
+    rows = db.query("SELECT settings FROM tournaments")
+    if not rows:
+        return None
+    settings = json.loads(rows[0][0]) if isinstance(rows[0][0], str) else rows[0][0]
+    pid = settings.get("runner", {}).get("pid")
+    return int(pid) if pid is not None else None
+
+
+SLOW_BOT = """
+import time
+
+def choose_move(game, state, budget):
+    time.sleep(1.0)
+    return game.legal_moves(state)[0]
+"""
+
+
+def test_a_tournament_being_played_is_not_resumed_twice(tmp_path: Path) -> None:
+    db = Db(f"sqlite:///{tmp_path / 'twice.db'}")
+    log = tmp_path / "log.txt"
+    slow = tmp_path / "slow.py"  # a second per move: the first runner is surely still playing
+    slow.write_text(SLOW_BOT)
+    field = ["--bot", str(slow), "--bot", "random"]
+    run = arena_cmd(
+        db, "tournament", "run", "tictactoe", *field, "--jobs", "1", "--move-time", "60"
+    )
+    resume = arena_cmd(db, "tournament", "resume", "1", "--jobs", "1")
+    with started(run, log) as proc:
+        wait_until(proc, lambda: runner_pid(db) == proc.pid, log)
+        second = subprocess.run(resume, capture_output=True, text=True, timeout=POLL_LIMIT_S)
+        assert second.returncode == 2
+        assert f"is being played by process {proc.pid}" in second.stderr
+        assert done(db) < 2
+        proc.send_signal(signal.SIGKILL)
+    with started(resume, log) as proc:  # the killed runner no longer counts
+        wait_until(proc, lambda: runner_pid(db) == proc.pid, log)
 
 
 @pytest.fixture(autouse=True)
