@@ -108,6 +108,7 @@ class Connect4Solver:
         self.tt: dict[int, int] = {}
         self.nodes = 0
         self._deadline: float | None = None
+        self._node_limit: int | None = None
         self._search = self._build()
 
     # --- public API ----------------------------------------------------------------------------
@@ -124,17 +125,20 @@ class Connect4Solver:
         want_move: bool = True,
         deadline: float | None = None,
         window: tuple[int, int] | None = None,
+        node_limit: int | None = None,
     ) -> Solution:
         """The exact score of a position that is not over (nobody has four, the board not full).
 
         ``deadline`` (a ``time.perf_counter()`` instant) makes the search raise SolverTimeout when
-        passed. ``window=(lo, hi)`` asks only whether the score is below, inside or above: the
-        result is exact inside, and otherwise a bound on the side where it fell ("weak" solving
-        is ``(-1, 1)``).
+        passed, and so does ``node_limit`` (checked every 2048 nodes) when exceeded.
+        ``window=(lo, hi)`` asks only whether the score is below, inside or above: the result is
+        exact inside, and otherwise a bound on the side where it fell ("weak" solving is
+        ``(-1, 1)``).
         """
         start = time.perf_counter()
         self.nodes = 0
         self._deadline = deadline
+        self._node_limit = node_limit
         score, move = self._search(current, mask, plies, want_move, window)
         return Solution(score, move, self.nodes, time.perf_counter() - start, len(self.tt))
 
@@ -221,6 +225,7 @@ class Connect4Solver:
         check_every = 2047
         nodes = 0
         deadline = float("inf")
+        node_limit = float("inf")
 
         def negamax(cur: int, mask: int, plies: int, alpha: int, r: int) -> int:
             """Null-window search: is the score above ``alpha``? Fail-soft: a result above
@@ -233,7 +238,7 @@ class Connect4Solver:
             """
             nonlocal nodes
             nodes += 1
-            if not nodes & check_every and perf() > deadline:
+            if not nodes & check_every and (nodes > node_limit or perf() > deadline):
                 raise SolverTimeout
             possible = (mask + bottom) & board
             forced = possible & r
@@ -355,9 +360,10 @@ class Connect4Solver:
         def search(
             cur: int, mask: int, plies: int, want_move: bool, window: Window
         ) -> tuple[int, int | None]:
-            nonlocal nodes, deadline
+            nonlocal nodes, deadline, node_limit
             nodes = 0
             deadline = float("inf") if solver._deadline is None else solver._deadline
+            node_limit = float("inf") if solver._node_limit is None else solver._node_limit
             try:
                 result = _solve(cur, mask, plies, want_move, window)
             finally:

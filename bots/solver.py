@@ -11,8 +11,9 @@
   move in the game's move order, so the value vector is deterministic.
 
 Games whose ``default_depth`` is not ``None`` declare that searching to the end is out of reach;
-they are refused up front unless a ``node_limit`` is given (the search then stops with a
-:class:`SolverError` once it has visited that many positions). Games are assumed acyclic (no
+they are refused up front unless a ``node_limit`` is given. With a ``node_limit`` any search
+(Connect Four's too: its early positions are out of reach in Python) stops with a
+:class:`SolverError` once it has visited that many positions. Games are assumed acyclic (no
 position repeats), as all built-in games are.
 
 :class:`SolverBot` (``solver`` in the bot registry) plays the solved best move and reports the
@@ -28,7 +29,7 @@ import sys
 import time
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from bots.base import Bot, BotError, Decision, SearchInfo, TimeBudget
 from bots.connect4_solver import DEFAULT_TT_SIZE, Connect4Solver, SolverTimeout
@@ -181,7 +182,15 @@ class ExactSolver:
     ) -> SolveResult:
         assert self._c4 is not None
         current, mask, plies = state[0], state[1], state[2]
-        sol = self._c4.solve(current, mask, plies, want_move=want_move, deadline=deadline)
+        limit = self.node_limit
+        try:
+            sol = self._c4.solve(
+                current, mask, plies, want_move=want_move, deadline=deadline, node_limit=limit
+            )
+        except SolverTimeout:
+            if limit is not None and self._c4.nodes > limit:
+                self._stopped(_Stop(False), None)
+            raise
         score: float = sol.score
         if self._c4.cells % 2 and score:  # odd boards: the game scores wins half a point lower
             score -= math.copysign(0.5, score)
@@ -334,7 +343,7 @@ class ExactSolver:
             best_values, player, best_move, nodes, time.perf_counter() - start, "maxn"
         )
 
-    def _stopped(self, stop: _Stop, best_move: Hashable | None) -> None:
+    def _stopped(self, stop: _Stop, best_move: Hashable | None) -> NoReturn:
         if stop.timeout:
             raise SolverTimeout(move=None) from None
         raise SolverError(

@@ -241,6 +241,15 @@ def test_large_game_is_refused_without_node_limit() -> None:
         solver.solve(game.initial_state())
 
 
+def test_connect4_node_limit_gives_up_clearly() -> None:
+    game = games.get("connect4")
+    solver = ExactSolver(game, node_limit=5000)
+    with pytest.raises(SolverError, match="5000 nodes"):
+        solver.solve(game.parse_position("4"))
+    # within the limit the answer is exact
+    assert solver.solve(game.parse_position("2252576253462244111563365343671351441")).score == -1
+
+
 def test_solver_bot_plays_the_solved_move() -> None:
     game = games.get("connect4")
     bot = bots.make("solver:pv=3")

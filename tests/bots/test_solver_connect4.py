@@ -104,6 +104,7 @@ def test_cli_check_reports_a_wrong_expectation(tmp_path: Path) -> None:
         (["solve", "connect4", "--position", "1", "--positions", "f"], "not both"),
         (["solve", "nosuchgame"], "unknown game"),
         (["solve", "rolit"], "too large"),
+        (["solve", "connect4", "--position", "4", "--max-nodes", "3000"], "3000 nodes"),
         (["solve", "connect4", "--positions", "/nonexistent/file"], "cannot read"),
     ],
 )
