@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +71,10 @@ def from_file(path: str, name: str | None = None) -> BotRef:
 
 def _from_module(spec: str) -> BotRef:
     module_name = spec.partition(":")[0]
+    # Like the worker: installed packages first, then the current folder (at the end of the
+    # path, so a stray games.py there cannot replace the arena's own packages).
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
     try:
         found = importlib.util.find_spec(module_name)
     except (ImportError, ValueError):

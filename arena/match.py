@@ -113,14 +113,17 @@ class BotPool:
         if ref.kind == COMMAND:
             if os.path.exists("/bin/sh"):
                 return self.limits.shell_prefix() + shlex.split(ref.target)
-            launch = [sys.executable, "-m", "arena.worker.launch", *limits, "--"]
+            launch = [sys.executable, "-P", "-m", "arena.worker.launch", *limits, "--"]
             return launch + shlex.split(ref.target)
-        worker = [sys.executable, "-m", "arena.worker", *limits]
+        # -P: the arena's own packages must win over same-named files in the user's folder
+        # (a games.py beside a bot must not break every worker); ``pkg.mod:attr`` bots still
+        # import from that folder, which the worker appends to the end of sys.path.
+        worker = [sys.executable, "-P", "-m", "arena.worker", *limits]
         if ref.kind == BUILTIN:
             return [*worker, "--builtin", ref.target]
         m = _FILE_TARGET.match(ref.target)
         if m is None:
-            return [*worker, "--import", ref.target]
+            return [*worker, "--import", ref.target, "--sys-path", os.getcwd()]
         path = m.group("path")
         file = self._source_file(ref, path) if ref.source is not None else path
         target = file + (f":{m.group('attr')}" if m.group("attr") else "")

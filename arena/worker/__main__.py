@@ -10,7 +10,28 @@ import sys
 from arena.worker.options import parse_limits
 
 
+def die_with_parent() -> None:
+    """Ask Linux to kill this worker when the arena process that started it dies (SIGKILL of
+    a referee must not leave bots computing). Elsewhere the referee's group kill still holds."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import os
+    import signal
+
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
 def main(argv: list[str]) -> int:
+    die_with_parent()
     opts = parse_limits(argv)
     from arena.worker.host import Host, fail_message, isolate
 
@@ -27,7 +48,7 @@ def main(argv: list[str]) -> int:
                     path, attr = opts["file"], ""
                 module, name = loader.load_file(path, attr or None, opts.get("sys-path"))
             elif "import" in opts:
-                module, name = loader.load_import(opts["import"])
+                module, name = loader.load_import(opts["import"], opts.get("sys-path"))
             else:
                 raise loader.LoadError("worker started without a bot (--builtin/--file/--import)")
             factory = loader.find_bot(module, name)

@@ -55,7 +55,10 @@ def load_file(path: str, attr: str | None, extra_path: str | None) -> tuple[Modu
     return module, attr
 
 
-def load_import(target: str) -> tuple[ModuleType, str | None]:
+def load_import(target: str, folder: str | None = None) -> tuple[ModuleType, str | None]:
+    """``pkg.mod:attr`` from the installed packages or, after them, from ``folder``."""
+    if folder and folder not in sys.path:
+        sys.path.append(folder)
     module_name, _, attr = target.partition(":")
     return importlib.import_module(module_name), attr or None
 
