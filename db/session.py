@@ -17,8 +17,11 @@ engine is made, so a database written by an older version opens and is brought u
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
@@ -31,6 +34,7 @@ from sqlalchemy.orm import Session, sessionmaker
 DEFAULT_URL = "sqlite:///arena.db"
 ENV_VAR = "ARENA_DB"
 BUSY_TIMEOUT_S = 60.0
+T = TypeVar("T")
 _PG_MIGRATION_LOCK = 0x4172656E61  # advisory lock key: one migrator at a time on PostgreSQL
 
 
@@ -75,7 +79,10 @@ def _configure_sqlite(engine: Engine) -> None:
         cursor = dbapi_conn.cursor()
         try:
             cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            cursor.execute("PRAGMA journal_mode = WAL")
+            # Switching a new file to WAL takes an exclusive lock, and SQLite answers "database
+            # is locked" at once, without its busy handler, while another process is doing the
+            # same (two arena processes creating one database): wait for it here instead.
+            _while_locked(lambda: cursor.execute("PRAGMA journal_mode = WAL"))
             cursor.execute("PRAGMA synchronous = NORMAL")
             cursor.execute("PRAGMA foreign_keys = ON")
         finally:
@@ -84,6 +91,25 @@ def _configure_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _is_locked(err: BaseException) -> bool:
+    return "database is locked" in str(err) or "database table is locked" in str(err)
+
+
+def _while_locked(step: Callable[[], T]) -> T:
+    """Run ``step``, again with a growing pause while SQLite says the database is locked,
+    for at most the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    pause = 0.005
+    while True:
+        try:
+            return step()
+        except (sqlite3.OperationalError, exc.OperationalError) as err:
+            if not _is_locked(err) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.25)
 
 
 def alembic_config() -> Config:
@@ -131,12 +157,16 @@ def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
         raise DatabaseOpenError(f"invalid database URL {shown!r}: {_first_line(err)}") from None
     if engine.dialect.name == "sqlite":
         _configure_sqlite(engine)
-    try:
+
+    def bring_up_to_date() -> None:
         if migrate and current_revision(engine) != head_revision():
             upgrade(engine)
         elif not migrate:
             with engine.connect():
                 pass
+
+    try:
+        _while_locked(bring_up_to_date)
     except CommandError as err:
         engine.dispose()
         raise DatabaseOpenError(
