@@ -129,8 +129,13 @@ def play_command(
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for random bots.")] = None,
     show: Annotated[
-        bool, typer.Option("--show", help="Render the board after every move.")
-    ] = False,
+        bool | None,
+        typer.Option(
+            "--show/--no-show",
+            help="Render the board after every move (the default, except with --json); "
+            "--no-show prints the move list only.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole match record.")] = False,
     no_save: Annotated[bool, typer.Option("--no-save", help="Do not store the match.")] = False,
     db: DbOption = None,
@@ -153,8 +158,10 @@ def play_command(
         fail(str(exc))
     seed = random.randrange(2**31) if seed is None else seed
     names = [r.name for r in refs]
+    if show is None:
+        show = not as_json
     on_move = None
-    if show:
+    if show and not as_json:
         typer.echo(game.render(start))
         on_move = show_moves(game, start, names)
     with BotPool(limits) as pool:

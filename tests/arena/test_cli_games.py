@@ -146,3 +146,17 @@ def test_real_process_exit_code_and_stderr(tmp_path: Path) -> None:
         check=False,
     )
     assert ok.returncode == 0 and {r["game"] for r in json.loads(ok.stdout)} == set(games.names())
+
+
+def test_play_shows_the_board_by_default_and_the_move_list_with_no_show() -> None:
+    shown = runner.invoke(app, ["play", "tictactoe", "--no-save", "--seed", "5"])
+    assert shown.exit_code == 0, shown.output
+    boards = [line for line in shown.stdout.splitlines() if BOARD_ROW.match(line)]
+    plies = len(shown.stdout.split("plays")) - 1
+    assert plies >= 5 and len(boards) == 3 * (plies + 1)  # the start and one board a move
+    compact = runner.invoke(app, ["play", "tictactoe", "--no-save", "--seed", "5", "--no-show"])
+    assert compact.exit_code == 0, compact.output
+    assert not any(BOARD_ROW.match(line) for line in compact.stdout.splitlines())
+    moves = next(x for x in compact.stdout.splitlines() if x.startswith("moves:")).split()[1:]
+    assert len(moves) == plies
+    assert _result_utilities(compact.stdout) == _result_utilities(shown.stdout)
