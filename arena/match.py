@@ -52,7 +52,11 @@ class _NoSeat:
         self.ref = ref
 
     def ask(
-        self, game: Game[Any, Any], state: Any, request: dict[str, Any], hard_limit: float | None
+        self,
+        game: Game[Any, Any],
+        state: Any,
+        request: protocol.MoveRequest,
+        hard_limit: float | None,
     ) -> Reply:
         raise AssertionError("a seat without a process is never asked")
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from json.encoder import encode_basestring_ascii
+from json.scanner import make_scanner
+from typing import Any, cast
 
 VERSION = 1
 MAX_LINE = 1 << 20  # longest answer line accepted (bytes, newline excluded)
@@ -31,10 +33,33 @@ class ProtocolError(ValueError):
 # Built once: json.dumps/json.loads with options construct a coder on every call (hot path).
 _ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
 _DECODER = json.JSONDecoder()
+# The C scanner behind _DECODER: one call parses a value at an index, without the two
+# whitespace regex matches JSONDecoder.decode adds around it.
+_SCAN = make_scanner(cast(Any, _DECODER))
+#: A string as a JSON literal, exactly as ``encode`` writes it (ASCII, escapes included).
+json_str = encode_basestring_ascii
 
 
 def encode(message: Mapping[str, Any]) -> bytes:
     return (_ENCODER.encode(message) + "\n").encode("utf-8")
+
+
+def encode_json(value: Any) -> str:
+    """``value`` as compact JSON text, as it appears inside a line ``encode`` writes."""
+    return _ENCODER.encode(value)
+
+
+def loads(line: str) -> Any:
+    """``json.loads`` for one line (ValueError on bad JSON). The usual line is one value with
+    nothing around it: one scanner call; anything else takes the full decoder, which also
+    accepts surrounding whitespace and words the error."""
+    try:
+        value, end = _SCAN(line, 0)
+        if end == len(line):
+            return value
+    except StopIteration:  # no JSON value at index 0 (leading whitespace, junk, empty)
+        pass
+    return _DECODER.decode(line)
 
 
 def truncate(text: str, limit: int = 200) -> str:
@@ -86,9 +111,44 @@ def move_request(
 QUIT: dict[str, Any] = {"type": "quit"}
 
 
+@dataclass(slots=True)
+class MoveRequest:
+    """A move request as the referee sends it: the encoded ``line`` and what judging the answer
+    needs (``legal``: move text -> move, in the game's order; ``deadline``: the limit the bot was
+    told, seconds or None)."""
+
+    id: int
+    line: bytes
+    legal: Mapping[str, Any]
+    deadline: float | None
+
+
+class RequestWriter:
+    """The move requests of one game, byte for byte ``encode(move_request(...))``, from parts
+    that are encoded once: the moves so far are kept as JSON text that grows by one move per
+    ply (instead of re-encoding the whole list every request); the position, the legal list
+    and the clock arrive already encoded (see ``arena.referee_states``, ``Clock.request_json``).
+    """
+
+    __slots__ = ("moves_json",)
+
+    def __init__(self) -> None:
+        self.moves_json = ""  # the ``moves`` list's items: '"5","1"'
+
+    def played(self, move_text: str) -> None:
+        item = json_str(move_text)
+        self.moves_json = f"{self.moves_json},{item}" if self.moves_json else item
+
+    def line(self, request_id: int, position_json: str, legal_json: str, clock_json: str) -> bytes:
+        return (
+            f'{{"type":"move","id":{request_id},"position":{position_json},'
+            f'"moves":[{self.moves_json}],"legal":[{legal_json}],"clock":{clock_json}}}\n'
+        ).encode()
+
+
 def decode_request(line: bytes | str) -> dict[str, Any]:
     """A request as the worker reads it (written by the arena, so only shape-checked)."""
-    message = _DECODER.decode(line.decode("utf-8") if isinstance(line, bytes) else line)
+    message = loads(line.decode("utf-8") if isinstance(line, bytes) else line)
     if not isinstance(message, dict) or message.get("type") not in (
         "hello",
         "new_game",
@@ -124,6 +184,19 @@ class BotFailure:
 Answer = Ready | MoveAnswer | BotFailure
 
 
+def move_answer(request_id: Any, move: str, info: Mapping[str, Any] | None = None) -> bytes:
+    """The worker's answer line to a move request, as ``encode`` writes it."""
+    if type(request_id) is int:  # the arena's ids; anything else takes the general encoder
+        head = f'{{"type":"move","id":{request_id},"move":{json_str(move)}'
+        if info is None:
+            return f"{head}}}\n".encode()
+        return f'{head},"info":{_ENCODER.encode(info)}}}\n'.encode()
+    message: dict[str, Any] = {"type": "move", "id": request_id, "move": move}
+    if info is not None:
+        message["info"] = info
+    return encode(message)
+
+
 def _opt_str(message: dict[str, Any], key: str, line: str) -> str | None:
     value = message.get(key)
     if value is None:
@@ -142,8 +215,8 @@ def decode_answer(raw: bytes, expect_id: int | None = None) -> Answer:
             "answer is not UTF-8", truncate(raw.decode("utf-8", "replace"))
         ) from None
     try:
-        message = _DECODER.decode(line)
-    except ValueError:
+        message = loads(line)
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the C stack
         raise ProtocolError("answer is not a JSON object", truncate(line.strip())) from None
     if not isinstance(message, dict):
         raise ProtocolError("answer is not a JSON object", truncate(line.strip()))

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from arena import protocol
 from arena.botref import BotRef
 from arena.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
 from arena.referee_seat import Reply
+from arena.referee_states import table_for
 from arena.timecontrol import Clock, TimeControl, seats_dict
 from games.base import Game, GameError, ranks_from_utilities, scores_from_ranks
 
@@ -26,17 +27,24 @@ class Seat(Protocol):
     human: bool
 
     def ask(
-        self, game: Game[Any, Any], state: Any, request: dict[str, Any], hard_limit: float | None
+        self,
+        game: Game[Any, Any],
+        state: Any,
+        request: protocol.MoveRequest,
+        hard_limit: float | None,
     ) -> Reply: ...
 
     def late(self, elapsed: float, limit: float) -> Fault: ...
 
 
-def _judge(game: Game[Any, Any], state: Any, reply: Reply, legal: dict[str, Any]) -> Any:
-    """The move a reply names, or a Fault (bad_output: unparseable; illegal_move: not legal)."""
+def _judge(
+    game: Game[Any, Any], state: Any, reply: Reply, legal: Mapping[str, Any]
+) -> tuple[Any, str] | Fault:
+    """The move a reply names and its canonical text, or a Fault (bad_output: unparseable;
+    illegal_move: not legal)."""
     move = legal.get(reply.move)
-    if move is not None:
-        return move
+    if move is not None:  # the usual answer: exactly one of the legal texts
+        return move, reply.move
     text = reply.move.strip()
     try:
         move = game.parse_move(text)
@@ -47,7 +55,7 @@ def _judge(game: Game[Any, Any], state: Any, reply: Reply, legal: dict[str, Any]
             {"answer": protocol.truncate(reply.move)},
         )
     if move in legal.values():
-        return move
+        return move, game.format_move(move)
     return Fault(
         Termination.ILLEGAL_MOVE,
         f"illegal move {protocol.truncate(text, 40)!r}",
@@ -98,37 +106,34 @@ def play_game(
     start_text = game.format_position(start)
     clocks = [Clock(tc) for tc in tcs]
     standin = random.Random(seed ^ 0x5F3759DF)
+    table = table_for(game)  # position facts (legal moves, texts), shared across the series
+    writer = protocol.RequestWriter()  # the moves so far, kept encoded
     state = start
     moves: list[MoveRecord] = []
-    texts: list[str] = []
     request_id = 0
     first = next((f for f in faults if f is not None), None)  # the match's termination
     decided = n == 2 and first is not None
     while not decided and not game.is_terminal(state):
-        seat = game.current_player(state)
-        legal_moves = game.legal_moves(state)
-        legal = {game.format_move(m): m for m in legal_moves}
+        facts = table.facts(game, state)
+        seat = facts.seat
         if faults[seat] is not None:
-            move = standin.choice(list(legal_moves))
+            move = standin.choice(list(facts.moves))
             record = MoveRecord(seat, game.format_move(move), 0.0, None, forced=True)
         else:
             request_id += 1
             clock = clocks[seat]
-            request = protocol.move_request(
-                request_id=request_id,
-                position=game.format_position(state),
-                moves=texts,
-                legal=list(legal),
-                clock=clock.request(),
+            limit = clock.limit()
+            line = writer.line(
+                request_id, facts.position_json, facts.legal_json, clock.request_json()
             )
+            request = protocol.MoveRequest(request_id, line, facts.legal, limit)
             reply = seats[seat].ask(game, state, request, clock.hard_limit())
-            outcome: Any = reply.fault
+            outcome: tuple[Any, str] | Fault | None = reply.fault
             if outcome is None:
-                over = clock.overrun(reply.elapsed)
-                if over is not None:
-                    outcome = seats[seat].late(reply.elapsed, clock.limit() or 0.0)
+                if clock.overrun(reply.elapsed) is not None:
+                    outcome = seats[seat].late(reply.elapsed, limit or 0.0)
                 else:
-                    outcome = _judge(game, state, reply, legal)
+                    outcome = _judge(game, state, reply, facts.legal)
             if isinstance(outcome, Fault):
                 outcome.detail.setdefault("ply", len(moves))
                 faults[seat] = outcome
@@ -137,12 +142,10 @@ def play_game(
                     break
                 continue  # the stand-in plays this move
             clock.spend(reply.elapsed)
-            move = outcome
-            record = MoveRecord(
-                seat, game.format_move(move), round(reply.elapsed * 1000, 3), reply.info
-            )
+            move, text = outcome
+            record = MoveRecord(seat, text, round(reply.elapsed * 1000, 3), reply.info)
         state = game.apply(state, move)
-        texts.append(record.move)
+        writer.played(record.move)
         moves.append(record)
         if on_move is not None:
             on_move(record)

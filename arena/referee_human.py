@@ -12,6 +12,7 @@ import time
 from typing import Any, TextIO
 
 from arena.botref import BotRef
+from arena.protocol import MoveRequest
 from arena.record import Fault, Termination
 from arena.referee_seat import Reply
 from games.base import Game, GameError
@@ -49,11 +50,15 @@ class HumanSeat:
         return line if line else None
 
     def ask(
-        self, game: Game[Any, Any], state: Any, request: dict[str, Any], hard_limit: float | None
+        self,
+        game: Game[Any, Any],
+        state: Any,
+        request: MoveRequest,
+        hard_limit: float | None,
     ) -> Reply:
         sent = time.monotonic()
         deadline = None if hard_limit is None else sent + hard_limit
-        legal = request["legal"]
+        legal = list(request.legal)
         print(game.render(state), file=self.out)
         print(f"seat {self.seat}, your move; legal: {' '.join(legal)}", file=self.out)
         while True:
@@ -62,7 +67,7 @@ class HumanSeat:
             elapsed = time.monotonic() - sent
             if line is None:
                 if deadline is not None and time.monotonic() >= deadline:
-                    limit = request["clock"].get("deadline") or 0.0
+                    limit = request.deadline or 0.0
                     return Reply(
                         elapsed,
                         fault=Fault(

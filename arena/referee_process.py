@@ -106,37 +106,46 @@ class BotProcess:
         self.eof = False
         self.killed = False
         self.closed = False
+        # registered once for the process's life: waiting for a line costs one poll call
         self._poll_out = select.poll()
         self._poll_out.register(self.fd_out, select.POLLIN | select.POLLHUP | select.POLLERR)
+        self._poll_in = select.poll()  # used only when the bot does not read its stdin
+        self._poll_in.register(self.fd_in, select.POLLOUT | select.POLLERR | select.POLLHUP)
 
     # --- writing -------------------------------------------------------------------------------
     def send(self, data: bytes, deadline: float | None) -> bool:
         """Write all of ``data`` by ``deadline`` (monotonic); False if the bot is gone or stuck."""
-        view = memoryview(data)
-        poller: select.poll | None = None
+        try:  # the usual case: the pipe has room for the whole line, one write
+            written = os.write(self.fd_in, data)
+        except BlockingIOError:
+            written = 0
+        except OSError:  # BrokenPipeError: the bot is gone
+            return False
+        if written == len(data):
+            return True
+        return self._send_rest(memoryview(data)[written:], deadline)
+
+    def _send_rest(self, view: memoryview, deadline: float | None) -> bool:
+        """The part of a line a full pipe did not take, written as the bot reads, by polling."""
         while view:
-            try:
-                view = view[os.write(self.fd_in, view) :]
-                continue
-            except BlockingIOError:
-                pass
-            except (BrokenPipeError, OSError):
-                return False
-            if poller is None:
-                poller = select.poll()
-                poller.register(self.fd_in, select.POLLOUT | select.POLLERR | select.POLLHUP)
             wait = _wait_ms(deadline)
             if wait == 0:
                 return False
-            events = poller.poll(wait)
+            events = self._poll_in.poll(wait)
             if events and events[0][1] & (select.POLLERR | select.POLLHUP):
+                return False
+            try:
+                view = view[os.write(self.fd_in, view) :]
+            except BlockingIOError:
+                pass
+            except OSError:  # BrokenPipeError: the bot is gone
                 return False
         return True
 
     # --- reading -------------------------------------------------------------------------------
     def unsolicited(self) -> bytes:
         """Output that arrived while no request was open (empty when there is none)."""
-        if not self.buffer and not self.eof:
+        if not self.buffer and not self.eof and self._poll_out.poll(0):
             try:
                 chunk = os.read(self.fd_out, _CHUNK)
             except (BlockingIOError, InterruptedError):
@@ -151,6 +160,24 @@ class BotProcess:
 
     def read_line(self, deadline: float | None) -> tuple[ReadStatus, bytes]:
         """The next line (without its newline) by ``deadline``; never blocks past it."""
+        if not self.buffer and not self.eof and self._poll_out.poll(_wait_ms(deadline)):
+            # the usual answer: one poll, one read that holds exactly one whole line
+            try:
+                chunk = os.read(self.fd_out, _CHUNK)
+            except BlockingIOError:
+                chunk = None
+            except OSError:
+                chunk = b""
+            if chunk:
+                if chunk.find(b"\n") == len(chunk) - 1:
+                    return ReadStatus.LINE, chunk[:-1]
+                self.buffer += chunk
+            elif chunk is not None:
+                self.eof = True
+        return self._read_line_slow(deadline)
+
+    def _read_line_slow(self, deadline: float | None) -> tuple[ReadStatus, bytes]:
+        """``read_line`` for the rest: buffered lines, partial lines, long lines, end of output."""
         while True:
             end = self.buffer.find(b"\n")
             if end >= 0:

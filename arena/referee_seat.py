@@ -112,10 +112,11 @@ class ProcessSeat:
         self,
         game: Game[Any, Any],
         state: Any,
-        request: dict[str, Any],
+        request: protocol.MoveRequest,
         hard_limit: float | None,
     ) -> Reply:
-        stray = self.process.unsolicited()
+        process = self.process
+        stray = process.unsolicited()
         if stray:  # a line nobody asked for would be taken for the next answer: refuse it
             return Reply(
                 0.0,
@@ -123,20 +124,19 @@ class ProcessSeat:
                     Termination.BAD_OUTPUT, "output without a request", answer=_text(stray)
                 ),
             )
-        data = protocol.encode(request)
         sent = time.monotonic()
         deadline = None if hard_limit is None else sent + hard_limit
-        if not self.process.send(data, deadline):
+        if not process.send(request.line, deadline):
             elapsed = time.monotonic() - sent
-            if self.process.alive() and deadline is not None and time.monotonic() >= deadline:
-                return Reply(elapsed, fault=self._timeout(hard_limit, elapsed, request))
+            if process.alive() and deadline is not None and time.monotonic() >= deadline:
+                return Reply(elapsed, fault=self._timeout(elapsed, request))
             self.send_ok = False
             return Reply(elapsed, fault=self._died(Termination.CRASH, self._exit_message()))
-        status, raw = self.process.read_line(deadline)
+        status, raw = process.read_line(deadline)
         elapsed = time.monotonic() - sent
         if status is ReadStatus.LINE:
             try:
-                answer = protocol.decode_answer(raw, request["id"])
+                answer = protocol.decode_answer(raw, request.id)
             except ProtocolError as exc:
                 return Reply(
                     elapsed,
@@ -162,7 +162,7 @@ class ProcessSeat:
                 ),
             )
         if status is ReadStatus.TIMEOUT:
-            return Reply(elapsed, fault=self._timeout(hard_limit, elapsed, request))
+            return Reply(elapsed, fault=self._timeout(elapsed, request))
         if status is ReadStatus.TOO_LONG:
             return Reply(
                 elapsed,
@@ -174,9 +174,9 @@ class ProcessSeat:
             )
         return Reply(elapsed, fault=self._died(Termination.CRASH, self._exit_message()))
 
-    def _timeout(self, hard_limit: float | None, elapsed: float, request: dict[str, Any]) -> Fault:
+    def _timeout(self, elapsed: float, request: protocol.MoveRequest) -> Fault:
         self.process.kill()
-        limit = request["clock"].get("deadline") or 0.0
+        limit = request.deadline or 0.0
         return Fault(
             Termination.TIMEOUT,
             f"no answer within {limit:g}s (+ margin): killed",

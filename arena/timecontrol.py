@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena.protocol import encode_json
+
 DEFAULT_MARGIN = 0.05
 
 _CLOCK = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(?:\+\s*(\d+(?:\.\d*)?|\.\d+))?\s*$")
@@ -116,11 +118,13 @@ def seats_dict(tcs: Sequence[TimeControl]) -> dict[str, Any]:
 class Clock:
     """One seat's clock during a match (seconds; the referee feeds it measured durations)."""
 
-    __slots__ = ("remaining", "tc")
+    __slots__ = ("_json", "_json_remaining", "remaining", "tc")
 
     def __init__(self, tc: TimeControl) -> None:
         self.tc = tc
         self.remaining: float | None = tc.base
+        self._json = ""  # request() as JSON while remaining == _json_remaining
+        self._json_remaining: float | None = None
 
     def limit(self) -> float | None:
         """Seconds the next move may take (what the bot is told), ``None`` for no limit."""
@@ -142,6 +146,14 @@ class Clock:
             "increment": self.tc.increment,
             "deadline": self.limit(),
         }
+
+    def request_json(self) -> str:
+        """``request()`` as compact JSON text, encoded again only after the clock has changed
+        (with a fixed move time alone it never does)."""
+        if not self._json or self._json_remaining != self.remaining:
+            self._json = encode_json(self.request())
+            self._json_remaining = self.remaining
+        return self._json
 
     def overrun(self, elapsed: float) -> float | None:
         """Seconds past the limit when ``elapsed`` is a loss on time, else ``None``."""

@@ -27,7 +27,9 @@ class Channel:
         self.fd_out = fd_out
 
     def send(self, message: dict[str, Any]) -> None:
-        data = protocol.encode(message)
+        self.write(protocol.encode(message))
+
+    def write(self, data: bytes) -> None:
         while data:
             data = data[os.write(self.fd_out, data) :]
 
@@ -58,7 +60,11 @@ def fail_message(exc: BaseException, phase: str) -> dict[str, Any]:
 
 
 class Host:
-    """Keeps the current game and the player; turns requests into answers."""
+    """Keeps the current game, its position and the player; turns requests into answers.
+
+    The position is kept between requests: a request's ``moves`` continue the ones the last
+    request listed, so only the new ones (the bot's own move and the opponents') are applied;
+    the ``position`` text is parsed only when they don't (see ``position``)."""
 
     def __init__(self, channel: Channel, factory: Factory) -> None:
         self.channel = channel
@@ -66,6 +72,10 @@ class Host:
         self.game: Game[Any, Any] | None = None
         self.game_key: tuple[str, str] = ("", "")
         self.player: Player | None = None
+        self.start_text: str | None = None  # the game's start position (hello/new_game)
+        self.state: Any = None  # the position after ``self.seen``, when ``self.known``
+        self.seen: list[Any] = []  # the move texts of the last request
+        self.known = False
 
     def start_game(self, request: dict[str, Any]) -> dict[str, Any]:
         import games
@@ -75,13 +85,46 @@ class Host:
             self.game = games.get(key[0], **dict(request.get("params") or {}))
             self.game_key = key
         self.player = self.factory(int(request.get("seed") or 0))
+        position = request.get("position")
+        self.start_text = position if isinstance(position, str) else None
+        self.state, self.seen, self.known = None, [], False
         if self.player.new_game is not None:
             self.player.new_game(self.game, int(request["seat"]))
         return {"type": "ready", "name": self.player.name}
 
-    def move(self, request: dict[str, Any]) -> dict[str, Any]:
+    def position(self, game: Game[Any, Any], request: dict[str, Any]) -> Any:
+        """The request's position: the kept one advanced by the moves this request adds, or
+        else (first request, a list that does not continue the last one, a move that does not
+        parse) the ``position`` text parsed. The arena's requests always satisfy
+        ``position == start + moves``, and every move in them was validated by the referee."""
+        moves = request.get("moves")
+        if type(moves) is list:
+            seen = self.seen
+            k = len(seen)
+            if not self.known and self.start_text is not None and k == 0:
+                try:
+                    self.state, self.known = game.parse_position(self.start_text), True
+                except Exception:
+                    self.start_text = None
+            if self.known and len(moves) >= k and moves[:k] == seen:
+                state = self.state
+                try:
+                    for text in moves[k:]:
+                        state = game.apply(state, game.parse_move(str(text)))
+                except Exception:
+                    pass
+                else:
+                    self.state, self.seen = state, moves
+                    return state
+        state = game.parse_position(str(request["position"]))
+        if type(moves) is list:
+            self.state, self.seen, self.known = state, moves, True
+        return state
+
+    def move(self, request: dict[str, Any]) -> bytes:
         arrived = time.monotonic()
-        assert self.game is not None and self.player is not None, "move before hello"
+        game, player = self.game, self.player
+        assert game is not None and player is not None, "move before hello"
         clock = request.get("clock") or {}
         deadline = clock.get("deadline")
         budget = TimeBudget(
@@ -90,12 +133,9 @@ class Host:
             increment=float(clock.get("increment") or 0.0),
             deadline=None if deadline is None else arrived + float(deadline),
         )
-        state = self.game.parse_position(str(request["position"]))
-        text, info = answer(self.game, state, self.player.choose(self.game, state, budget))
-        out: dict[str, Any] = {"type": "move", "id": request.get("id"), "move": text}
-        if info is not None:
-            out["info"] = info
-        return out
+        state = self.position(game, request)
+        text, info = answer(game, state, player.choose(game, state, budget))
+        return protocol.move_answer(request.get("id"), text, info)
 
     def run(self) -> None:
         while True:
@@ -104,7 +144,10 @@ class Host:
                 return
             phase = "move" if request["type"] == "move" else "start"
             try:
-                reply = self.move(request) if phase == "move" else self.start_game(request)
+                if phase == "move":
+                    line = self.move(request)
+                else:
+                    line = protocol.encode(self.start_game(request))
             except Exception as exc:  # the bot failed: report it, the arena decides
-                reply = fail_message(exc, phase)
-            self.channel.send(reply)
+                line = protocol.encode(fail_message(exc, phase))
+            self.channel.write(line)

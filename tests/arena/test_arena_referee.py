@@ -3,6 +3,7 @@ two- and three-player games, ranks and scores."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 import games
 from arena.botref import resolve
 from arena.limits import ResourceLimits
+from arena.protocol import MoveRequest
 from arena.match import play_match
 from arena.record import Fault, Termination
 from arena.referee import final_ranks, play_game
@@ -32,8 +34,10 @@ class Scripted:
         self.script: Iterator[tuple[str, float]] = iter(script)
         self.requests: list[dict[str, Any]] = []
 
-    def ask(self, game: Any, state: Any, request: dict[str, Any], hard_limit: Any) -> Reply:
-        self.requests.append(request)
+    def ask(self, game: Any, state: Any, request: MoveRequest, hard_limit: Any) -> Reply:
+        message = json.loads(request.line)  # the request as the bot would read it
+        assert message["id"] == request.id and message["legal"] == list(request.legal)
+        self.requests.append(message)
         move, elapsed = next(self.script)
         return Reply(elapsed, move)
 
@@ -160,12 +164,11 @@ class Chaotic:
         self.rng = rng
         self.odds = odds
 
-    def ask(self, game: Any, state: Any, request: dict[str, Any], hard_limit: Any) -> Reply:
+    def ask(self, game: Any, state: Any, request: MoveRequest, hard_limit: Any) -> Reply:
+        legal = list(request.legal)
         if self.rng.random() < self.odds:
-            return self.rng.choice(
-                [Reply(0.0, "99"), Reply(0.0, "junk"), Reply(5.0, request["legal"][0])]
-            )
-        return Reply(0.001, self.rng.choice(request["legal"]))
+            return self.rng.choice([Reply(0.0, "99"), Reply(0.0, "junk"), Reply(5.0, legal[0])])
+        return Reply(0.001, self.rng.choice(legal))
 
     def late(self, elapsed: float, limit: float) -> Fault:
         return Fault(Termination.TIMEOUT, "late", {"overrun_ms": (elapsed - limit) * 1000})
