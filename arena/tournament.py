@@ -4,9 +4,11 @@ jobs, resume it after an interruption.
 Only the main process writes to the database. With ``jobs == 1`` it plays the matches itself
 (one BotPool); otherwise each job is a ``python -m arena.tournament_job`` process with its own
 BotPool (bot processes are reused between its games) that receives a match to play on a pipe
-and sends back its MatchRecord. The main process stores each record in its own transaction,
-completing the match's pending row; a match already done is never stored again, and one left
-``running`` by a crash is simply played again (its row is overwritten, so it is stored once).
+and sends back its MatchRecord. The main process stores the records that are ready together
+(group commit: one transaction per group, at most GROUP_MAX results, none waiting more than
+GROUP_WAIT_S), completing the matches' pending rows; each match is stored all-or-nothing with
+its group, a match already done is never stored again, and one left ``running`` (or still
+``pending``) by a crash is simply played again (its row is overwritten, so it is stored once).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, cast
 
-from sqlalchemy import Connection, Table, bindparam, select, update
+from sqlalchemy import Connection, Table, bindparam, insert, select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 import games
@@ -40,10 +42,12 @@ from arena.timecontrol import TimeControl
 from arena.tournament_job import Job, Plan
 from db import queries
 from db.models import BotVersion, Entry, Match, Seat, Tournament
-from db.store import complete_match, version_for
+from db.store import complete_matches, version_for
 from games.base import Game
 
 PREFETCH = 2  # matches queued per job, so a job never waits for the writer
+GROUP_MAX = 64  # results stored in one transaction at most (group commit)
+GROUP_WAIT_S = 0.05  # the longest a finished game waits for its group to be stored
 CLAIM_BATCH = 32  # matches marked 'running' per write (claimed shortly before they are played)
 MAX_WORKER_RESTARTS = 4
 
@@ -120,27 +124,34 @@ def create(
             Entry(tournament_id=tournament.id, position=i, spec=spec, bot_version_id=v.id)
             for i, (spec, v) in enumerate(zip(specs, versions, strict=True))
         )
-        matches = [
-            Match(
-                tournament_id=tournament.id,
-                round=p.round,
-                game=game.name,
-                params=dict(game.params),
-                time_control=time_control.to_dict(),
-                players=game.num_players,
-                seed=p.seed,
-                opening=o.text,
-                start_position=o.position,
-                status="pending",
-            )
-            for p, o in zip(pairings, opens, strict=True)
-        ]
-        session.add_all(matches)
-        session.flush()
-        session.add_all(
-            Seat(match_id=m.id, players=m.players, seat=s, bot_version_id=versions[bot].id)
-            for m, p in zip(matches, pairings, strict=True)
-            for s, bot in enumerate(p.seats)
+        # bulk inserts (one executemany per table, ids returned in schedule order): the ORM's
+        # unit of work would cost about as much as playing a thousand quick games
+        params, tc, n = dict(game.params), time_control.to_dict(), game.num_players
+        match_ids = session.scalars(
+            insert(Match).returning(Match.id, sort_by_parameter_order=True),
+            [
+                {
+                    "tournament_id": tournament.id,
+                    "round": p.round,
+                    "game": game.name,
+                    "params": params,
+                    "time_control": tc,
+                    "players": n,
+                    "seed": p.seed,
+                    "opening": o.text,
+                    "start_position": o.position,
+                    "status": "pending",
+                }
+                for p, o in zip(pairings, opens, strict=True)
+            ],
+        ).all()
+        session.execute(
+            insert(Seat),
+            [
+                {"match_id": mid, "players": n, "seat": s, "bot_version_id": versions[bot].id}
+                for mid, p in zip(match_ids, pairings, strict=True)
+                for s, bot in enumerate(p.seats)
+            ],
         )
         return tournament.id
 
@@ -321,6 +332,9 @@ class Runner:
         self._to_mark: list[int] = []
         self._claimed: set[int] = set()
         self._conn: Connection | None = None
+        self._ready: list[tuple[Job, MatchRecord]] = []  # played, not stored yet
+        self._ready_since = 0.0  # monotonic time the oldest of them arrived
+        self._group = 1  # group size that triggers a write: doubles up to GROUP_MAX
         self.version_ids: list[int] = []
         self.db_seconds = 0.0  # time spent in write transactions (for the benchmark)
 
@@ -399,18 +413,45 @@ class Runner:
             with conn.begin():
                 self._mark_running(conn)
 
-    def _store(self, job: Job, record: MatchRecord) -> bool:
-        """One transaction: the match's row, its seats and its moves (and any claims)."""
+    def _add(self, job: Job, record: MatchRecord) -> None:
+        """Queue a result for the next group commit."""
+        if not self._ready:
+            self._ready_since = time.monotonic()
+        self._ready.append((job, record))
+
+    def _due(self, next_wait: float = 0.0) -> bool:
+        """Whether the queued results must be stored now: the group is full, or its oldest
+        result would wait longer than GROUP_WAIT_S (``next_wait``: the expected wait for the
+        next result). Groups start at one result and double, so a run shows progress (and
+        stores its first games) at once."""
+        if not self._ready:
+            return False
+        age = time.monotonic() - self._ready_since
+        return len(self._ready) >= self._group or age + next_wait >= GROUP_WAIT_S
+
+    def _store_ready(self, progress: Progress, out: Outcome) -> None:
+        """One transaction for every queued result (and any claims): each match's row, seats
+        and moves. A crash before the commit leaves them all 'running', to be played again."""
+        if not self._ready:
+            return
         start = time.perf_counter()
         conn = self._connection()
+        batch = self._ready
         with conn.begin():
             self._mark_running(conn)
-            versions = [self.version_ids[i] for i in job.seats]
-            stored = complete_match(
-                conn, job.match_id, record, versions, replace_partial=job.recovered
+            stored = complete_matches(
+                conn,
+                [
+                    (job.match_id, record, [self.version_ids[i] for i in job.seats], job.recovered)
+                    for job, record in batch
+                ],
             )
+        self._ready = []
+        self._group = min(GROUP_MAX, 2 * self._group)
         self.db_seconds += time.perf_counter() - start
-        return stored
+        for (job, record), ok in zip(batch, stored, strict=True):
+            out.played += ok
+            self._report(progress, job, record)
 
     def _finish(self, outcome: Outcome) -> None:
         with self.factory.begin() as session:
@@ -444,7 +485,7 @@ class Runner:
                     self._run_local(plan, todo, progress, outcome)
                 else:
                     self._run_parallel(plan, todo, progress, outcome)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # results not stored yet are played again by a resume
             outcome.interrupted = True
         finally:
             progress.close()
@@ -463,6 +504,7 @@ class Runner:
             self._claim(job, todo)
             self._flush_marks()
             while True:
+                began = time.monotonic()
                 try:
                     record = pool.play(
                         game,
@@ -482,9 +524,10 @@ class Runner:
                 if following is not None:
                     self._claim(following, todo)
                 if record is not None:
-                    if self._store(job, record):
-                        out.played += 1
-                    self._report(progress, job, record)
+                    self._add(job, record)
+                # the next game will probably take as long as this one did
+                if following is None or self._due(time.monotonic() - began):
+                    self._store_ready(progress, out)
                 if following is None:
                     return
                 job = following
@@ -502,7 +545,10 @@ class Runner:
             self._flush_marks()
             while any(w.queue for w in workers):
                 by_conn = {w.inbox: w for w in workers if w.queue}
-                for conn in wait(list(by_conn)):
+                timeout = None
+                if self._ready:
+                    timeout = max(0.0, self._ready_since + GROUP_WAIT_S - time.monotonic())
+                for conn in wait(list(by_conn), timeout):
                     w = by_conn[conn]  # type: ignore[index]
                     try:
                         kind, match_id, payload = w.inbox.recv()
@@ -524,13 +570,14 @@ class Runner:
                     assert job.match_id == match_id, "job answers out of order"
                     self._refill(w, todo)
                     if kind == "ok":
-                        if self._store(job, payload):
-                            out.played += 1
-                        self._report(progress, job, payload)
+                        self._add(job, payload)
                     else:
                         text = f"match {match_id}: arena error: {payload}"
                         out.failed.append(text)
                         progress.message(text)
+                if self._due():
+                    self._store_ready(progress, out)
+            self._store_ready(progress, out)
         except BaseException:
             for w in workers:  # interrupted: do not wait for the games in progress
                 w.terminate()

@@ -6,6 +6,11 @@ would make the database a large share of a fast game. This module issues the sam
 as ``db.store.complete_match`` with the values converted exactly as the column types would (JSON
 text, ``YYYY-MM-DD HH:MM:SS.ffffff`` UTC timestamps, NULL for absent JSON); a test checks that both
 paths write identical rows. It runs inside the caller's transaction on the same connection.
+
+The runner stores the results that are ready together (``complete_matches``: one transaction,
+one ``executemany`` per table across the matches), so a commit and each statement's overhead are
+paid once per group rather than once per game; each match is still all-or-nothing, since the
+whole group is.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ _COMPLETE = (
     " termination = ?, fault_reason = ?, started = ?, finished = ?, duration_s = ?,"
     " status = 'done' WHERE id = ? AND status <> 'done' AND players = ?"
 )
+_OPEN = "SELECT id, players FROM matches WHERE status <> 'done' AND id IN ({})"
+_MAX_VARS = 500  # ids per read (SQLite's older builds allow 999 host parameters)
 _DELETE_MOVES = "DELETE FROM moves WHERE match_id = ?"
 _SEAT = (
     "UPDATE seats SET bot_version_id = ?, utility = ?, rank = ?, score = ?, fault = ?"
@@ -42,6 +49,10 @@ def _json(value: dict[str, Any] | None) -> str | None:
     return None if value is None else json.dumps(value)
 
 
+Completion = tuple[int, MatchRecord, Sequence[int], str | None, bool]
+"""A match to complete: (match id, record, bot version per seat, fault reason, replace_partial)."""
+
+
 def complete_match(
     dbapi_conn: Any,
     match_id: int,
@@ -51,27 +62,57 @@ def complete_match(
     *,
     replace_partial: bool,
 ) -> bool:
+    return complete_matches(
+        dbapi_conn, [(match_id, record, version_ids, fault_reason, replace_partial)]
+    )[0]
+
+
+def complete_matches(dbapi_conn: Any, items: Sequence[Completion]) -> list[bool]:
+    """Complete several matches in the caller's transaction (group commit): one read finds the
+    ones still open, then one ``executemany`` per table for all of them. Returns, per item,
+    whether it was stored (False: done already, missing, or another number of seats)."""
+    if not items:
+        return []
     cursor = dbapi_conn.cursor()
     try:
-        cursor.execute(
+        ids = [item[0] for item in items]
+        open_players: dict[int, int] = {}
+        for start in range(0, len(ids), _MAX_VARS):
+            chunk = ids[start : start + _MAX_VARS]
+            cursor.execute(_OPEN.format(",".join("?" * len(chunk))), chunk)
+            open_players.update(cursor.fetchall())
+        stored: list[bool] = []
+        chosen: list[Completion] = []
+        for item in items:
+            ok = open_players.pop(item[0], None) == len(item[1].seats)  # pop: once per batch
+            stored.append(ok)
+            if ok:
+                chosen.append(item)
+        if not chosen:
+            return stored
+        cursor.executemany(
             _COMPLETE,
-            (
-                json.dumps(record.time_control),
-                record.start_position,
-                record.final_position,
-                record.termination.value,
-                fault_reason,
-                timestamp(record.started),
-                timestamp(record.finished),
-                max(0.0, record.duration_s),
-                match_id,
-                len(record.seats),
-            ),
+            [
+                (
+                    json.dumps(record.time_control),
+                    record.start_position,
+                    record.final_position,
+                    record.termination.value,
+                    reason,
+                    timestamp(record.started),
+                    timestamp(record.finished),
+                    max(0.0, record.duration_s),
+                    match_id,
+                    len(record.seats),
+                )
+                for match_id, record, _, reason, _ in chosen
+            ],
         )
-        if cursor.rowcount != 1:
-            return False
-        if replace_partial:
-            cursor.execute(_DELETE_MOVES, (match_id,))
+        if cursor.rowcount != len(chosen):  # the write lock is ours (BEGIN IMMEDIATE)
+            raise RuntimeError("matches changed under the writer's lock")
+        partial = [(item[0],) for item in chosen if item[4]]
+        if partial:
+            cursor.executemany(_DELETE_MOVES, partial)
         cursor.executemany(
             _SEAT,
             [
@@ -84,17 +125,17 @@ def complete_match(
                     match_id,
                     i,
                 )
-                for i, (r, vid) in enumerate(zip(record.seats, version_ids, strict=True))
+                for match_id, record, versions, _, _ in chosen
+                for i, (r, vid) in enumerate(zip(record.seats, versions, strict=True))
             ],
         )
-        if record.moves:
-            cursor.executemany(
-                _MOVE,
-                [
-                    (match_id, ply, m.seat, m.move, max(0.0, m.time_ms), _json(m.info), m.forced)
-                    for ply, m in enumerate(record.moves)
-                ],
-            )
-        return True
+        moves = [
+            (match_id, ply, m.seat, m.move, max(0.0, m.time_ms), _json(m.info), m.forced)
+            for match_id, record, _, _, _ in chosen
+            for ply, m in enumerate(record.moves)
+        ]
+        if moves:
+            cursor.executemany(_MOVE, moves)
+        return stored
     finally:
         cursor.close()

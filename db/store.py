@@ -263,6 +263,24 @@ def complete_match(
     return True
 
 
+def complete_matches(
+    conn: Connection, items: Sequence[tuple[int, MatchRecord, Sequence[int], bool]]
+) -> list[bool]:
+    """Several :func:`complete_match` calls, (match id, record, version ids, replace_partial)
+    each, in the caller's transaction: the runner's group commit. On SQLite one statement per
+    table for the whole group; elsewhere one match after the other. Returns, per item, whether
+    it was stored."""
+    if conn.dialect.name == "sqlite":
+        return sqlite_fast.complete_matches(
+            conn.connection.dbapi_connection,
+            [(mid, rec, vids, _fault_reason(rec), partial) for mid, rec, vids, partial in items],
+        )
+    return [
+        complete_match(conn, mid, rec, vids, replace_partial=partial)
+        for mid, rec, vids, partial in items
+    ]
+
+
 def save_match(
     session: Session,
     record: MatchRecord,
