@@ -50,12 +50,12 @@ def encode_json(value: Any) -> str:
 
 
 def loads(line: str) -> Any:
-    """``json.loads`` for one line (ValueError on bad JSON). The usual line is one value with
-    nothing around it: one scanner call; anything else takes the full decoder, which also
-    accepts surrounding whitespace and words the error."""
+    """``json.loads`` for one line (ValueError on bad JSON). The usual line is one value at
+    its start, maybe followed by whitespace (the newline): one scanner call; anything else
+    takes the full decoder, which also accepts leading whitespace and words the error."""
     try:
         value, end = _SCAN(line, 0)
-        if end == len(line):
+        if end == len(line) or not line[end:].strip(" \t\n\r"):  # JSON's own whitespace
             return value
     except StopIteration:  # no JSON value at index 0 (leading whitespace, junk, empty)
         pass

@@ -105,7 +105,7 @@ def play_game(
     started = time.time() if started is None else started
     start_text = game.format_position(start)
     clocks = [Clock(tc) for tc in tcs]
-    standin = random.Random(seed ^ 0x5F3759DF)
+    standin: random.Random | None = None  # seeded when a faulty seat's turn first comes
     table = table_for(game)  # position facts (legal moves, texts), shared across the series
     writer = protocol.RequestWriter()  # the moves so far, kept encoded
     state = start
@@ -117,20 +117,23 @@ def play_game(
         facts = table.facts(game, state)
         seat = facts.seat
         if faults[seat] is not None:
+            if standin is None:
+                standin = random.Random(seed ^ 0x5F3759DF)
             move = standin.choice(list(facts.moves))
             record = MoveRecord(seat, game.format_move(move), 0.0, None, forced=True)
         else:
             request_id += 1
             clock = clocks[seat]
             limit = clock.limit()
+            hard_limit = clock.hard_limit()  # limit + margin: later is a loss on time
             line = writer.line(
                 request_id, facts.position_json, facts.legal_json, clock.request_json()
             )
             request = protocol.MoveRequest(request_id, line, facts.legal, limit)
-            reply = seats[seat].ask(game, state, request, clock.hard_limit())
+            reply = seats[seat].ask(game, state, request, hard_limit)
             outcome: tuple[Any, str] | Fault | None = reply.fault
             if outcome is None:
-                if clock.overrun(reply.elapsed) is not None:
+                if hard_limit is not None and reply.elapsed > hard_limit:  # Clock.overrun
                     outcome = seats[seat].late(reply.elapsed, limit or 0.0)
                 else:
                     outcome = _judge(game, state, reply, facts.legal)

@@ -115,6 +115,9 @@ def seats_dict(tcs: Sequence[TimeControl]) -> dict[str, Any]:
     return {"seats": [tc.to_dict() for tc in tcs]}
 
 
+_START_JSON: dict[TimeControl, str] = {}  # Clock.request_json() before the first move, by rule
+
+
 class Clock:
     """One seat's clock during a match (seconds; the referee feeds it measured durations)."""
 
@@ -151,8 +154,17 @@ class Clock:
         """``request()`` as compact JSON text, encoded again only after the clock has changed
         (with a fixed move time alone it never does)."""
         if not self._json or self._json_remaining != self.remaining:
-            self._json = encode_json(self.request())
-            self._json_remaining = self.remaining
+            remaining = self.remaining
+            if remaining == self.tc.base:  # every game starts here: shared across games
+                key = self.tc
+                text = _START_JSON.get(key)
+                if text is None:
+                    if len(_START_JSON) >= 256:
+                        _START_JSON.clear()
+                    text = _START_JSON[key] = encode_json(self.request())
+            else:
+                text = encode_json(self.request())
+            self._json, self._json_remaining = text, remaining
         return self._json
 
     def overrun(self, elapsed: float) -> float | None:

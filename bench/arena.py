@@ -48,19 +48,32 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def bare_round_trip(n: int, script: str = ECHO, use_json: bool = False) -> float:
-    """Median seconds for one request-sized line to a Python echo process and back (with
-    ``use_json`` both ends also decode and encode the JSON, as any JSON-lines pair must)."""
+def bare_round_trip(n: int, script: str = ECHO, use_json: bool = False, procs: int = 1) -> float:
+    """Median seconds for one request-sized line (the 190-byte tic-tac-toe request above) to a
+    Python echo process and back: one ``os.write``, then blocking ``os.read`` until the newline;
+    no poll, no deadline, no validation. With ``use_json`` both ends also decode and encode
+    JSON, as any JSON-lines pair must (the echo answers a small move object). With ``procs=2``
+    two such processes answer in turn, as the two seats of a match do: each request then finds
+    its process's memory cold, which is part of the price of one process per seat."""
     import json
 
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
-    )
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=0,
+        )
+        for _ in range(procs)
+    ]
+    fds = []
+    for proc in children:
+        assert proc.stdin is not None and proc.stdout is not None
+        fds.append((proc.stdin.fileno(), proc.stdout.fileno()))
     request = json.loads(REQUEST)
-    assert proc.stdin is not None and proc.stdout is not None
-    fd_in, fd_out = proc.stdin.fileno(), proc.stdout.fileno()
     times = []
-    for _ in range(n):
+    for i in range(n):
+        fd_in, fd_out = fds[i % procs]
         t = time.perf_counter()
         os.write(fd_in, (json.dumps(request) + "\n").encode() if use_json else REQUEST)
         got = b""
@@ -69,8 +82,10 @@ def bare_round_trip(n: int, script: str = ECHO, use_json: bool = False) -> float
         if use_json:
             json.loads(got)
         times.append(time.perf_counter() - t)
-    proc.stdin.close()
-    proc.wait()
+    for proc in children:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait()
     return statistics.median(times)
 
 
@@ -150,18 +165,33 @@ def main() -> None:
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # children inherit it
     reps = 3 if not quick else 1
     bare = statistics.median(bare_round_trip(2000) for _ in range(reps))
+    bare2 = statistics.median(bare_round_trip(2000, procs=2) for _ in range(reps))
     bare_json = statistics.median(bare_round_trip(2000, JSON_ECHO, True) for _ in range(reps))
+    bare_json2 = statistics.median(
+        bare_round_trip(2000, JSON_ECHO, True, procs=2) for _ in range(reps)
+    )
     answers, cycles = zip(
         *(arena_moves(100 if not quick else 20) for _ in range(reps)), strict=True
     )
     ans, cyc = statistics.median(answers), statistics.median(cycles)
     print("per move (medians, one core, worker processes, random vs random tic-tac-toe)")
-    print(f"  bare pipe round trip (python echo):   {bare * 1e3:.3f} ms")
-    print(f"  bare JSON-lines round trip:           {bare_json * 1e3:.3f} ms")
-    print(f"  arena request->answer (time_ms):      {ans * 1e3:.3f} ms  ({ans / bare:.2f}x bare)")
-    print(f"  arena full move cycle (logged->logged): {cyc * 1e3:.3f} ms  ({cyc / bare:.2f}x bare)")
-    print(f"  arena overhead over the bare trip:    {(cyc - bare) * 1e3:.3f} ms")
-    print(f"  arena full cycle vs JSON-lines trip:  {cyc / bare_json:.2f}x")
+    print("  baselines: write a request line, blocking read of the answer line (no poll, no")
+    print("  deadline, no validation); 'two' = two processes answering in turn, like two seats")
+    print(f"  bare pipe round trip, one python echo:  {bare * 1e3:.3f} ms")
+    print(f"  bare pipe round trip, two echoes:       {bare2 * 1e3:.3f} ms")
+    print(f"  bare JSON-lines round trip, one bot:    {bare_json * 1e3:.3f} ms")
+    print(f"  bare JSON-lines round trip, two bots:   {bare_json2 * 1e3:.3f} ms")
+    print(f"  arena request->answer (time_ms):        {ans * 1e3:.3f} ms")
+    print(f"  arena full move cycle (logged->logged): {cyc * 1e3:.3f} ms")
+    print(
+        f"  full cycle over: one echo {cyc / bare:.2f}x, two echoes {cyc / bare2:.2f}x, "
+        f"JSON-lines one {cyc / bare_json:.2f}x, two {cyc / bare_json2:.2f}x"
+    )
+    print(
+        f"  request->answer over: one echo {ans / bare:.2f}x, "
+        f"JSON-lines two bots {ans / bare_json2:.2f}x"
+    )
+    print(f"  arena overhead over the bare trip:      {(cyc - bare) * 1e3:.3f} ms")
 
     move_time, margin = 0.2, 0.05
     lat = enforcement(50 if not quick else 10, move_time, margin)
