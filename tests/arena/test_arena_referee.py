@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 import games
 from arena.botref import resolve
 from arena.limits import ResourceLimits
-from arena.protocol import MoveRequest
 from arena.match import play_match
+from arena.protocol import MoveRequest
 from arena.record import Fault, Termination
 from arena.referee import final_ranks, play_game
 from arena.referee_seat import Reply
