@@ -141,6 +141,17 @@ class BotPool:
         self.started_pids.append(process.pid)
         return ProcessSeat(ref, process)
 
+    def prestart(self, refs: Sequence[BotRef]) -> None:
+        """Start one idle process for each bot of ``refs`` that has none, all at once, so their
+        start-ups overlap instead of stalling the first game each bot plays (a tournament knows
+        its field in advance). The handshake comes with the process's first game; a process
+        that failed to start is replaced then, like any dead idle one."""
+        for ref in dict.fromkeys(refs):
+            if ref.kind != HUMAN and not self.idle.get(ref):
+                seat = self._spawn(ref)
+                if isinstance(seat, ProcessSeat):
+                    self.idle.setdefault(ref, []).append(seat)
+
     def _acquire(self, ref: BotRef) -> AnySeat | Fault:
         if ref.kind == HUMAN:
             return HumanSeat(ref, *(self.terminal or (None, None)))

@@ -14,6 +14,7 @@ its group, a match already done is never stored again, and one left ``running`` 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import os
 import socket
@@ -247,9 +248,12 @@ def _job_env() -> dict[str, str]:
 
 
 class _Worker:
-    """A job process (``arena.tournament_job``) and the matches sent to it, oldest first."""
+    """A job process (``arena.tournament_job``) and the matches sent to it, oldest first.
 
-    def __init__(self, plan: Plan) -> None:
+    Started before its Plan is known (``start`` sends it), so its imports overlap the runner's
+    reading of the database."""
+
+    def __init__(self) -> None:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         try:
@@ -266,7 +270,10 @@ class _Worker:
         self.outbox: Pipe[Any, Any] = Pipe(to_child_w, readable=False)
         self.inbox: Pipe[Any, Any] = Pipe(from_child_r, writable=False)
         self.queue: deque[Job] = deque()
+
+    def start(self, plan: Plan) -> _Worker:
         self.outbox.send(plan)
+        return self
 
     def send(self, job: Job) -> None:
         self.queue.append(job)
@@ -360,6 +367,9 @@ class Runner:
             )
             if jobs:
                 self._repoint_pending(session, tournament)
+                plan = dataclasses.replace(
+                    plan, playing=tuple(sorted({i for job in jobs for i in job.seats}))
+                )
         standings = Standings(names)
         index = {n: i for i, n in enumerate(names)}
         for result in rows:
@@ -476,18 +486,33 @@ class Runner:
 
     # ---- playing
     def run(self) -> Outcome:
-        plan, jobs, progress = self._prepare()
+        # job processes start first: they import while the schedule is read
+        spare = [_Worker() for _ in range(self.jobs)] if self.jobs > 1 else []
+        try:
+            plan, jobs, progress = self._prepare()
+        except BaseException:
+            for w in spare:
+                w.stop(timeout=1.0)
+            raise
         outcome = Outcome(self.tournament_id, progress.total, progress.done, 0)
         todo = deque(jobs)
         try:
-            if todo:
-                if self.jobs == 1 or len(todo) == 1:
-                    self._run_local(plan, todo, progress, outcome)
-                else:
-                    self._run_parallel(plan, todo, progress, outcome)
+            if self.jobs > 1 and len(todo) > 1:
+                workers = [spare.pop().start(plan) for _ in range(min(self.jobs, len(todo)))]
+                for w in spare:
+                    w.stop(timeout=1.0)
+                spare.clear()
+                self._run_parallel(plan, todo, progress, outcome, workers)
+            elif todo:
+                for w in spare:
+                    w.stop(timeout=1.0)
+                spare.clear()
+                self._run_local(plan, todo, progress, outcome)
         except KeyboardInterrupt:  # results not stored yet are played again by a resume
             outcome.interrupted = True
         finally:
+            for w in spare:
+                w.stop(timeout=1.0)
             progress.close()
             if self._conn is not None:
                 self._conn.close()
@@ -500,6 +525,7 @@ class Runner:
 
         game = games.get(plan.game, **plan.params)
         with BotPool(plan.limits) as pool:
+            pool.prestart([plan.refs[i] for i in plan.playing])
             job = todo.popleft()
             self._claim(job, todo)
             self._flush_marks()
@@ -532,8 +558,14 @@ class Runner:
                     return
                 job = following
 
-    def _run_parallel(self, plan: Plan, todo: deque[Job], progress: Progress, out: Outcome) -> None:
-        workers = [_Worker(plan) for _ in range(min(self.jobs, len(todo)))]
+    def _run_parallel(
+        self,
+        plan: Plan,
+        todo: deque[Job],
+        progress: Progress,
+        out: Outcome,
+        workers: list[_Worker],
+    ) -> None:
         restarts = 0
         try:
             for w in workers:
@@ -562,7 +594,7 @@ class Runner:
                         workers.remove(w)
                         if restarts < MAX_WORKER_RESTARTS and todo:
                             restarts += 1
-                            w = _Worker(plan)
+                            w = _Worker().start(plan)
                             workers.append(w)
                             self._refill(w, todo)
                         continue

@@ -1,10 +1,10 @@
 """A job of a parallel tournament: a process that plays the matches its parent sends.
 
 Started as ``python -m arena.tournament_job READ_FD WRITE_FD`` with two pipes. The parent sends a
-Plan, then one Job at a time (None to stop); the job answers each with ``("ok", match_id,
-MatchRecord)`` or ``("error", match_id, text)``. Messages are pickles framed by
-``multiprocessing.connection.Connection``. One BotPool serves all the job's matches, so bot
-processes are reused between games.
+Plan (or None: not needed after all), then one Job at a time (None to stop); the job answers
+each with ``("ok", match_id, MatchRecord)`` or ``("error", match_id, text)``. Messages are
+pickles framed by ``multiprocessing.connection.Connection``. One BotPool serves all the job's
+matches, so bot processes are reused between games.
 
 This module imports only what playing needs (no database, no command line), so a job starts in
 a fraction of the time a ``multiprocessing`` spawn of the CLI would take. When the parent dies,
@@ -34,6 +34,7 @@ class Plan:
     refs: tuple[BotRef, ...]
     time_control: TimeControl
     limits: ResourceLimits = field(default_factory=ResourceLimits)
+    playing: tuple[int, ...] = ()  # field positions of the bots the pending matches need
 
 
 @dataclass(frozen=True)
@@ -51,12 +52,15 @@ def serve(inbox: Connection, outbox: Connection) -> None:
     from arena.match import BotPool
 
     try:
-        plan: Plan = inbox.recv()
+        plan: Plan | None = inbox.recv()
     except (EOFError, OSError):
+        return
+    if plan is None:  # started ahead and not needed after all
         return
     game = games.get(plan.game, **plan.params)
     pool = BotPool(plan.limits)
     try:
+        pool.prestart([plan.refs[i] for i in plan.playing])
         while True:
             try:
                 job: Job | None = inbox.recv()
