@@ -54,6 +54,7 @@ MAX_WORKER_RESTARTS = 4
 
 
 _MATCHES = cast(Table, Match.__table__)
+_SEATS = cast(Table, Seat.__table__)
 _CLAIM = (
     _MATCHES.update()
     .where(_MATCHES.c.id.in_(bindparam("ids", expanding=True)), _MATCHES.c.status == "pending")
@@ -128,26 +129,30 @@ def create(
         # bulk inserts (one executemany per table, ids returned in schedule order): the ORM's
         # unit of work would cost about as much as playing a thousand quick games
         params, tc, n = dict(game.params), time_control.to_dict(), game.num_players
-        match_ids = session.scalars(
-            insert(Match).returning(Match.id, sort_by_parameter_order=True),
-            [
-                {
-                    "tournament_id": tournament.id,
-                    "round": p.round,
-                    "game": game.name,
-                    "params": params,
-                    "time_control": tc,
-                    "players": n,
-                    "seed": p.seed,
-                    "opening": o.text,
-                    "start_position": o.position,
-                    "status": "pending",
-                }
-                for p, o in zip(pairings, opens, strict=True)
-            ],
-        ).all()
+        rows = [
+            {
+                "tournament_id": tournament.id,
+                "round": p.round,
+                "game": game.name,
+                "params": params,
+                "time_control": tc,
+                "players": n,
+                "seed": p.seed,
+                "opening": o.text,
+                "start_position": o.position,
+                "status": "pending",
+            }
+            for p, o in zip(pairings, opens, strict=True)
+        ]
+        match_ids = (
+            session.execute(
+                insert(_MATCHES).returning(_MATCHES.c.id, sort_by_parameter_order=True), rows
+            )
+            .scalars()
+            .all()
+        )
         session.execute(
-            insert(Seat),
+            insert(_SEATS),
             [
                 {"match_id": mid, "players": n, "seat": s, "bot_version_id": versions[bot].id}
                 for mid, p in zip(match_ids, pairings, strict=True)
