@@ -54,7 +54,10 @@ class StateTable:
         self.known: dict[Any, StateFacts] = {}
 
     def facts(self, game: Game[Any, Any], state: Any) -> StateFacts:
-        found = self.known.get(state)
+        try:
+            found = self.known.get(state)
+        except TypeError:  # an unhashable state breaks the Game API, but not the referee
+            return facts_of(game, state)
         if found is None:
             found = facts_of(game, state)
             if len(self.known) >= self.limit:

@@ -181,3 +181,22 @@ def test_worker_keeps_the_position_and_follows_any_request() -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_state_table_copes_with_an_unhashable_state() -> None:
+    class ListGame:  # only what facts_of asks of a game; its states are lists
+        def legal_moves(self, state: list[int]) -> list[int]:
+            return [c for c in range(3) if c not in state]
+
+        def format_move(self, move: int) -> str:
+            return str(move)
+
+        def format_position(self, state: list[int]) -> str:
+            return ",".join(map(str, state))
+
+        def current_player(self, state: list[int]) -> int:
+            return len(state) % 2
+
+    game: Any = ListGame()
+    facts = StateTable().facts(game, [1])
+    assert (facts.seat, list(facts.legal), facts.position) == (1, ["0", "2"], "1")
