@@ -6,6 +6,12 @@ the speed-up of the second job over the first (the baseline, measured in the sam
 database's share of the time: the seconds spent in write transactions (the schedule, each
 result) over the wall time. Medians over ``--repeats``.
 
+It also reports the CPU time of every process involved (this one, the job processes and the bot
+processes, from ``getrusage``) per game and as cores kept busy: with one job the referee and its
+bots already overlap on two cores (the bot's bookkeeping after an answer, the kernel's pipe work),
+so the ceiling for the second job's speed-up is cores / (cores busy with one job), less any CPU
+the parallel path adds (job processes, one set of bot processes per job).
+
     python bench/tournament.py [--games 1000] [--repeats 3]
 """
 
@@ -13,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -31,8 +38,21 @@ from db.session import make_engine, session_factory
 FIELD = ["random:seed=1", "random:seed=2", "random:seed=3", "random:seed=4"]
 
 
-def one_run(folder: Path, jobs: int, games_total: int, index: int) -> tuple[float, float, int]:
-    """(games/s, database share of the wall time, games) of one tournament."""
+def cpu_seconds() -> float:
+    """CPU time of this process and of every child process it has waited for (and theirs)."""
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+Run = tuple[float, float, int, float]  # games/s, database share, games, cores kept busy
+
+
+def one_run(folder: Path, jobs: int, games_total: int, index: int) -> Run:
+    """(games/s, database share of the wall time, games, CPU seconds / wall seconds) of one
+    tournament."""
     url = f"sqlite:///{folder / f'bench-{jobs}-{index}.db'}"
     engine = make_engine(url)
     factory = session_factory(engine)
@@ -40,6 +60,7 @@ def one_run(folder: Path, jobs: int, games_total: int, index: int) -> tuple[floa
     refs = [resolve(s) for s in FIELD]
     pairs = len(FIELD) * (len(FIELD) - 1) // 2
     per_pair = max(1, round(games_total / pairs))
+    cpu = cpu_seconds()
     start = time.perf_counter()
     tid = create(
         factory,
@@ -57,9 +78,10 @@ def one_run(folder: Path, jobs: int, games_total: int, index: int) -> tuple[floa
         runner = Runner(factory, tid, refs, jobs=jobs, progress_stream=quiet, tty=False)
         outcome = runner.run()
     wall = time.perf_counter() - start
+    cpu = cpu_seconds() - cpu  # every job and bot process has been waited for by now
     engine.dispose()
     assert outcome.finished, outcome.failed
-    return outcome.done / wall, (created + runner.db_seconds) / wall, outcome.done
+    return outcome.done / wall, (created + runner.db_seconds) / wall, outcome.done, cpu / wall
 
 
 def main() -> None:
@@ -67,18 +89,21 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    results: dict[int, list[tuple[float, float, int]]] = {1: [], 2: []}
+    results: dict[int, list[Run]] = {1: [], 2: []}
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         for r in range(args.repeats):
             for jobs in (1, 2):  # interleaved, so load changes hit both alike
                 results[jobs].append(one_run(Path(tmp), jobs, args.games, r))
-                got, part, n = results[jobs][-1]
+                got, part, n, used = results[jobs][-1]
                 print(
                     f"  run {r + 1}: jobs {jobs}: {n} games, {got:7.1f} games/s, "
-                    f"db {100 * part:4.1f}% of the time ({1000 * part / got:.2f} ms per game)"
+                    f"db {100 * part:4.1f}% of the time ({1000 * part / got:.2f} ms per game), "
+                    f"CPU {1000 * used / got:.2f} ms per game, {used:.2f} cores busy"
                 )
     rate = {j: statistics.median(x[0] for x in results[j]) for j in results}
     share = {j: statistics.median(x[1] for x in results[j]) for j in results}
+    busy = {j: statistics.median(x[3] for x in results[j]) for j in results}
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(
         f"round-robin, 4 random bots, tic-tac-toe, {results[1][0][2]} games, "
         f"medians of {args.repeats} (cores: {os.cpu_count()})"
@@ -86,9 +111,17 @@ def main() -> None:
     for j in (1, 2):
         print(
             f"  --jobs {j}: {rate[j]:7.1f} games/s  database {100 * share[j]:4.1f}% of the time"
-            f" ({1000 * share[j] / rate[j]:.2f} ms per game)"
+            f" ({1000 * share[j] / rate[j]:.2f} ms per game);"
+            f" CPU {1000 * busy[j] / rate[j]:.2f} ms per game, {busy[j]:.2f} cores busy"
         )
     print(f"  speed-up of the second job: {rate[2] / rate[1]:.2f}x  (target >= 1.7x)")
+    if cores:
+        # at c CPU seconds per game, `cores` cores play at most cores / c games per second
+        print(
+            f"  ceiling of the speed-up on {cores} cores: {cores / busy[1]:.2f}x at the CPU cost"
+            f" per game of --jobs 1, {cores * rate[2] / (busy[2] * rate[1]):.2f}x at that of"
+            " --jobs 2"
+        )
     print(
         f"  database share: jobs 1 {100 * share[1]:.1f}%, jobs 2 {100 * share[2]:.1f}%"
         "  (target <= 10%)"
