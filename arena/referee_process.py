@@ -211,8 +211,26 @@ class BotProcess:
         return self.proc.poll() is None
 
     def wait_exit(self, timeout: float) -> int | None:
+        """The exit status within ``timeout`` seconds, None while the bot still runs.
+
+        Waits on a pidfd (Linux) that wakes at the exit itself: ``Popen.wait`` sleeps in
+        doubling steps (1, 2, 4, 8 ms...) and would find a bot killed on time up to twice as
+        late as it died, delaying the match that goes on."""
+        end = time.monotonic() + timeout
+        if self.proc.returncode is None and hasattr(os, "pidfd_open"):
+            try:
+                fd = os.pidfd_open(self.pid)  # not reaped yet, so the pid is still the bot's
+            except OSError:
+                fd = -1
+            if fd >= 0:
+                try:
+                    poller = select.poll()
+                    poller.register(fd, select.POLLIN)
+                    poller.poll(max(0, int(timeout * 1000 + 0.999)))
+                finally:
+                    os.close(fd)
         try:
-            return self.proc.wait(timeout)
+            return self.proc.wait(max(0.0, end - time.monotonic()))
         except subprocess.TimeoutExpired:
             return None
 
