@@ -2,6 +2,14 @@
 and isolated random-vs-random tic-tac-toe throughput. Prints medians; asserts nothing.
 
     python bench/arena.py [--quick]
+
+Everything runs pinned to one core, so every round trip costs two context switches. The
+baselines (see ``bare_round_trip``) are what any design with a process per bot must pay at
+least: a line to a Python echo process and back with a plain write and a blocking read, and the
+same with JSON decoded and encoded at both ends; each with one process, and with two taking
+turns as the two seats of a match do. The arena adds what the bare trips leave out: a deadline
+enforced with poll, bounded reads, every answer checked field by field, every move validated
+against the referee's own state, the clock charged, the move logged.
 """
 
 from __future__ import annotations
