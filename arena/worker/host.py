@@ -93,10 +93,11 @@ class Host:
         return {"type": "ready", "name": self.player.name}
 
     def position(self, game: Game[Any, Any], request: dict[str, Any]) -> Any:
-        """The request's position: the kept one advanced by the moves this request adds, or
-        else (first request, a list that does not continue the last one, a move that does not
-        parse) the ``position`` text parsed. The arena's requests always satisfy
-        ``position == start + moves``, and every move in them was validated by the referee."""
+        """The request's position: the kept one (at first the game's start position) advanced
+        by the moves this request adds, or else (a list that does not continue the last one, a
+        move that does not parse, no start position) the ``position`` text parsed. The arena's
+        requests always satisfy ``position == start + moves``, and the referee validated every
+        move in them."""
         moves = request.get("moves")
         if type(moves) is list:
             seen = self.seen
