@@ -275,6 +275,7 @@ class _Worker:
         self.outbox: Pipe[Any, Any] = Pipe(to_child_w, readable=False)
         self.inbox: Pipe[Any, Any] = Pipe(from_child_r, writable=False)
         self.queue: deque[Job] = deque()
+        self.stopping = False
 
     def start(self, plan: Plan) -> _Worker:
         self.outbox.send(plan)
@@ -288,12 +289,28 @@ class _Worker:
         if self.process.poll() is None:
             self.process.terminate()
 
+    def ask_stop(self) -> None:
+        """Ask the job to finish (it closes its bots and exits); once."""
+        if not self.stopping:
+            self.stopping = True
+            with contextlib.suppress(OSError):
+                self.outbox.send(None)
+
     def stop(self, timeout: float = 5.0) -> None:
-        """Ask the job to finish (bounded wait), then make sure it is gone."""
-        with contextlib.suppress(OSError):
-            self.outbox.send(None)
+        """Ask the job to finish (bounded wait), then make sure it is gone.
+
+        The wait is for the end of the job's pipe, which its exit closes: ``Popen.wait`` with a
+        timeout polls with sleeps of up to 50 ms, which made the end of every parallel run late.
+        """
+        self.ask_stop()
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0 and wait([self.inbox], left):
+            try:
+                self.inbox.recv()  # a result nobody waits for any more (interrupted)
+            except (EOFError, OSError):
+                break
         try:
-            self.process.wait(timeout)
+            self.process.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             self.process.terminate()
             try:
@@ -620,6 +637,8 @@ class Runner:
                 w.terminate()
             raise
         finally:
+            for w in workers:  # all at once: their bots close in parallel
+                w.ask_stop()
             for w in workers:
                 w.stop()
 
