@@ -42,7 +42,7 @@ from arena.schedule import openings, schedule
 from arena.timecontrol import TimeControl
 from arena.tournament_job import Job, Plan
 from db import queries
-from db.models import BotVersion, Entry, Match, Seat, Tournament
+from db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
 from db.store import complete_matches, version_for
 from games.base import Game
 
@@ -225,18 +225,30 @@ def resolve_field(
 
 
 def pending_jobs(session: Session, tournament: Tournament) -> list[Job]:
-    """The matches not done yet, in schedule order, with their seats as field positions."""
+    """The matches not done yet, in schedule order, with their seats as field positions (one
+    query over plain rows: loading thousands of ORM matches took longer than creating them)."""
     position = {e.version.bot.name: e.position for e in tournament.entries}
-    matches = session.scalars(
-        select(Match)
+    rows = session.execute(
+        select(Match.id, Match.start_position, Match.seed, Match.status, Bot.name)
+        .join(Seat, Seat.match_id == Match.id)
+        .join(BotVersion, BotVersion.id == Seat.bot_version_id)
+        .join(Bot, Bot.id == BotVersion.bot_id)
         .where(Match.tournament_id == tournament.id, Match.status.in_(("pending", "running")))
-        .options(selectinload(Match.seats).selectinload(Seat.version))
-        .order_by(Match.id)
+        .order_by(Match.id, Seat.seat)
     )
     jobs = []
-    for m in matches:
-        seats = tuple(position[s.version.bot.name] for s in m.seats)
-        jobs.append(Job(m.id, seats, m.start_position, m.seed, m.status == "running"))
+    for match_id, group in itertools.groupby(rows, key=lambda row: row[0]):
+        seats = list(group)
+        _, start, seed, status, _ = seats[0]
+        jobs.append(
+            Job(
+                match_id,
+                tuple(position[row[4]] for row in seats),
+                start,
+                seed,
+                status == "running",
+            )
+        )
     return jobs
 
 
