@@ -42,7 +42,7 @@ _MOVE = (
 
 def timestamp(seconds: float) -> str:
     """Epoch seconds as SQLAlchemy's SQLite DATETIME text of the naive UTC time."""
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+    return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
 
 
 def _json(value: dict[str, Any] | None) -> str | None:
