@@ -8,10 +8,10 @@ through the ``arena.bots`` entry-point group.
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import entry_points
 from typing import Any
 
 from bots.base import Bot, BotError
+from games import plugins
 from games.base import GameError
 from games.params import accepted, bind
 
@@ -30,23 +30,20 @@ _BUILTIN: dict[str, str] = {
 
 
 def _targets() -> dict[str, str]:
-    found = dict(_BUILTIN)
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(ep.name, ep.value)
-    return found
+    return plugins.all_targets(_BUILTIN, ENTRY_POINT_GROUP)
 
 
 def bot_class(name: str) -> type[Bot]:
-    targets = _targets()
-    if name not in targets:
+    target = plugins.find_target(name, _BUILTIN, ENTRY_POINT_GROUP)
+    if target is None:
         raise BotError(f"unknown bot {name!r} (built-in: {', '.join(names())})")
-    module_name, _, attr = targets[name].partition(":")
+    module_name, _, attr = target.partition(":")
     try:
         cls = getattr(import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise BotError(f"bot {name!r} cannot be loaded: {exc}") from None
     if not (isinstance(cls, type) and issubclass(cls, Bot)):
-        raise BotError(f"{targets[name]} is not a Bot class")
+        raise BotError(f"{target} is not a Bot class")
     return cls
 
 
@@ -78,7 +75,7 @@ def split_spec(spec: str) -> tuple[str, dict[str, str]]:
 
 def is_builtin(spec: str) -> bool:
     name = spec.strip().partition(":")[0]
-    return name in _targets()
+    return plugins.find_target(name, _BUILTIN, ENTRY_POINT_GROUP) is not None
 
 
 def make(spec: str, seed: int | None = None) -> Bot:

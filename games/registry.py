@@ -9,9 +9,9 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 from importlib import import_module
-from importlib.metadata import entry_points
 from typing import Any
 
+from games import plugins
 from games.base import Game, GameError
 from games.params import accepted, bind, parse_items
 
@@ -41,11 +41,8 @@ def _load(target: str) -> type[Game[Any, Any]]:
     return cls
 
 
-def _discover() -> dict[str, str | type[Game[Any, Any]]]:
-    found: dict[str, str | type[Game[Any, Any]]] = dict(_BUILTIN)
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(ep.name, ep.value)
-    return found
+def _discover() -> dict[str, str]:
+    return plugins.all_targets(_BUILTIN, ENTRY_POINT_GROUP)
 
 
 def names() -> list[str]:
@@ -71,11 +68,10 @@ def register(cls: type[Game[Any, Any]]) -> None:
 def game_class(name: str) -> type[Game[Any, Any]]:
     if name in _classes:
         return _classes[name]
-    found = _discover()
-    if name not in found:
-        raise GameError(f"unknown game {name!r} (known: {', '.join(sorted(found))})")
-    target = found[name]
-    cls = target if isinstance(target, type) else _load(target)
+    target = plugins.find_target(name, _BUILTIN, ENTRY_POINT_GROUP)
+    if target is None:
+        raise GameError(f"unknown game {name!r} (known: {', '.join(sorted(_discover()))})")
+    cls = _load(target)
     _classes[name] = cls
     return cls
 

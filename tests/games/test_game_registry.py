@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import games
-from games import registry
+from games import plugins, registry
 from games.base import GameError
 from games.coins import CoinsGame
 
@@ -85,7 +85,7 @@ def test_entry_point_games_are_discovered(monkeypatch: pytest.MonkeyPatch) -> No
     def fake(group: str) -> list[EntryPoint]:
         return points if group == "arena.games" else []
 
-    monkeypatch.setattr(registry, "entry_points", fake)
+    monkeypatch.setattr(plugins, "entry_points", fake)
     names = games.names()
     assert "stones-test" in names and names.index("stones-test") > names.index("coins")
     assert isinstance(games.get("stones-test"), CoinsGame)
