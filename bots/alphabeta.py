@@ -264,6 +264,7 @@ class AlphaBetaBot(Bot):
     """``alphabeta[:depth=N,order=BOOL]`` — alpha-beta for two-player zero-sum games."""
 
     name = "alphabeta"
+    value_key: str | None = None  # where to report the root player's scalar value, if at all
 
     def __init__(
         self, depth: int | None = None, order: bool = False, spec: str | None = None
@@ -275,14 +276,25 @@ class AlphaBetaBot(Bot):
         self.order = order
 
     def new_game(self, game: Game[Any, Any], seat: int) -> None:
+        self.check(game)
+
+    def check(self, game: Game[Any, Any]) -> None:
+        """Refuse games this search is not sound for (subclasses widen it)."""
         require_two_player_zero_sum(game, "alphabeta")
 
+    def root_player(self, game: Game[Any, Any], state: Any) -> int:
+        """Whose utility the search maximises: player 0's value, as the lectures report it."""
+        return 0
+
     def choose_move(self, game: Game[Any, Any], state: Any, budget: TimeBudget) -> Decision:
-        require_two_player_zero_sum(game, "alphabeta")
+        self.check(game)
         depth = resolve_depth(game, self.depth)
         start = time.perf_counter()
-        result = alphabeta(game, state, depth, order=self.order)
+        me = self.root_player(game, state)
+        result = alphabeta(game, state, depth, me=me, order=self.order)
         info = scalar_info(game, state, result, depth, time.perf_counter() - start)
+        if self.value_key:
+            info.extra[self.value_key] = result.value
         return Decision(result.pv[0], info)
 
     def options(self) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from arena.botref import BotRef, resolve
@@ -30,9 +31,9 @@ def alive(pid: int) -> bool:
     return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
 
 
-def group_members(pgid: int) -> list[int]:
-    """Live processes whose process group or session is ``pgid``."""
-    out = []
+def _live_processes() -> Iterator[tuple[int, list[bytes]]]:
+    """(pid, the fields of /proc/PID/stat after the command name) of every live process:
+    state, ppid, pgrp, session, ..."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -41,9 +42,18 @@ def group_members(pgid: int) -> list[int]:
         except OSError:
             continue
         fields = stat[stat.rfind(b")") + 2 :].split()
-        if fields[0] != b"Z" and pgid in (int(fields[2]), int(fields[3])):
-            out.append(int(entry))
-    return out
+        if fields[0] != b"Z":
+            yield int(entry), fields
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live processes whose process group or session is ``pgid``."""
+    return [pid for pid, f in _live_processes() if pgid in (int(f[2]), int(f[3]))]
+
+
+def children(ppid: int) -> list[int]:
+    """Live processes whose parent is ``ppid``."""
+    return [pid for pid, f in _live_processes() if int(f[1]) == ppid]
 
 
 def assert_no_leftovers(pids: list[int]) -> None:

@@ -3,32 +3,16 @@ must not replace the arena's packages inside a worker."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from arena_helpers import alive
+from arena_helpers import alive, children
 
 # -P: run the CLI as the installed `arena` script runs, without the test folder on the path.
 ARENA = [sys.executable, "-P", "-m", "arena.cli.app"]
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if int(fields[1]) == pid and fields[0] != b"Z":
-            out.append(int(entry))
-    return out
 
 
 def _wait_for(predicate: object, seconds: float) -> bool:
@@ -72,7 +56,7 @@ def test_bots_die_with_a_killed_referee(tmp_path: Path) -> None:
         # The bot is inside choose_move (it wrote its pid): it will not read its pipe again.
         assert _wait_for(lambda: marker.exists() and marker.read_text(), 60), "bot never asked"
         stuck = int(marker.read_text())
-        workers = _children(referee.pid)
+        workers = children(referee.pid)
         assert stuck in workers
         referee.send_signal(signal.SIGKILL)
         referee.wait()
