@@ -271,25 +271,27 @@ class Connect4Solver:
             if v <= alpha:
                 return v
             empty = board ^ mask
-            if nonlosing & (nonlosing - 1):
-                # Threats each move would create, all columns at once, one board copy each.
-                p = (cur * rep) | ((nonlosing * rep) & diag)
-                t = (p << 1) & (p << 2) & (p << 3)
-                a1 = p << s1
-                a2 = p << s2
-                b1 = p >> s1
-                b2 = p >> s2
-                t |= (a1 & a2 & ((p << s3) | b1)) | (b1 & b2 & (a1 | (p >> s3)))
-                a1 = p << d1
-                a2 = p << d2
-                b1 = p >> d1
-                b2 = p >> d2
-                t |= (a1 & a2 & ((p << d3) | b1)) | (b1 & b2 & (a1 | (p >> d3)))
-                a1 = p << e1
-                a2 = p << e2
-                b1 = p >> e1
-                b2 = p >> e2
-                t |= (a1 & a2 & ((p << e3) | b1)) | (b1 & b2 & (a1 | (p >> e3)))
+            several = nonlosing & (nonlosing - 1)
+            # Several moves: the threats each would create, all columns at once, one board copy
+            # each. A single move: no ordering, just the threats it creates.
+            p = ((cur * rep) | ((nonlosing * rep) & diag)) if several else (cur | nonlosing)
+            t = (p << 1) & (p << 2) & (p << 3)
+            a1 = p << s1
+            a2 = p << s2
+            b1 = p >> s1
+            b2 = p >> s2
+            t |= (a1 & a2 & ((p << s3) | b1)) | (b1 & b2 & (a1 | (p >> s3)))
+            a1 = p << d1
+            a2 = p << d2
+            b1 = p >> d1
+            b2 = p >> d2
+            t |= (a1 & a2 & ((p << d3) | b1)) | (b1 & b2 & (a1 | (p >> d3)))
+            a1 = p << e1
+            a2 = p << e2
+            b1 = p >> e1
+            b2 = p >> e2
+            t |= (a1 & a2 & ((p << e3) | b1)) | (b1 & b2 & (a1 | (p >> e3)))
+            if several:
                 keys = [
                     ((x.bit_count() << 4 << span) | rk | x)
                     for cm, sh, rk in columns
@@ -297,24 +299,7 @@ class Connect4Solver:
                     for x in ((t >> sh) & empty,)
                 ]
                 keys.sort(reverse=True)
-            else:  # a single move: no ordering, just the threats it creates
-                p = cur | nonlosing
-                t = (p << 1) & (p << 2) & (p << 3)
-                a1 = p << s1
-                a2 = p << s2
-                b1 = p >> s1
-                b2 = p >> s2
-                t |= (a1 & a2 & ((p << s3) | b1)) | (b1 & b2 & (a1 | (p >> s3)))
-                a1 = p << d1
-                a2 = p << d2
-                b1 = p >> d1
-                b2 = p >> d2
-                t |= (a1 & a2 & ((p << d3) | b1)) | (b1 & b2 & (a1 | (p >> d3)))
-                a1 = p << e1
-                a2 = p << e2
-                b1 = p >> e1
-                b2 = p >> e2
-                t |= (a1 & a2 & ((p << e3) | b1)) | (b1 & b2 & (a1 | (p >> e3)))
+            else:
                 keys = [t & empty]
             nxt = cur ^ mask
             plies += 1
