@@ -7,6 +7,9 @@ count through a composite foreign key, so ``rank <= players`` is a plain CHECK),
 
 Seat rows exist from the moment a match is scheduled (the pairing is part of the schedule); their
 result columns stay NULL until the match is done.
+
+A match goes ``pending`` -> ``running`` -> ``done``; ``void`` (annulled by the tournament director,
+from any of the three, with a reason and a time) keeps its seats and moves but counts nowhere.
 """
 
 from __future__ import annotations
@@ -172,6 +175,7 @@ class Match(Base):
         ),
         CheckConstraint("players >= 1", name="players"),
         CheckConstraint("duration_s IS NULL OR duration_s >= 0", name="duration"),
+        CheckConstraint("status <> 'void' OR void_reason IS NOT NULL", name="void_reason"),
         Index("ix_matches_tournament_status", "tournament_id", "status"),
     )
 
@@ -194,6 +198,8 @@ class Match(Base):
     started: Mapped[datetime | None]
     finished: Mapped[datetime | None]
     duration_s: Mapped[float | None]
+    void_reason: Mapped[str | None] = mapped_column(Text)  # why it was annulled (status 'void')
+    voided: Mapped[datetime | None]  # when it was annulled
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="match",

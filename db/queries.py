@@ -172,7 +172,8 @@ def tournaments(session: Session) -> list[dict[str, Any]]:
                 "format": t.format,
                 "bots": int(sizes.get(t.id, 0)),
                 "done": c.get("done", 0),
-                "total": sum(c.values()),
+                "total": sum(v for k, v in c.items() if k != "void"),  # void: annulled
+                "void": c.get("void", 0),
                 "status": t.status,
                 "seed": t.seed,
                 "created": t.created.isoformat(timespec="seconds"),

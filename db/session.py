@@ -28,7 +28,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util import CommandError
-from sqlalchemy import Engine, create_engine, event, exc, make_url
+from sqlalchemy import Connection, Engine, create_engine, event, exc, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 DEFAULT_URL = "sqlite:///arena.db"
@@ -128,14 +128,47 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
+def _driver_execute(conn: Connection, sql: str) -> None:
+    """``sql`` on the driver's connection itself, outside SQLAlchemy's transaction handling."""
+    raw: Any = conn.connection.driver_connection
+    raw.execute(sql)
+
+
+def _dangling(conn: Connection) -> set[tuple[Any, ...]]:
+    """SQLite's foreign key violations: (table, rowid, parent table, constraint index)."""
+    return {tuple(row) for row in conn.exec_driver_sql("PRAGMA foreign_key_check")}
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Bring the schema to ``revision`` in one transaction (one migrator at a time)."""
+    """Bring the schema to ``revision`` in one transaction (one migrator at a time).
+
+    On SQLite, foreign keys are off while the migrations run: a constraint change rebuilds a
+    table (Alembic's batch mode: copy, drop the old table, rename the copy), and with foreign
+    keys on, dropping ``matches`` would delete, by ``ON DELETE CASCADE``, every seat and move
+    that refers to it. SQLite ignores that pragma inside a transaction, so it is set on the
+    driver connection before the transaction begins and set back afterwards; before the commit
+    ``PRAGMA foreign_key_check`` must find no violation that was not there before.
+    """
     cfg = alembic_config()
-    with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_PG_MIGRATION_LOCK})")
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, revision)
+    with engine.connect() as conn:
+        sqlite = conn.dialect.name == "sqlite"
+        if sqlite:
+            _driver_execute(conn, "PRAGMA foreign_keys = OFF")
+        try:
+            with conn.begin():
+                if conn.dialect.name == "postgresql":
+                    conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_PG_MIGRATION_LOCK})")
+                cfg.attributes["connection"] = conn
+                dangling = _dangling(conn) if sqlite else set()
+                command.upgrade(cfg, revision)
+                if sqlite and (broken := sorted(_dangling(conn) - dangling)):
+                    raise DatabaseOpenError(
+                        f"the migration to {revision} would break a reference of table "
+                        f"{broken[0][0]} (row {broken[0][1]}); nothing was changed"
+                    )
+        finally:
+            if sqlite:
+                _driver_execute(conn, "PRAGMA foreign_keys = ON")
 
 
 def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
@@ -167,6 +200,9 @@ def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
 
     try:
         _while_locked(bring_up_to_date)
+    except DatabaseOpenError:
+        engine.dispose()
+        raise
     except CommandError as err:
         engine.dispose()
         raise DatabaseOpenError(

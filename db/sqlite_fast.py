@@ -25,9 +25,10 @@ from arena.record import MatchRecord
 _COMPLETE = (
     "UPDATE matches SET time_control = ?, start_position = ?, final_position = ?,"
     " termination = ?, fault_reason = ?, started = ?, finished = ?, duration_s = ?,"
-    " status = 'done' WHERE id = ? AND status <> 'done' AND players = ?"
+    " status = 'done' WHERE id = ? AND status IN ('pending', 'running') AND players = ?"
 )
-_OPEN = "SELECT id, players FROM matches WHERE status <> 'done' AND id IN ({})"
+# the same condition as _COMPLETE's, so every match chosen by this read is updated by it
+_OPEN = "SELECT id, players FROM matches WHERE status IN ('pending', 'running') AND id IN ({})"
 _MAX_VARS = 500  # ids per read (SQLite's older builds allow 999 host parameters)
 _DELETE_MOVES = "DELETE FROM moves WHERE match_id = ?"
 _SEAT = (
@@ -70,7 +71,9 @@ def complete_match(
 def complete_matches(dbapi_conn: Any, items: Sequence[Completion]) -> list[bool]:
     """Complete several matches in the caller's transaction (group commit): one read finds the
     ones still open, then one ``executemany`` per table for all of them. Returns, per item,
-    whether it was stored (False: done already, missing, or another number of seats)."""
+    whether it was stored (False: done already, void, missing, or another number of seats).
+    Only a pending or running match is completed: a match voided while its result was on the
+    way is not stored (and never turned back into a done one)."""
     if not items:
         return []
     cursor = dbapi_conn.cursor()

@@ -191,7 +191,7 @@ _COMPLETE = (
     _MATCHES.update()
     .where(
         _MATCHES.c.id == bindparam("mid"),
-        _MATCHES.c.status != "done",
+        _MATCHES.c.status.in_(("pending", "running")),  # never a done or void match
         _MATCHES.c.players == bindparam("n"),
     )
     .values({c: bindparam(f"p_{c}") for c in _MATCH_RESULT_COLUMNS})
@@ -220,7 +220,9 @@ def complete_match(
     replace_partial: bool = True,
     fast: bool = True,
 ) -> bool:
-    """Store the result of the scheduled match ``match_id`` unless it is done already (False).
+    """Store the result of the scheduled match ``match_id`` if it is still pending or running;
+    False (and nothing written) if it is done already, void, missing or has another number of
+    seats.
 
     Seat results are overwritten; with ``replace_partial`` any moves an interrupted earlier
     attempt left are deleted first (the runner asks for it for matches it found 'running'), so
@@ -303,7 +305,7 @@ def save_match(
     if match_id is not None:
         if not complete_match(session, match_id, record, version_ids):
             raise ValueError(
-                f"match {match_id} is missing, done already, or not a {len(refs)}-player match"
+                f"match {match_id} is missing, done or void, or not a {len(refs)}-player match"
             )
         return match_id
     match = Match(
@@ -355,9 +357,10 @@ def load_match(session: Session, match_id: int) -> Match | None:
 
 
 def record_of(match: Match) -> MatchRecord:
-    """The MatchRecord of a done match, as ``arena play --json`` printed it."""
-    if match.status != "done" or match.termination is None:
-        raise ValueError(f"match {match.id} is {match.status}, not done")
+    """The MatchRecord of a played match (done, or void after it was played), as
+    ``arena play --json`` printed it."""
+    if match.status not in ("done", "void") or match.termination is None:
+        raise ValueError(f"match {match.id} is {match.status}, not played")
     started = match.started.timestamp() if match.started else 0.0
     finished = match.finished.timestamp() if match.finished else started
     return MatchRecord(
