@@ -7,7 +7,7 @@ import typer
 from arena.cli.analyze_cmd import analyze_command
 from arena.cli.bots_cmd import bots_app
 from arena.cli.games_cmd import games_command
-from arena.cli.matches_cmd import export_command, matches_command, replay_command
+from arena.cli.matches_cmd import export_command, matches_app, replay_command
 from arena.cli.play_cmd import play_command
 from arena.cli.rating_cmd import crosstable_command, leaderboard_command, rate_command
 from arena.cli.solve_cmd import solve_command
@@ -25,7 +25,7 @@ app.command("analyze")(analyze_command)
 app.command("play")(play_command)
 app.add_typer(bots_app, name="bots")
 app.add_typer(tournament_app, name="tournament")
-app.command("matches")(matches_command)
+app.add_typer(matches_app, name="matches")
 app.command("replay")(replay_command)
 app.command("export")(export_command)
 app.command("solve")(solve_command)

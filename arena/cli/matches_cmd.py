@@ -1,4 +1,8 @@
-"""``arena matches``, ``arena replay``, ``arena export``: the stored matches."""
+"""``arena matches [void]``, ``arena replay``, ``arena export``: the stored matches.
+
+``arena matches`` is a command group that lists matches when called without a subcommand (as it
+always did) and has one subcommand, ``arena matches void`` (annul matches, optionally scheduling
+replays)."""
 
 from __future__ import annotations
 
@@ -25,13 +29,20 @@ from games.base import GameError
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 EXPORT_CHUNK = 200
 
+matches_app = typer.Typer(
+    name="matches",
+    help="The stored matches (the list without a subcommand); `void` annuls matches.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
+
 
 def _seat_names(match: Match) -> list[str]:
     return [s.version.bot.name for s in match.seats]
 
 
 def _result_text(match: Match) -> str:
-    if match.status != "done":
+    if match.status != "done":  # pending, running, void
         return match.status
     ranks = [s.rank for s in match.seats]
     if len(ranks) == 2:
@@ -48,7 +59,9 @@ def pgn_result(rank0: int, rank1: int) -> str:
     return "1/2-1/2"
 
 
+@matches_app.callback()
 def matches_command(
+    ctx: typer.Context,
     tournament: Annotated[
         int | None, typer.Option("--tournament", "-t", help="Only this tournament's matches.")
     ] = None,
@@ -60,7 +73,23 @@ def matches_command(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """The stored matches: bots in seat order, result, termination, plies, duration."""
+    """The stored matches: bots in seat order, result, termination, plies, duration.
+
+    Void matches show the result `void` and the reason (`--status void` lists only them).
+    """
+    if ctx.invoked_subcommand is not None:
+        sources = [
+            ctx.get_parameter_source(name)
+            for name in ("tournament", "bot", "status", "limit", "as_json", "db")
+        ]
+        given = [s for s in sources if s is not None and s.name == "COMMANDLINE"]
+        if given:
+            fail(
+                f"options of `arena matches` go without a subcommand; give them after "
+                f"`{ctx.invoked_subcommand}` (e.g. `arena matches {ctx.invoked_subcommand} "
+                "--help`)"
+            )
+        return
     factory = open_existing_db(db)
     with factory() as session:
         found = list(session.scalars(queries.matches_query(tournament, bot, status)))
@@ -82,12 +111,15 @@ def matches_command(
                 "plies": plies.get(m.id, 0),
                 "duration_s": m.duration_s,
                 "fault": m.fault_reason,
+                "void_reason": m.void_reason,
+                "voided": m.voided.isoformat(timespec="seconds") if m.voided else None,
             }
             for m in found
         ]
     if as_json:
         typer.echo(json.dumps(rows))
         return
+    voids = any(r["status"] == "void" for r in rows)
     table = [
         [
             r["match"],
@@ -98,11 +130,62 @@ def matches_command(
             r["termination"] or "",
             r["plies"],
             "" if r["duration_s"] is None else f"{r['duration_s']:.2f}s",
+            *([r["void_reason"] or ""] if voids else []),
         ]
         for r in rows
     ]
     headers = ["match", "tournament", "round", "bots", "result", "termination", "plies", "time"]
+    if voids:  # the reason column only when a void match is shown
+        headers.append("void reason")
     typer.echo(tabulate(table, headers=headers))
+
+
+@matches_app.command("void")
+def void_command(
+    match_ids: Annotated[list[int], typer.Argument(metavar="MATCH_ID", help="Matches to void.")],
+    reason: Annotated[
+        str, typer.Option("--reason", "-r", help="Why they are annulled (required).")
+    ],
+    replay: Annotated[
+        bool,
+        typer.Option(
+            "--replay",
+            help="Also schedule a fresh pending copy of each match; play the copies with "
+            "`arena tournament resume ID`.",
+        ),
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Annul matches (done, pending or running): kept with the reason, counted nowhere.
+
+    Standings, leaderboards, ratings and exports leave void matches out. All or nothing: one
+    bad match id (missing, void already, running under a live runner) and nothing is written.
+    """
+    from arena.voiding import VoidError, void_matches
+
+    factory = open_existing_db(db)
+    try:
+        with factory.begin() as session:
+            voided = void_matches(session, match_ids, reason, replay=replay)
+    except VoidError as exc:
+        fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps([v.to_dict() for v in voided]))
+        return
+    table = [
+        [
+            v.match,
+            v.tournament if v.tournament is not None else "-",
+            v.previous_status,
+            v.replay if v.replay is not None else "-",
+        ]
+        for v in voided
+    ]
+    typer.echo(tabulate(table, headers=["void", "tournament", "was", "replay"]))
+    typer.echo(f"reason: {reason.strip()}")
+    for tid in sorted({v.tournament for v in voided if v.replay is not None and v.tournament}):
+        typer.echo(f"replays scheduled: play them with `arena tournament resume {tid}`")
 
 
 def _info_text(info: dict[str, Any] | None) -> str:
@@ -133,11 +216,15 @@ def replay_command(
         match = load_match(session, match_id)
         if match is None:
             fail(f"no match {match_id}")
-        if match.status != "done":
+        void = match.void_reason if match.status == "void" else None
+        if match.status == "void" and match.termination is None:
+            fail(f"match {match_id} is void ({void}) and was never played: nothing to replay")
+        if match.status not in ("done", "void"):
             fail(f"match {match_id} is {match.status}: nothing to replay yet")
         record = record_of(match)
     if as_json:
-        typer.echo(json.dumps({"match": match_id, **record.to_dict()}))
+        extra = {"status": "void", "void_reason": void} if void is not None else {}
+        typer.echo(json.dumps({"match": match_id, **extra, **record.to_dict()}))
         return
     try:
         game = games.get(record.game, **record.params)
@@ -150,6 +237,8 @@ def replay_command(
         fail(f"match {match_id}: {exc}")
     names = [s.bot for s in record.seats]
     typer.echo(f"match {match_id}: {game.describe()}")
+    if void is not None:
+        typer.echo(f"  VOID: {void} (it counts nowhere)")
     typer.echo("  " + "  ".join(f"seat {i}: {n}" for i, n in enumerate(names)))
     typer.echo("\n" + game.render(state))
     for ply, move in enumerate(record.moves):

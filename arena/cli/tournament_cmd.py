@@ -371,7 +371,7 @@ def show_command(
         f"  time      {tc}",
         f"  seed      {summary['seed']}",
         f"  status    {summary['status']}: {p['done']}/{total} done, {p['running']} running, "
-        f"{p['pending']} pending",
+        f"{p['pending']} pending" + (f" ({p['void']} void, not counted)" if p["void"] else ""),
         f"  created   {summary['created']}"
         + (f", finished {summary['finished']}" if summary["finished"] else ""),
         "",
