@@ -25,6 +25,7 @@ from arena.botref import BUILTIN, COMMAND, HUMAN, BotRef, sha256_text
 from arena.limits import ResourceLimits
 from arena.record import Fault, MatchRecord, MoveRecord, Termination
 from arena.referee import play_game
+from arena.referee_forkserver import ForkServer, ForkServerError
 from arena.referee_human import HumanSeat
 from arena.referee_process import BotProcess, sweep_sessions
 from arena.referee_seat import ProcessSeat, Reply
@@ -75,8 +76,12 @@ class BotPool:
         limits: ResourceLimits = ResourceLimits(),  # noqa: B008
         *,
         terminal: tuple[TextIO, TextIO] | None = None,
+        forkserver: bool | ForkServer = True,
     ) -> None:
-        """``terminal`` is (input, output) for ``human`` seats; default stdin and stderr."""
+        """``terminal`` is (input, output) for ``human`` seats; default stdin and stderr.
+        ``forkserver``: start Python workers as forks of one pre-loaded process (see
+        ``arena.worker.forkserver``) rather than as fresh interpreters: True to start one on
+        first use (closed with the pool), or a running one to use (not closed here)."""
         self.limits = limits
         self.terminal = terminal
         self.idle: dict[BotRef, list[ProcessSeat]] = {}
@@ -84,6 +89,9 @@ class BotPool:
         self.last_pids: list[int | None] = []  # pid per seat of the last match (None: human)
         self._sources: Path | None = None
         self._replaced: list[ProcessSeat] = []  # killed outside a match's seats (reuse failed)
+        self.use_forkserver = forkserver is not False
+        self._server = forkserver if isinstance(forkserver, ForkServer) else None
+        self._own_server = self._server is None
 
     def __enter__(self) -> BotPool:
         return self
@@ -133,9 +141,32 @@ class BotPool:
         target = file + (f":{m.group('attr')}" if m.group("attr") else "")
         return [*worker, "--file", target, "--sys-path", str(Path(path).parent)]
 
+    def _forkserver(self) -> ForkServer | None:
+        """The pool's fork server, started on first use; None where there is none (no pidfd:
+        not Linux) or after it failed (the pool then starts workers with ``exec``)."""
+        if self._server is None and self.use_forkserver and hasattr(os, "pidfd_open"):
+            try:
+                self._server = ForkServer()
+            except OSError:
+                self.use_forkserver = False
+        return self._server
+
+    def _new_process(self, ref: BotRef) -> BotProcess:
+        argv = self.argv(ref)
+        server = self._forkserver() if ref.kind != COMMAND else None
+        if server is not None:
+            try:
+                return BotProcess(argv, forkserver=server)
+            except ForkServerError:  # gone (killed?): start workers the plain way from now on
+                if self._own_server:
+                    server.close()
+                self._server = None
+                self.use_forkserver = False
+        return BotProcess(argv)
+
     def _spawn(self, ref: BotRef) -> ProcessSeat | Fault:
         try:
-            process = BotProcess(self.argv(ref))
+            process = self._new_process(ref)
         except (OSError, ValueError) as exc:
             return Fault(Termination.STALL, f"cannot start the bot: {exc}", {"reason": "spawn"})
         self.started_pids.append(process.pid)
@@ -279,6 +310,9 @@ class BotPool:
             seat.process.wait_exit(max(0.0, end - time.monotonic()))
             seat.process.kill()
         sweep_sessions({s.process.pid for s in seats})
+        if self._server is not None and self._own_server:
+            self._server.close()
+        self._server = None
         if self._sources is not None:
             shutil.rmtree(self._sources, ignore_errors=True)
             self._sources = None

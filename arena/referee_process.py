@@ -21,6 +21,9 @@ from collections.abc import Sequence
 from enum import Enum
 
 from arena.protocol import MAX_LINE
+from arena.referee_forkserver import ForkedChild, ForkServer
+
+WORKER_MODULE = ["-P", "-m", "arena.worker"]  # after the interpreter: a Python worker
 
 STDERR_TAIL = 16 * 1024  # bytes of stderr kept per bot
 _CHUNK = 1 << 16
@@ -80,28 +83,28 @@ class StderrTail:
 class BotProcess:
     """A started bot process and its pipes."""
 
-    def __init__(self, argv: Sequence[str], env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        env: dict[str, str] | None = None,
+        *,
+        forkserver: ForkServer | None = None,
+    ) -> None:
+        """Start ``argv`` in a new session. With ``forkserver``, ``argv`` must be a Python worker
+        (``python -P -m arena.worker ARGS``): the server forks one instead, which behaves the same
+        without the interpreter's start-up."""
         self.argv = list(argv)
-        self.proc = subprocess.Popen(
-            self.argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            bufsize=0,
-            close_fds=True,
-            start_new_session=True,
-            env=env,
-        )
-        assert self.proc.stdin and self.proc.stdout and self.proc.stderr
-        self.pid = self.proc.pid
-        self.fd_in = os.dup(self.proc.stdin.fileno())
-        self.fd_out = os.dup(self.proc.stdout.fileno())
-        self.proc.stdin.close()
-        self.proc.stdout.close()
-        os.set_blocking(self.fd_in, False)
-        os.set_blocking(self.fd_out, False)
-        self.stderr = StderrTail(os.dup(self.proc.stderr.fileno()))
-        self.proc.stderr.close()
+        self.proc: subprocess.Popen[bytes] | ForkedChild
+        if forkserver is not None:
+            if self.argv[1:4] != WORKER_MODULE:
+                raise ValueError(f"not a Python worker: {self.argv[:4]}")
+            self.proc, self.fd_in, self.fd_out, fd_err = forkserver.spawn(self.argv[4:], env)
+            os.set_blocking(self.fd_in, False)
+            os.set_blocking(self.fd_out, False)
+            self.pid = self.proc.pid
+            self.stderr = StderrTail(fd_err)
+        else:
+            self._popen(env)
         self.buffer = bytearray()
         self.eof = False
         self.killed = False
@@ -111,6 +114,29 @@ class BotProcess:
         self._poll_out.register(self.fd_out, select.POLLIN | select.POLLHUP | select.POLLERR)
         self._poll_in = select.poll()  # used only when the bot does not read its stdin
         self._poll_in.register(self.fd_in, select.POLLOUT | select.POLLERR | select.POLLHUP)
+
+    def _popen(self, env: dict[str, str] | None) -> None:
+        proc = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=0,
+            close_fds=True,
+            start_new_session=True,
+            env=env,
+        )
+        assert proc.stdin and proc.stdout and proc.stderr
+        self.proc = proc
+        self.pid = proc.pid
+        self.fd_in = os.dup(proc.stdin.fileno())
+        self.fd_out = os.dup(proc.stdout.fileno())
+        proc.stdin.close()
+        proc.stdout.close()
+        os.set_blocking(self.fd_in, False)
+        os.set_blocking(self.fd_out, False)
+        self.stderr = StderrTail(os.dup(proc.stderr.fileno()))
+        proc.stderr.close()
 
     # --- writing -------------------------------------------------------------------------------
     def send(self, data: bytes, deadline: float | None) -> bool:
@@ -217,7 +243,8 @@ class BotProcess:
         doubling steps (1, 2, 4, 8 ms...) and would find a bot killed on time up to twice as
         late as it died, delaying the match that goes on."""
         end = time.monotonic() + timeout
-        if self.proc.returncode is None and hasattr(os, "pidfd_open"):
+        popen = isinstance(self.proc, subprocess.Popen)  # a fork server's worker: its socket
+        if popen and self.proc.returncode is None and hasattr(os, "pidfd_open"):
             try:
                 fd = os.pidfd_open(self.pid)  # not reaped yet, so the pid is still the bot's
             except OSError:

@@ -38,6 +38,7 @@ from arena.botref import BotRef, BotSpecError, resolve
 from arena.limits import ResourceLimits
 from arena.progress import Progress, Standings
 from arena.record import MatchRecord
+from arena.referee_forkserver import ForkedChild, ForkServer, ForkServerError
 from arena.schedule import openings, schedule
 from arena.timecontrol import TimeControl
 from arena.tournament_job import Job, Plan
@@ -267,23 +268,33 @@ def _job_env() -> dict[str, str]:
 class _Worker:
     """A job process (``arena.tournament_job``) and the matches sent to it, oldest first.
 
-    Started before its Plan is known (``start`` sends it), so its imports overlap the runner's
-    reading of the database."""
+    Forked by the runner's fork server when there is one (a millisecond, and its bots are forks
+    of the same server), else started as a fresh interpreter; either way before its Plan is known
+    (``start`` sends it), so its start-up overlaps the runner's reading of the database."""
 
-    def __init__(self) -> None:
+    def __init__(self, server: ForkServer | None = None) -> None:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
+        self.process: subprocess.Popen[bytes] | ForkedChild
         try:
-            argv = [sys.executable, "-P", "-m", "arena.tournament_job"]
-            self.process = subprocess.Popen(
-                [*argv, str(to_child_r), str(from_child_w)],
-                pass_fds=(to_child_r, from_child_w),
-                stdin=subprocess.DEVNULL,
-                env=_job_env(),
-            )
+            if server is not None:
+                self.process = server.spawn_job(to_child_r, from_child_w)  # closes both
+            else:
+                argv = [sys.executable, "-P", "-m", "arena.tournament_job"]
+                self.process = subprocess.Popen(
+                    [*argv, str(to_child_r), str(from_child_w)],
+                    pass_fds=(to_child_r, from_child_w),
+                    stdin=subprocess.DEVNULL,
+                    env=_job_env(),
+                )
+        except BaseException:
+            os.close(to_child_w)
+            os.close(from_child_r)
+            raise
         finally:
-            os.close(to_child_r)
-            os.close(from_child_w)
+            if server is None:
+                os.close(to_child_r)
+                os.close(from_child_w)
         self.outbox: Pipe[Any, Any] = Pipe(to_child_w, readable=False)
         self.inbox: Pipe[Any, Any] = Pipe(from_child_r, writable=False)
         self.queue: deque[Job] = deque()
@@ -378,6 +389,7 @@ class Runner:
         self._group = 1  # group size that triggers a write: doubles up to GROUP_MAX
         self.version_ids: list[int] = []
         self.db_seconds = 0.0  # time spent in write transactions (for the benchmark)
+        self._server: ForkServer | None = None  # starts the job processes and their bots
 
     # ---- database side
     def _prepare(self) -> tuple[Plan, list[Job], Progress]:
@@ -519,14 +531,38 @@ class Runner:
         progress.match_done([(job.seats[i], s.score) for i, s in enumerate(record.seats)], faults)
 
     # ---- playing
+    def _start_server(self) -> ForkServer | None:
+        """The fork server of a parallel run (its imports overlap the reading of the schedule);
+        None where there is none."""
+        if self.jobs == 1 or not hasattr(os, "pidfd_open"):
+            return None
+        try:
+            return ForkServer()
+        except OSError:
+            return None
+
+    def _new_workers(self, count: int) -> list[_Worker]:
+        if self._server is not None:
+            try:
+                return [_Worker(self._server) for _ in range(count)]
+            except ForkServerError:
+                self._server.close()
+                self._server = None
+        return [_Worker() for _ in range(count)]
+
     def run(self) -> Outcome:
-        # job processes start first: they import while the schedule is read
-        spare = [_Worker() for _ in range(self.jobs)] if self.jobs > 1 else []
+        self._server = self._start_server()
+        # without a fork server, job processes start first: they import while the schedule is read
+        spare = self._new_workers(self.jobs) if self.jobs > 1 and self._server is None else []
         try:
             plan, jobs, progress = self._prepare()
+            if self.jobs > 1 and self._server is not None and len(jobs) > 1:
+                spare = self._new_workers(min(self.jobs, len(jobs)))
         except BaseException:
             for w in spare:
                 w.stop(timeout=1.0)
+            if self._server is not None:
+                self._server.close()
             raise
         outcome = Outcome(self.tournament_id, progress.total, progress.done, 0)
         todo = deque(jobs)
@@ -547,6 +583,9 @@ class Runner:
         finally:
             for w in spare:
                 w.stop(timeout=1.0)
+            if self._server is not None:
+                self._server.close()
+                self._server = None
             progress.close()
             if self._conn is not None:
                 self._conn.close()
@@ -628,7 +667,7 @@ class Runner:
                         workers.remove(w)
                         if restarts < MAX_WORKER_RESTARTS and todo:
                             restarts += 1
-                            w = _Worker().start(plan)
+                            w = self._new_workers(1)[0].start(plan)
                             workers.append(w)
                             self._refill(w, todo)
                         continue

@@ -19,11 +19,14 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.botref import BotRef
 from arena.limits import ResourceLimits
 from arena.timecontrol import TimeControl
+
+if TYPE_CHECKING:
+    from arena.referee_forkserver import ForkServer
 
 
 @dataclass(frozen=True)
@@ -47,8 +50,9 @@ class Job:
     recovered: bool = False  # left 'running' by an interrupted run: replace what it left
 
 
-def serve(inbox: Connection, outbox: Connection) -> None:
-    """Play what ``inbox`` asks for until None or end-of-file."""
+def serve(inbox: Connection, outbox: Connection, forkserver: ForkServer | None = None) -> None:
+    """Play what ``inbox`` asks for until None or end-of-file; the pool's Python workers start
+    through ``forkserver`` when given (else through one of its own)."""
     import games
     from arena.match import BotPool
 
@@ -59,7 +63,7 @@ def serve(inbox: Connection, outbox: Connection) -> None:
     if plan is None:  # started ahead and not needed after all
         return
     game = games.get(plan.game, **plan.params)
-    pool = BotPool(plan.limits)
+    pool = BotPool(plan.limits, forkserver=forkserver or True)
     try:
         pool.prestart([plan.refs[i] for i in plan.playing])
         while True:
@@ -89,9 +93,27 @@ def serve(inbox: Connection, outbox: Connection) -> None:
         pool.close()
 
 
-def main(argv: list[str]) -> None:
+def _signals() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # exit through `finally`: bots closed
+
+
+def run_forked(read_fd: int, write_fd: int, channel: int) -> int:
+    """A job forked by the fork server (``arena.worker.forkserver``), which also starts its
+    bots over ``channel``."""
+    from arena.referee_forkserver import ForkServer
+
+    _signals()
+    serve(
+        Connection(read_fd, writable=False),
+        Connection(write_fd, readable=False),
+        ForkServer(channel=channel),
+    )
+    return 0
+
+
+def main(argv: list[str]) -> None:
+    _signals()
     read_fd, write_fd = int(argv[0]), int(argv[1])
     outbox = Connection(write_fd, readable=False)
     serve(Connection(read_fd, writable=False), outbox)

@@ -29,6 +29,11 @@ _BUILTIN: dict[str, str] = {
 }
 
 
+def builtin_modules() -> list[str]:
+    """The modules of the built-in entries (a fork server imports them ahead of its workers)."""
+    return list(dict.fromkeys(target.partition(":")[0] for target in _BUILTIN.values()))
+
+
 def _targets() -> dict[str, str]:
     return plugins.all_targets(_BUILTIN, ENTRY_POINT_GROUP)
 

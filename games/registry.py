@@ -41,6 +41,11 @@ def _load(target: str) -> type[Game[Any, Any]]:
     return cls
 
 
+def builtin_modules() -> list[str]:
+    """The modules of the built-in entries (a fork server imports them ahead of its workers)."""
+    return list(dict.fromkeys(target.partition(":")[0] for target in _BUILTIN.values()))
+
+
 def _discover() -> dict[str, str]:
     return plugins.all_targets(_BUILTIN, ENTRY_POINT_GROUP)
 

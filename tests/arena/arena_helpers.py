@@ -51,11 +51,6 @@ def group_members(pgid: int) -> list[int]:
     return [pid for pid, f in _live_processes() if pgid in (int(f[2]), int(f[3]))]
 
 
-def children(ppid: int) -> list[int]:
-    """Live processes whose parent is ``ppid``."""
-    return [pid for pid, f in _live_processes() if int(f[1]) == ppid]
-
-
 def assert_no_leftovers(pids: list[int]) -> None:
     assert pids, "the pool started no process"
     for pid in pids:

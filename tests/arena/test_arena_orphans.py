@@ -9,7 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from arena_helpers import alive, children
+from arena_helpers import alive
+
+from arena.referee_process import descendants
 
 # -P: run the CLI as the installed `arena` script runs, without the test folder on the path.
 ARENA = [sys.executable, "-P", "-m", "arena.cli.app"]
@@ -56,7 +58,8 @@ def test_bots_die_with_a_killed_referee(tmp_path: Path) -> None:
         # The bot is inside choose_move (it wrote its pid): it will not read its pipe again.
         assert _wait_for(lambda: marker.exists() and marker.read_text(), 60), "bot never asked"
         stuck = int(marker.read_text())
-        workers = children(referee.pid)
+        # the workers and the fork server that started them (the bots are its children)
+        workers = descendants(referee.pid)
         assert stuck in workers
         referee.send_signal(signal.SIGKILL)
         referee.wait()

@@ -1,0 +1,201 @@
+"""The referee's side of the fork server (``arena.worker.forkserver``): Python bot workers
+started by ``fork`` of a process that has already imported them, instead of a fresh interpreter.
+
+``ForkServer.spawn`` gives a ``ForkedChild`` and the referee's ends of the worker's three pipes;
+``ForkedChild`` answers ``poll``/``wait``/``returncode`` like ``subprocess.Popen`` (the server
+reaps the worker and reports its exit status), so a ``BotProcess`` treats both alike. Everything
+else about a bot process stays the referee's: deadlines, the kill of its process group, the sweep
+of its session.
+
+One ForkServer serves one BotPool, from one thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+from typing import Any
+
+SERVER_START_S = 10.0  # how long the first spawn may wait for the server's imports
+_MESSAGE = 1 << 16
+
+
+class ForkServerError(OSError):
+    """The fork server is gone or answered nonsense (the pool falls back to ``exec``)."""
+
+
+class ForkServer:
+    """A running ``arena.worker.forkserver`` process and the socket to it."""
+
+    def __init__(self, env: dict[str, str] | None = None, *, channel: int | None = None) -> None:
+        """Start a server; or, with ``channel`` (a socket descriptor a server gave this process),
+        talk to that one."""
+        self.process: subprocess.Popen[bytes] | None = None
+        self.exits: dict[int, int] = {}  # exit codes reported and not asked for yet
+        self.closed = False
+        self.broken = False  # the server died or broke the protocol: every worker died with it
+        if channel is not None:
+            self.sock = socket.socket(fileno=channel)
+            return
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-P", "-m", "arena.worker.forkserver", str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # no Ctrl-C from the terminal: the referee decides
+                env=env,
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.sock = ours
+
+    # --- messages ------------------------------------------------------------------------------
+    def _receive(self, timeout: float | None) -> dict[str, Any] | None:
+        """The next message within ``timeout`` seconds (None: none came); an exit report is
+        recorded on the way."""
+        if self.closed or self.broken:
+            raise ForkServerError("the fork server is gone")
+        wait = -1 if timeout is None else max(0, int(timeout * 1000 + 0.999))
+        poller = select.poll()
+        poller.register(self.sock.fileno(), select.POLLIN)
+        if not poller.poll(wait):
+            return None
+        try:
+            data = self.sock.recv(_MESSAGE)
+        except OSError as exc:
+            self.broken = True
+            raise ForkServerError(f"fork server: {exc}") from None
+        if not data:
+            self.broken = True
+            raise ForkServerError("the fork server is gone")
+        message: dict[str, Any] = json.loads(data)
+        if "exit" in message:
+            self.exits[int(message["exit"])] = int(message["code"])
+        return message
+
+    def spawn(
+        self, argv: list[str], env: dict[str, str] | None = None
+    ) -> tuple[ForkedChild, int, int, int]:
+        """Start a worker with ``python -m arena.worker ARGV``'s behaviour; returns the child and
+        the referee's ends of its stdin (write), stdout (read) and stderr (read)."""
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        stderr_r, stderr_w = os.pipe()
+        try:
+            child = self._start(
+                {"kind": "worker", "argv": argv}, [stdin_r, stdout_w, stderr_w], env
+            )
+        except BaseException:
+            for fd in (stdin_w, stdout_r, stderr_r):
+                os.close(fd)
+            raise
+        return child, stdin_w, stdout_r, stderr_r
+
+    def spawn_job(self, read_fd: int, write_fd: int) -> ForkedChild:
+        """Start a tournament job (``arena.tournament_job``) reading its orders from
+        ``read_fd`` and answering on ``write_fd`` (both closed here); its bots start through
+        this server too, on a channel of its own (they die with the job)."""
+        return self._start({"kind": "job"}, [read_fd, write_fd], None)
+
+    def _start(
+        self, request: dict[str, Any], fds: list[int], env: dict[str, str] | None
+    ) -> ForkedChild:
+        """Send a request with ``fds`` (closed here, sent or not) and wait for the new pid."""
+        request["cwd"] = os.getcwd()
+        request["env"] = dict(os.environ if env is None else env)
+        try:
+            if self.closed or self.broken:
+                raise ForkServerError("the fork server is gone")
+            try:
+                socket.send_fds(self.sock, [json.dumps(request).encode()], fds)
+            except OSError as exc:
+                self.broken = True
+                raise ForkServerError(f"fork server: {exc}") from None
+        finally:
+            for fd in fds:
+                os.close(fd)
+        deadline = time.monotonic() + SERVER_START_S
+        while True:
+            reply = self._receive(deadline - time.monotonic())
+            if reply is None:
+                raise ForkServerError("the fork server did not answer")
+            if "pid" in reply:
+                return ForkedChild(self, int(reply["pid"]))
+            if "error" in reply:
+                raise ForkServerError(f"fork server: {reply['error']}")
+
+    def exit_code(self, pid: int, timeout: float | None) -> int | None:
+        """``pid``'s exit code once the server reported it, waiting up to ``timeout`` seconds
+        (0: just look; None: forever). ForkServerError when the server is gone (and with it
+        the worker: its parent-death signal)."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while pid not in self.exits:
+            left = None if end is None else max(0.0, end - time.monotonic())
+            if self._receive(left) is None:
+                return None
+        return self.exits.pop(pid)
+
+    def close(self, timeout: float = 2.0) -> None:
+        """End the server: it exits when its socket closes (workers still running die with it:
+        the pool has killed its bots by then)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.sock.close()
+        if self.process is None:
+            return
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+class ForkedChild:
+    """A worker started by the fork server, with the part of ``Popen``'s interface the referee
+    uses."""
+
+    def __init__(self, server: ForkServer, pid: int) -> None:
+        self.server = server
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def _ask(self, timeout: float | None) -> int | None:
+        if self.returncode is None:
+            try:
+                self.returncode = self.server.exit_code(self.pid, timeout)
+            except ForkServerError:  # the server is gone: its workers died with it
+                self.returncode = -signal.SIGKILL
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self._ask(0)
+
+    def send_signal(self, sig: int) -> None:
+        """Signal the child unless it is known to have exited (and been reaped)."""
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self._ask(timeout)
+        if code is None:
+            raise subprocess.TimeoutExpired(["arena.worker"], timeout or 0.0)
+        return code

@@ -1,0 +1,211 @@
+"""``python -m arena.worker.forkserver FD``: starts bot workers by ``fork`` instead of ``exec``.
+
+A fresh Python worker spends about 50 ms of CPU before it can load a bot: the interpreter's own
+start-up and the imports of the worker, the game rules and the bot registry. This process pays
+that once (it imports what a worker needs and then waits), and each worker is a ``fork`` of it:
+a millisecond or two. It was itself started by ``exec`` with no descriptor but its socket, so a
+worker inherits nothing from the arena (no database connection, no other bot's pipes).
+
+The referee (``arena.referee_forkserver``) talks to it over one ``SOCK_SEQPACKET`` socket, one
+JSON message per packet:
+
+- request ``{"argv": [...], "cwd": ..., "env": {...}}`` with three descriptors attached (the
+  worker's stdin, stdout and stderr); answer ``{"pid": N}`` or ``{"error": text}``;
+- whenever a worker exits, ``{"exit": pid, "code": c}`` (``c`` as ``Popen.returncode``: the
+  exit status, or minus the signal number). Workers are reaped here, as soon as they exit.
+
+A worker starts its own session (its process group is its pid, as with ``start_new_session``),
+takes the three descriptors as 0, 1 and 2, closes every other one, takes the request's working
+folder and environment, and runs ``arena.worker``'s ``main`` exactly as the exec'd worker does
+(resource limits, parent-death signal, protocol isolation, the bot). This process dies with the
+arena (parent-death signal) and its workers die with it; it exits when the socket closes.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from arena.worker.__main__ import die_with_parent
+
+MAX_MESSAGE = 1 << 20  # bytes of one request (the environment is the large part)
+
+
+def preload() -> Callable[[list[str]], int]:
+    """Import what every worker needs before it loads its bot; return the worker's ``main``."""
+    from importlib import import_module
+
+    from arena.worker.__main__ import main
+    from bots import registry as bot_registry
+    from games import registry as game_registry
+
+    # built-in modules only: a third-party plugin might start threads, and a process with
+    # threads must not fork
+    for module in (*game_registry.builtin_modules(), *bot_registry.builtin_modules()):
+        import_module(module)
+    return main
+
+
+def _become(request: dict[str, Any], fds: list[int], server: int, run: Callable[[], int]) -> None:
+    """Turn the forked process into the requested one and run it; never returns. ``fds`` become
+    0, 1, 2 (a worker's stdin, stdout, stderr) or 3, 4, 5 (a job's pipes and its channel)."""
+    code = 1
+    try:
+        die_with_parent()
+        if os.getppid() != server:  # the server died before the request took effect
+            os._exit(1)
+        os.setsid()
+        first = 0 if request["kind"] == "worker" else 3
+        moved = [os.dup(fd) for fd in fds]  # out of the way of the targets first
+        for target, fd in enumerate(moved):
+            os.dup2(fd, first + target)
+        os.closerange(first + len(fds), _max_fd())
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        code = run()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # the worker reports a bot's own errors itself; this is the rest
+        traceback.print_exc()
+    finally:
+        try:
+            atexit._run_exitfuncs()  # as a process that returns from main would
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _max_fd() -> int:
+    try:
+        return int(os.sysconf("SC_OPEN_MAX"))
+    except (OSError, ValueError):
+        return 1024
+
+
+def _send(sock: socket.socket, message: dict[str, Any]) -> None:
+    with contextlib.suppress(OSError):  # a channel whose client is gone
+        sock.send(json.dumps(message).encode())
+
+
+class Server:
+    """The request loop: one poll over the channels and the children's pidfds."""
+
+    def __init__(self, sock: socket.socket, worker_main: Callable[[list[str]], int]) -> None:
+        self.main_channel = sock
+        self.worker_main = worker_main
+        self.poller = select.poll()
+        self.channels: dict[int, socket.socket] = {}
+        self.children: dict[int, tuple[int, int]] = {}  # pidfd -> (pid, channel fd)
+        self._add_channel(sock)
+
+    def _add_channel(self, sock: socket.socket) -> None:
+        self.channels[sock.fileno()] = sock
+        self.poller.register(sock.fileno(), select.POLLIN)
+
+    def _drop_channel(self, fd: int) -> None:
+        """A client is gone (a job that exited or died): its workers go with it."""
+        sock = self.channels.pop(fd)
+        self.poller.unregister(fd)
+        for pid, channel in self.children.values():
+            if channel == fd:
+                with contextlib.suppress(OSError):
+                    os.killpg(pid, signal.SIGKILL)
+        sock.close()
+
+    def serve(self) -> None:
+        """Answer requests and report exits until the main channel closes."""
+        while True:
+            for fd, _ in self.poller.poll():
+                if fd in self.children:
+                    self._reap(fd)
+                elif fd in self.channels and not self._request(self.channels[fd]):
+                    if self.channels[fd] is self.main_channel:
+                        return
+                    self._drop_channel(fd)
+
+    def _reap(self, pidfd: int) -> None:
+        pid, channel = self.children.pop(pidfd)
+        self.poller.unregister(pidfd)
+        os.close(pidfd)
+        _, status = os.waitpid(pid, 0)
+        if channel in self.channels:
+            _send(self.channels[channel], {"exit": pid, "code": os.waitstatus_to_exitcode(status)})
+
+    def _request(self, sock: socket.socket) -> bool:
+        """Serve one request from ``sock``; False when the client has closed it."""
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 3)
+        except OSError:
+            return False
+        if not data:
+            return False
+        job_end: socket.socket | None = None
+        server_end: socket.socket | None = None
+        try:
+            request = json.loads(data)
+            kind = request.get("kind")
+            if kind not in ("worker", "job") or len(fds) != (3 if kind == "worker" else 2):
+                raise ValueError(f"bad request: {kind!r} with {len(fds)} descriptors")
+            run: Callable[[], int]
+            if kind == "worker":
+                argv = [str(a) for a in request["argv"]]
+
+                def run() -> int:
+                    sys.argv = ["arena.worker", *argv]
+                    return self.worker_main(argv)
+
+            else:  # a tournament job: its pipes, and a channel of its own for its workers
+                job_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                fds = [*fds, job_end.fileno()]
+                self._add_channel(server_end)
+                run = _run_job
+            sys.stdout.flush()
+            sys.stderr.flush()
+            server = os.getpid()
+            pid = os.fork()
+            if pid == 0:
+                _become(request, fds, server, run)
+            pidfd = os.pidfd_open(pid)
+        except (OSError, ValueError, KeyError) as exc:
+            if server_end is not None:
+                self._drop_channel(server_end.fileno())
+            _send(sock, {"error": f"{type(exc).__name__}: {exc}"})
+            return True
+        finally:
+            for received in fds[:3] if job_end is None else fds[:2]:
+                os.close(received)
+            if job_end is not None:
+                job_end.close()
+        self.children[pidfd] = (pid, sock.fileno())
+        self.poller.register(pidfd, select.POLLIN)
+        _send(sock, {"pid": pid})
+        return True
+
+
+def _run_job() -> int:
+    """A tournament job (fds 3, 4: its pipes from and to the runner; 5: its own channel to this
+    server, through which its pool starts its bots)."""
+    from arena.tournament_job import run_forked
+
+    return run_forked(3, 4, 5)
+
+
+def main(argv: list[str]) -> None:
+    die_with_parent()
+    sock = socket.socket(fileno=int(argv[0]))
+    Server(sock, preload()).serve()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
