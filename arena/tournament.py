@@ -30,7 +30,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, cast
 
-from sqlalchemy import Connection, Table, bindparam, insert, select, update
+from sqlalchemy import Connection, Table, bindparam, select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 import games
@@ -44,7 +44,7 @@ from arena.timecontrol import TimeControl
 from arena.tournament_job import Job, Plan
 from db import queries
 from db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
-from db.store import complete_matches, version_for
+from db.store import complete_matches, insert_schedule, version_for
 from games.base import Game
 
 PREFETCH = 2  # matches queued per job, so a job never waits for the writer
@@ -55,7 +55,6 @@ MAX_WORKER_RESTARTS = 4
 
 
 _MATCHES = cast(Table, Match.__table__)
-_SEATS = cast(Table, Seat.__table__)
 _CLAIM = (
     _MATCHES.update()
     .where(_MATCHES.c.id.in_(bindparam("ids", expanding=True)), _MATCHES.c.status == "pending")
@@ -127,37 +126,16 @@ def create(
             Entry(tournament_id=tournament.id, position=i, spec=spec, bot_version_id=v.id)
             for i, (spec, v) in enumerate(zip(specs, versions, strict=True))
         )
-        # bulk inserts (one executemany per table, ids returned in schedule order): the ORM's
-        # unit of work would cost about as much as playing a thousand quick games
-        params, tc, n = dict(game.params), time_control.to_dict(), game.num_players
-        rows = [
-            {
-                "tournament_id": tournament.id,
-                "round": p.round,
-                "game": game.name,
-                "params": params,
-                "time_control": tc,
-                "players": n,
-                "seed": p.seed,
-                "opening": o.text,
-                "start_position": o.position,
-                "status": "pending",
-            }
-            for p, o in zip(pairings, opens, strict=True)
-        ]
-        match_ids = (
-            session.execute(
-                insert(_MATCHES).returning(_MATCHES.c.id, sort_by_parameter_order=True), rows
-            )
-            .scalars()
-            .all()
-        )
-        session.execute(
-            insert(_SEATS),
+        insert_schedule(
+            session,
+            tournament.id,
+            game.name,
+            dict(game.params),
+            time_control.to_dict(),
+            game.num_players,
             [
-                {"match_id": mid, "players": n, "seat": s, "bot_version_id": versions[bot].id}
-                for mid, p in zip(match_ids, pairings, strict=True)
-                for s, bot in enumerate(p.seats)
+                (p.round, p.seed, o.text, o.position, [versions[bot].id for bot in p.seats])
+                for p, o in zip(pairings, opens, strict=True)
             ],
         )
         return tournament.id

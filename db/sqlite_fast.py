@@ -41,6 +41,56 @@ _MOVE = (
 )
 
 
+_SCHEDULE = (
+    "INSERT INTO matches (tournament_id, round, game, params, time_control, players, seed,"
+    " opening, start_position, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')"
+)
+_SCHEDULED_IDS = "SELECT id FROM matches WHERE tournament_id = ? ORDER BY id"
+_SCHEDULE_SEAT = "INSERT INTO seats (match_id, players, seat, bot_version_id) VALUES (?, ?, ?, ?)"
+
+ScheduledMatch = tuple[int, int, str, str | None, Sequence[int]]
+"""A match of a new schedule: (round, seed, opening, start position, bot version per seat)."""
+
+
+def insert_schedule(
+    dbapi_conn: Any,
+    tournament_id: int,
+    game: str,
+    params: dict[str, Any],
+    time_control: dict[str, Any],
+    players: int,
+    matches: Sequence[ScheduledMatch],
+) -> list[int]:
+    """``db.store.insert_schedule`` on SQLite: the same rows, through the DBAPI cursor (the
+    JSON columns are dumped once for all rows). The tournament is new and the write lock is the
+    caller's (BEGIN IMMEDIATE), so its matches' ids in id order are the rows in insertion order."""
+    cursor = dbapi_conn.cursor()
+    try:
+        params_text, tc_text = json.dumps(params), json.dumps(time_control)
+        cursor.executemany(
+            _SCHEDULE,
+            [
+                (tournament_id, rnd, game, params_text, tc_text, players, seed, opening, start)
+                for rnd, seed, opening, start, _ in matches
+            ],
+        )
+        cursor.execute(_SCHEDULED_IDS, (tournament_id,))
+        ids = [row[0] for row in cursor.fetchall()]
+        if len(ids) != len(matches):
+            raise RuntimeError(f"tournament {tournament_id} had matches before its schedule")
+        cursor.executemany(
+            _SCHEDULE_SEAT,
+            [
+                (match_id, players, seat, version)
+                for match_id, match in zip(ids, matches, strict=True)
+                for seat, version in enumerate(match[4])
+            ],
+        )
+        return ids
+    finally:
+        cursor.close()
+
+
 def timestamp(seconds: float) -> str:
     """Epoch seconds as SQLAlchemy's SQLite DATETIME text of the naive UTC time."""
     return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None).isoformat(" ", "microseconds")

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from arena.botref import BotRef, resolve, sha256_text
 from arena.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
-from db.models import Base, Bot, BotVersion, Match, Move, Seat
+from db.models import Base, Bot, BotVersion, Match, Move, Seat, Tournament
 from db.session import (
     DatabaseOpenError,
     alembic_config,
@@ -30,6 +30,7 @@ from db.session import (
 from db.store import (
     bot_versions,
     complete_match,
+    insert_schedule,
     list_bots,
     load_match,
     lookup_bot,
@@ -338,6 +339,52 @@ def test_sqlite_integrity_after_writes(tmp_path: Path) -> None:
     with eng.connect() as conn:
         assert conn.execute(text("PRAGMA integrity_check")).scalar() == "ok"
         assert list(conn.execute(text("PRAGMA foreign_key_check"))) == []
+    eng.dispose()
+
+
+def test_sqlite_fast_schedule_writes_what_the_core_path_writes(tmp_path: Path) -> None:
+    eng = make_engine(f"sqlite:///{tmp_path / 'schedule.db'}")
+    factory = session_factory(eng)
+    params, tc = {"rows": 4, "nested": {"a": [1, 2]}}, {"move_time": 0.5, "margin": 0.05}
+    created = []
+    for fast in (True, False):
+        with factory.begin() as s:
+            versions = _pending_match(s, players=3)[1]
+            tournament = Tournament(
+                game="coins", params={}, time_control={}, format="round-robin", settings={}, seed=1
+            )
+            s.add(tournament)
+            s.flush()
+            schedule = [
+                (r, 1000 + r, "1 2" if r % 2 else "", "3" if r == 2 else None, versions[r % 3 :])
+                for r in range(3)
+            ]
+            ids = insert_schedule(s, tournament.id, "coins", params, tc, 3, schedule, fast=fast)
+            assert len(ids) == 3 and ids == sorted(ids)
+            created.append((tournament.id, ids))
+    with eng.connect() as conn:
+
+        def rows(tid: int, ids: list[int]) -> list[tuple[Any, ...]]:
+            matches = conn.exec_driver_sql(
+                "SELECT id, round, game, params, typeof(params), time_control, players, seed,"
+                " opening, start_position, status, final_position, termination, started"
+                " FROM matches WHERE tournament_id = ? ORDER BY id",
+                (tid,),
+            )
+            out = []
+            for match_id, *rest in matches:
+                assert match_id == ids[len(out)]  # ids returned in schedule order
+                seats = conn.exec_driver_sql(
+                    "SELECT seat, players, bot_version_id, rank FROM seats"
+                    " WHERE match_id = ? ORDER BY seat",
+                    (match_id,),
+                )
+                out.append((*rest, [tuple(r) for r in seats]))
+            return out
+
+        fast_rows, core_rows = (rows(tid, ids) for tid, ids in created)
+        assert fast_rows == core_rows
+        assert [len(r[-1]) for r in fast_rows] == [3, 2, 1]
     eng.dispose()
 
 
