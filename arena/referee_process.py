@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from enum import Enum
 
 from arena.protocol import MAX_LINE
-from arena.referee_forkserver import ForkedChild, ForkServer
+from arena.referee_forkserver import ForkedChild, ForkServer, wait_for_exit
 
 WORKER_MODULE = ["-P", "-m", "arena.worker"]  # after the interpreter: a Python worker
 
@@ -242,24 +242,7 @@ class BotProcess:
         Waits on a pidfd (Linux) that wakes at the exit itself: ``Popen.wait`` sleeps in
         doubling steps (1, 2, 4, 8 ms...) and would find a bot killed on time up to twice as
         late as it died, delaying the match that goes on."""
-        end = time.monotonic() + timeout
-        popen = isinstance(self.proc, subprocess.Popen)  # a fork server's worker: its socket
-        if popen and self.proc.returncode is None and hasattr(os, "pidfd_open"):
-            try:
-                fd = os.pidfd_open(self.pid)  # not reaped yet, so the pid is still the bot's
-            except OSError:
-                fd = -1
-            if fd >= 0:
-                try:
-                    poller = select.poll()
-                    poller.register(fd, select.POLLIN)
-                    poller.poll(max(0, int(timeout * 1000 + 0.999)))
-                finally:
-                    os.close(fd)
-        try:
-            return self.proc.wait(max(0.0, end - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            return None
+        return wait_for_exit(self.proc, timeout)
 
     def kill(self) -> None:
         """SIGKILL the bot, its process group and its descendants, then reap (once).

@@ -38,7 +38,7 @@ from arena.botref import BotRef, BotSpecError, resolve
 from arena.limits import ResourceLimits
 from arena.progress import Progress, Standings
 from arena.record import MatchRecord
-from arena.referee_forkserver import ForkedChild, ForkServer, ForkServerError
+from arena.referee_forkserver import ForkedChild, ForkServer, ForkServerError, wait_for_exit
 from arena.schedule import openings, schedule
 from arena.timecontrol import TimeControl
 from arena.tournament_job import Job, Plan
@@ -310,13 +310,9 @@ class _Worker:
                 self.inbox.recv()  # a result nobody waits for any more (interrupted)
             except (EOFError, OSError):
                 break
-        try:
-            self.process.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
+        if wait_for_exit(self.process, max(0.0, deadline - time.monotonic())) is None:
             self.process.terminate()
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
+            if wait_for_exit(self.process, timeout) is None:
                 self.process.kill()
                 self.process.wait()
         self.outbox.close()
