@@ -1,0 +1,167 @@
+"""The fork server: workers forked from it behave as exec'd ones (exit codes, working folder,
+environment, nothing inherited), a tournament job's bots die with the job, and a pool whose
+server is gone falls back to starting workers with exec. Real processes throughout."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+import pytest
+from arena_helpers import alive, assert_no_leftovers, fixture
+
+import games
+from arena.botref import resolve
+from arena.match import BotPool, TimeControl
+from arena.record import Termination
+from arena.referee_forkserver import ForkServer, ForkServerError, wait_for_exit
+from arena.referee_process import BotProcess, descendants
+from arena.tournament_job import Job, Plan
+
+WORKER = [sys.executable, "-P", "-m", "arena.worker"]
+PROBE = (
+    "import json, os\n"
+    "def choose_move(game, state, budget):\n"
+    "    fds = sorted(int(f) for f in os.listdir('/proc/self/fd'))\n"
+    "    targets = {f: os.readlink(f'/proc/self/fd/{f}') for f in fds if os.path.exists(\n"
+    "        f'/proc/self/fd/{f}')}\n"
+    "    open(os.environ['PROBE_OUT'], 'w').write(json.dumps({\n"
+    "        'cwd': os.getcwd(), 'fds': targets, 'sid': os.getsid(0), 'pid': os.getpid(),\n"
+    "        'ppid': os.getppid()}))\n"
+    "    return game.legal_moves(state)[0]\n"
+)
+
+
+def _wait_until(predicate: object, seconds: float) -> bool:
+    """Poll ``predicate`` until it holds or ``seconds`` pass (a bound, not a guess)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():  # type: ignore[operator]
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_a_forked_worker_starts_clean_in_the_requested_folder_and_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    bot = tmp_path / "probe.py"
+    bot.write_text(PROBE)
+    out = tmp_path / "probe.json"
+    folder = tmp_path / "work"
+    folder.mkdir()
+    monkeypatch.setenv("PROBE_OUT", str(out))
+    leaked = os.open(str(tmp_path / "referee-only"), os.O_CREAT | os.O_WRONLY)  # must not leak
+    try:
+        with BotPool() as pool:
+            server = pool._forkserver()
+            assert server is not None
+            monkeypatch.chdir(folder)
+            record = pool.play(games.get("tictactoe"), [resolve(str(bot)), resolve("random")])
+            assert record.termination is Termination.NORMAL
+            server_pid = server.process.pid if server.process else -1
+        probe = json.loads(out.read_text())
+    finally:
+        os.close(leaked)
+    assert probe["cwd"] == str(folder)
+    assert probe["ppid"] == server_pid  # forked by the server, not exec'd by the referee
+    assert probe["sid"] == probe["pid"]  # its own session, as with start_new_session
+    targets = probe["fds"].values()
+    assert not any("referee-only" in t for t in targets)
+    assert not any(t.startswith("socket:") for t in targets)  # not the server's channels
+    assert not any(t.startswith("anon_inode:") for t in targets)  # nor its pidfds
+
+
+@pytest.mark.parametrize("forked", [True, False], ids=["forked", "exec"])
+@pytest.mark.parametrize(
+    ("name", "detail"),
+    [("exit3.py", {"exit_code": 3}), ("segfault.py", {"exit_code": -11, "signal": "SIGSEGV"})],
+)
+def test_both_ways_of_starting_a_worker_report_the_same_exit(
+    forked: bool, name: str, detail: dict[str, object]
+) -> None:
+    with BotPool(forkserver=forked) as pool:
+        record = pool.play(games.get("tictactoe"), [fixture(name), resolve("random")])
+        assert (pool._server is not None) is forked
+    fault = record.seats[0].fault
+    assert record.termination is Termination.CRASH and fault is not None
+    assert {k: fault.detail.get(k) for k in detail} == detail
+    assert_no_leftovers(pool.started_pids)
+
+
+def test_the_pool_falls_back_to_exec_when_its_server_is_gone() -> None:
+    game = games.get("tictactoe")
+    bots = [resolve("random:seed=1"), resolve("random:seed=2")]
+    with BotPool() as pool:
+        server = pool._forkserver()
+        assert server is not None and server.process is not None
+        server.process.kill()
+        assert wait_for_exit(server.process, 30) is not None
+        record = pool.play(game, bots)
+        assert record.termination is Termination.NORMAL
+        assert pool._server is None and not pool.use_forkserver
+        assert all(p is not None and alive(p) for p in pool.last_pids)
+    assert_no_leftovers(pool.started_pids)
+
+
+def test_a_dead_server_answers_every_request_with_an_error() -> None:
+    server = ForkServer()
+    assert server.process is not None
+    server.process.kill()
+    server.process.wait()
+    with pytest.raises(ForkServerError):
+        server.spawn(["--builtin", "random"])
+    server.close()
+
+
+def test_the_bots_of_a_killed_job_die_with_it(tmp_path: Path) -> None:
+    """A job process SIGKILLed while its bot thinks (it would never read its closed pipe): the
+    server sees the job's channel close and kills every worker the job started."""
+    marker = tmp_path / "thinking.pid"
+    bot = tmp_path / "stuck.py"
+    bot.write_text(
+        "import os, time\n"
+        "def choose_move(game, state, budget):\n"
+        f"    open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+        "    while True:\n"
+        "        time.sleep(3600)\n"
+    )
+    server = ForkServer()
+    assert server.process is not None
+    to_job_r, to_job_w = os.pipe()
+    from_job_r, from_job_w = os.pipe()
+    job = server.spawn_job(to_job_r, from_job_w)
+    outbox = Connection(to_job_w, readable=False)
+    inbox = Connection(from_job_r, writable=False)
+    try:
+        plan = Plan(
+            "tictactoe", {}, (resolve(str(bot)), resolve("random")), TimeControl(move_time=300.0)
+        )
+        outbox.send(plan)
+        outbox.send(Job(1, (0, 1), None, 7))
+
+        def bots() -> list[int]:
+            return [p for p in descendants(server.process.pid) if p != job.pid]  # type: ignore[union-attr]
+
+        assert _wait_until(lambda: marker.exists() and marker.read_text(), 60), "never asked"
+        workers = bots()
+        assert int(marker.read_text()) in workers
+        os.kill(job.pid, signal.SIGKILL)
+        assert wait_for_exit(job, 30) == -signal.SIGKILL
+        assert _wait_until(lambda: not any(alive(p) for p in workers), 30), (
+            f"bots {[p for p in workers if alive(p)]} outlived their job"
+        )
+        # the server itself goes on serving
+        process = BotProcess([*WORKER, "--builtin", "random"], forkserver=server)
+        process.kill()
+    finally:
+        outbox.close()
+        inbox.close()
+        server.close()
+    assert not alive(server.process.pid)
