@@ -25,7 +25,7 @@ from arena.botref import BUILTIN, COMMAND, HUMAN, BotRef, sha256_text
 from arena.limits import ResourceLimits
 from arena.record import Fault, MatchRecord, MoveRecord, Termination
 from arena.referee import play_game
-from arena.referee_forkserver import ForkServer, ForkServerError
+from arena.referee_forkserver import ForkServer, ForkServerError, start_forkserver
 from arena.referee_human import HumanSeat
 from arena.referee_process import BotProcess, sweep_sessions
 from arena.referee_seat import ProcessSeat, Reply
@@ -144,11 +144,9 @@ class BotPool:
     def _forkserver(self) -> ForkServer | None:
         """The pool's fork server, started on first use; None where there is none (no pidfd:
         not Linux) or after it failed (the pool then starts workers with ``exec``)."""
-        if self._server is None and self.use_forkserver and hasattr(os, "pidfd_open"):
-            try:
-                self._server = ForkServer()
-            except OSError:
-                self.use_forkserver = False
+        if self._server is None and self.use_forkserver:
+            self._server = start_forkserver()
+            self.use_forkserver = self._server is not None
         return self._server
 
     def _new_process(self, ref: BotRef) -> BotProcess:

@@ -158,6 +158,17 @@ class ForkServer:
             self.process.wait()
 
 
+def start_forkserver() -> ForkServer | None:
+    """A new fork server, or None where there is none (no pidfd: not Linux) or it cannot start
+    (callers then start workers with ``exec``)."""
+    if not hasattr(os, "pidfd_open"):
+        return None
+    try:
+        return ForkServer()
+    except OSError:
+        return None
+
+
 class ForkedChild:
     """A worker started by the fork server, with the part of ``Popen``'s interface the referee
     uses."""

@@ -38,7 +38,13 @@ from arena.botref import BotRef, BotSpecError, resolve
 from arena.limits import ResourceLimits
 from arena.progress import Progress, Standings
 from arena.record import MatchRecord
-from arena.referee_forkserver import ForkedChild, ForkServer, ForkServerError, wait_for_exit
+from arena.referee_forkserver import (
+    ForkedChild,
+    ForkServer,
+    ForkServerError,
+    start_forkserver,
+    wait_for_exit,
+)
 from arena.schedule import openings, schedule
 from arena.timecontrol import TimeControl
 from arena.tournament_job import Job, Plan
@@ -347,7 +353,10 @@ class Runner:
         limits: ResourceLimits | None = None,
         progress_stream: Any = None,
         tty: bool | None = None,
+        forkserver: ForkServer | None = None,
     ) -> None:
+        """``forkserver``: one the caller started early (its imports overlap the creation of
+        the tournament) and closes; by default the run starts and closes its own."""
         self.factory = factory
         self.tournament_id = tournament_id
         self.refs = tuple(refs)
@@ -363,7 +372,8 @@ class Runner:
         self._group = 1  # group size that triggers a write: doubles up to GROUP_MAX
         self.version_ids: list[int] = []
         self.db_seconds = 0.0  # time spent in write transactions (for the benchmark)
-        self._server: ForkServer | None = None  # starts the job processes and their bots
+        self._server = forkserver  # starts the job processes and every bot
+        self._own_server = forkserver is None
 
     # ---- database side
     def _prepare(self) -> tuple[Plan, list[Job], Progress]:
@@ -505,27 +515,22 @@ class Runner:
         progress.match_done([(job.seats[i], s.score) for i, s in enumerate(record.seats)], faults)
 
     # ---- playing
-    def _start_server(self) -> ForkServer | None:
-        """The fork server of a parallel run (its imports overlap the reading of the schedule);
-        None where there is none."""
-        if self.jobs == 1 or not hasattr(os, "pidfd_open"):
-            return None
-        try:
-            return ForkServer()
-        except OSError:
-            return None
-
     def _new_workers(self, count: int) -> list[_Worker]:
         if self._server is not None:
             try:
                 return [_Worker(self._server) for _ in range(count)]
             except ForkServerError:
-                self._server.close()
-                self._server = None
+                self._close_server()
         return [_Worker() for _ in range(count)]
 
+    def _close_server(self) -> None:
+        if self._server is not None and self._own_server:
+            self._server.close()
+        self._server = None
+
     def run(self) -> Outcome:
-        self._server = self._start_server()
+        if self._server is None and self._own_server:
+            self._server = start_forkserver()  # its imports overlap the reading of the schedule
         # without a fork server, job processes start first: they import while the schedule is read
         spare = self._new_workers(self.jobs) if self.jobs > 1 and self._server is None else []
         try:
@@ -535,8 +540,7 @@ class Runner:
         except BaseException:
             for w in spare:
                 w.stop(timeout=1.0)
-            if self._server is not None:
-                self._server.close()
+            self._close_server()
             raise
         outcome = Outcome(self.tournament_id, progress.total, progress.done, 0)
         todo = deque(jobs)
@@ -557,9 +561,7 @@ class Runner:
         finally:
             for w in spare:
                 w.stop(timeout=1.0)
-            if self._server is not None:
-                self._server.close()
-                self._server = None
+            self._close_server()
             progress.close()
             if self._conn is not None:
                 self._conn.close()
@@ -571,7 +573,7 @@ class Runner:
         from arena.match import BotPool
 
         game = games.get(plan.game, **plan.params)
-        with BotPool(plan.limits) as pool:
+        with BotPool(plan.limits, forkserver=self._server or True) as pool:
             pool.prestart([plan.refs[i] for i in plan.playing])
             job = todo.popleft()
             self._claim(job, todo)

@@ -13,6 +13,7 @@ from tabulate import tabulate
 
 from arena.botref import BotRef, BotSpecError, resolve
 from arena.cli.common import DbOption, fail, load_game, open_db
+from arena.referee_forkserver import ForkServer, start_forkserver
 from arena.schedule import ScheduleError
 from arena.timecontrol import TimeControl, TimeControlError
 from arena.tournament import (
@@ -134,29 +135,34 @@ def run_command(
         fail(str(exc))
     factory = opened[0] if opened else open_db(db)
     the_seed = seed if seed is not None else secrets.randbits(31)
+    server = start_forkserver()  # the bots' fork server imports while the schedule is written
     try:
-        tid = create(
-            factory,
-            game,
-            specs,
-            refs,
-            fmt=fmt.value,
-            games_per_group=games_per,
-            time_control=tc,
-            seed=the_seed,
-            opening_plies=opening_plies,
-            name=name,
+        try:
+            tid = create(
+                factory,
+                game,
+                specs,
+                refs,
+                fmt=fmt.value,
+                games_per_group=games_per,
+                time_control=tc,
+                seed=the_seed,
+                opening_plies=opening_plies,
+                name=name,
+            )
+        except (ScheduleError, TournamentError) as exc:
+            fail(str(exc))
+        with factory() as session:
+            total = sum(queries.status_counts(session, tid).values())
+        banner = (
+            f"tournament {tid}: {fmt.value} of {len(refs)} bots, {game.describe()},"
+            f" {total} matches, {tc.describe()}, seed {the_seed}"
         )
-    except (ScheduleError, TournamentError) as exc:
-        fail(str(exc))
-    with factory() as session:
-        total = sum(queries.status_counts(session, tid).values())
-    banner = (
-        f"tournament {tid}: {fmt.value} of {len(refs)} bots, {game.describe()}, {total} matches, "
-        f"{tc.describe()}, seed {the_seed}"
-    )
-    typer.echo(banner, err=as_json)
-    _play(factory, tid, refs, jobs, as_json)
+        typer.echo(banner, err=as_json)
+        _play(factory, tid, refs, jobs, as_json, server)
+    finally:
+        if server is not None:
+            server.close()
 
 
 @tournament_app.command("resume")
@@ -210,8 +216,9 @@ def _play(
     refs: list[BotRef],
     jobs: int | None,
     as_json: bool,
+    server: ForkServer | None = None,
 ) -> None:
-    runner = Runner(factory, tid, refs, jobs=jobs or default_jobs())
+    runner = Runner(factory, tid, refs, jobs=jobs or default_jobs(), forkserver=server)
     try:
         outcome = runner.run()
     except KeyboardInterrupt:
