@@ -50,7 +50,7 @@ from arena.timecontrol import TimeControl
 from arena.tournament_job import Job, Plan
 from db import queries
 from db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
-from db.store import complete_matches, insert_schedule, version_for
+from db.store import complete_matches, insert_schedule, versions_for
 from games.base import Game
 
 PREFETCH = 2  # matches queued per job, so a job never waits for the writer
@@ -115,7 +115,7 @@ def create(
         "matches": len(pairings),
     }
     with factory.begin() as session:
-        versions = [version_for(session, ref) for ref in refs]
+        versions = versions_for(session, refs)
         tournament = Tournament(
             name=name,
             game=game.name,
@@ -383,7 +383,7 @@ class Runner:
                 **tournament.settings,
                 "runner": {"host": _this_host(), "pid": os.getpid()},
             }
-            self.version_ids = [version_for(session, ref).id for ref in self.refs]
+            self.version_ids = [v.id for v in versions_for(session, self.refs)]
             jobs = pending_jobs(session, tournament)
             counts = queries.status_counts(session, self.tournament_id)
             rows = queries.results(session, self.tournament_id)

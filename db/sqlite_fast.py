@@ -96,6 +96,15 @@ def timestamp(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
 
 
+def _tc_text(time_control: dict[str, Any], seen: dict[str, str]) -> str:
+    """The JSON text of a time control, dumped once per distinct one (keyed by its repr)."""
+    key = repr(time_control)
+    text = seen.get(key)
+    if text is None:
+        text = seen[key] = json.dumps(time_control)
+    return text
+
+
 def _json(value: dict[str, Any] | None) -> str | None:
     return None if value is None else json.dumps(value)
 
@@ -143,11 +152,13 @@ def complete_matches(dbapi_conn: Any, items: Sequence[Completion]) -> list[bool]
                 chosen.append(item)
         if not chosen:
             return stored
+        dumps = json.dumps
+        tc_texts: dict[str, str] = {}  # a tournament's matches share one time control
         cursor.executemany(
             _COMPLETE,
             [
                 (
-                    json.dumps(record.time_control),
+                    _tc_text(record.time_control, tc_texts),
                     record.start_position,
                     record.final_position,
                     record.termination.value,
@@ -183,7 +194,15 @@ def complete_matches(dbapi_conn: Any, items: Sequence[Completion]) -> list[bool]
             ],
         )
         moves = [
-            (match_id, ply, m.seat, m.move, max(0.0, m.time_ms), _json(m.info), m.forced)
+            (
+                match_id,
+                ply,
+                m.seat,
+                m.move,
+                m.time_ms if m.time_ms > 0.0 else 0.0,
+                None if m.info is None else dumps(m.info),
+                m.forced,
+            )
             for match_id, record, _, _, _ in chosen
             for ply, m in enumerate(record.moves)
         ]

@@ -84,6 +84,27 @@ def version_for(session: Session, ref: BotRef) -> BotVersion:
     return _version(session, _bot(session, ref.name), ref)[0]
 
 
+def versions_for(session: Session, refs: Sequence[BotRef]) -> list[BotVersion]:
+    """``version_for`` of every ref (distinct names), in order, with one read per table when
+    they are all stored already (a tournament's field usually is) and the per-bot path for
+    the rest."""
+    bots = {
+        b.name: b for b in session.scalars(select(Bot).where(Bot.name.in_([r.name for r in refs])))
+    }
+    known = {
+        (v.bot_id, v.sha256): v
+        for v in session.scalars(
+            select(BotVersion).where(BotVersion.bot_id.in_([b.id for b in bots.values()]))
+        )
+    }
+    out = []
+    for ref in refs:
+        bot = bots.get(ref.name)
+        found = known.get((bot.id, ref.sha256)) if bot is not None else None
+        out.append(found if found is not None else version_for(session, ref))
+    return out
+
+
 def register_bot_version(session: Session, name: str, ref: BotRef) -> tuple[BotVersion, bool]:
     """Register ``ref`` as a version of the bot ``name``; (version row, whether it is new)."""
     bot = _bot(session, name)
