@@ -23,6 +23,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from multiprocessing.connection import Connection as Pipe
@@ -56,7 +57,6 @@ from games.base import Game
 PREFETCH = 2  # matches queued per job, so a job never waits for the writer
 GROUP_MAX = 64  # results stored in one transaction at most (group commit)
 GROUP_WAIT_S = 0.05  # the longest a finished game waits for its group to be stored
-CLAIM_BATCH = 32  # matches marked 'running' per write (claimed shortly before they are played)
 MAX_WORKER_RESTARTS = 4
 
 
@@ -364,8 +364,7 @@ class Runner:
         self.limits = limits or ResourceLimits()
         self.progress_stream = progress_stream
         self.tty = tty
-        self._to_mark: list[int] = []
-        self._claimed: set[int] = set()
+        self._to_mark: list[int] = []  # started since the last write
         self._conn: Connection | None = None
         self._ready: list[tuple[Job, MatchRecord]] = []  # played, not stored yet
         self._ready_since = 0.0  # monotonic time the oldest of them arrived
@@ -428,19 +427,18 @@ class Runner:
                 .values(bot_version_id=new_id)
             )
 
-    def _claim(self, job: Job, todo: deque[Job]) -> None:
-        """Mark ``job`` and the next few as 'running' with the next write (one statement per
-        CLAIM_BATCH matches rather than one per match)."""
-        if job.match_id in self._claimed:
-            return
-        batch = [job.match_id, *(j.match_id for j in itertools.islice(todo, CLAIM_BATCH - 1))]
-        self._claimed.update(batch)
-        self._to_mark.extend(batch)
+    def _claim(self, job: Job) -> None:
+        """Note that ``job`` starts: the next write marks it 'running', unless its result is
+        stored by that same write (then it goes from 'pending' straight to 'done'). So the
+        database shows as 'running' exactly the matches in play at each commit, and a fast game
+        costs one row update, not two."""
+        self._to_mark.append(job.match_id)
 
-    def _mark_running(self, conn: Connection) -> None:
-        if self._to_mark:
-            conn.execute(_CLAIM, {"ids": self._to_mark})
-            self._to_mark.clear()
+    def _mark_running(self, conn: Connection, finishing: AbstractSet[int] = frozenset()) -> None:
+        ids = [m for m in self._to_mark if m not in finishing]
+        self._to_mark.clear()
+        if ids:
+            conn.execute(_CLAIM, {"ids": ids})
 
     def _connection(self) -> Connection:
         if self._conn is None:
@@ -478,7 +476,7 @@ class Runner:
         conn = self._connection()
         batch = self._ready
         with conn.begin():
-            self._mark_running(conn)
+            self._mark_running(conn, {job.match_id for job, _ in batch})
             stored = complete_matches(
                 conn,
                 [
@@ -576,7 +574,7 @@ class Runner:
         with BotPool(plan.limits, forkserver=self._server or True) as pool:
             pool.prestart([plan.refs[i] for i in plan.playing])
             job = todo.popleft()
-            self._claim(job, todo)
+            self._claim(job)
             self._flush_marks()
             while True:
                 began = time.monotonic()
@@ -597,7 +595,7 @@ class Runner:
                     progress.message(text)
                 following = todo.popleft() if todo else None
                 if following is not None:
-                    self._claim(following, todo)
+                    self._claim(following)
                 if record is not None:
                     self._add(job, record)
                 # the next game will probably take as long as this one did
@@ -621,7 +619,7 @@ class Runner:
                 for _ in range(PREFETCH):
                     if todo:
                         job = todo.popleft()
-                        self._claim(job, todo)
+                        self._claim(job)
                         w.send(job)
             self._flush_marks()
             while any(w.queue for w in workers):
@@ -672,7 +670,7 @@ class Runner:
     def _refill(self, worker: _Worker, todo: deque[Job]) -> None:
         while todo and len(worker.queue) < PREFETCH:
             job = todo.popleft()
-            self._claim(job, todo)
+            self._claim(job)
             worker.send(job)
 
 

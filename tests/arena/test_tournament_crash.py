@@ -257,3 +257,67 @@ def test_a_tournament_being_played_is_not_resumed_twice(tmp_path: Path) -> None:
 @pytest.fixture(autouse=True)
 def _no_arena_db_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ARENA_DB", raising=False)
+
+
+def test_the_database_shows_as_running_the_match_in_play(tmp_path: Path) -> None:
+    """While a bot thinks in the second match, the database says: the first done, the second
+    running, the third pending (upcoming matches are not marked running ahead of time)."""
+    release = tmp_path / "release"
+    thinking = tmp_path / "thinking"
+    bot = tmp_path / "slow_second.py"
+    bot.write_text(
+        "import time\n"
+        "games = 0\n"
+        "def choose_move(game, state, budget):\n"
+        "    global games\n"
+        "    if game.format_position(state).count('.') >= 8:  # its first move of a game\n"
+        "        games += 1\n"
+        f"    if games == 2 and not __import__('os').path.exists({str(release)!r}):\n"
+        f"        open({str(thinking)!r}, 'w').close()\n"
+        f"        while not __import__('os').path.exists({str(release)!r}):\n"
+        "            time.sleep(0.01)\n"
+        "    return game.legal_moves(state)[0]\n"
+    )
+    url = f"sqlite:///{tmp_path / 'running.db'}"
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "arena.cli.app",
+            "tournament",
+            "run",
+            "tictactoe",
+            "--bot",
+            str(bot),
+            "--bot",
+            "random",
+            "--games",
+            "3",
+            "--jobs",
+            "1",
+            "--move-time",
+            "120",
+            "--db",
+            url,
+            "--json",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        end = time.monotonic() + POLL_LIMIT_S
+        while not thinking.exists():
+            assert run.poll() is None and time.monotonic() < end, "the bot never got stuck"
+            time.sleep(0.01)
+        statuses = Db(url).query("SELECT status FROM matches ORDER BY id")
+        assert [s for (s,) in statuses] == ["done", "running", "pending"]
+        release.touch()
+        assert run.wait(POLL_LIMIT_S) == 0
+        statuses = Db(url).query("SELECT status FROM matches ORDER BY id")
+        assert [s for (s,) in statuses] == ["done", "done", "done"]
+    finally:
+        release.touch()
+        if run.poll() is None:
+            run.kill()
+            run.wait()
