@@ -29,9 +29,9 @@ from datetime import UTC, datetime
 from multiprocessing.connection import Connection as Pipe
 from multiprocessing.connection import wait
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import Connection, Table, bindparam, select, update
+from sqlalchemy import Connection, select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 import games
@@ -51,21 +51,13 @@ from arena.timecontrol import TimeControl
 from arena.tournament_job import Job, Plan
 from db import queries
 from db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
-from db.store import complete_matches, insert_schedule, versions_for
+from db.store import complete_matches, insert_schedule, mark_running, versions_for
 from games.base import Game
 
 PREFETCH = 2  # matches queued per job, so a job never waits for the writer
 GROUP_MAX = 64  # results stored in one transaction at most (group commit)
 GROUP_WAIT_S = 0.05  # the longest a finished game waits for its group to be stored
 MAX_WORKER_RESTARTS = 4
-
-
-_MATCHES = cast(Table, Match.__table__)
-_CLAIM = (
-    _MATCHES.update()
-    .where(_MATCHES.c.id.in_(bindparam("ids", expanding=True)), _MATCHES.c.status == "pending")
-    .values(status="running")
-)
 
 
 class TournamentError(ValueError):
@@ -437,8 +429,7 @@ class Runner:
     def _mark_running(self, conn: Connection, finishing: AbstractSet[int] = frozenset()) -> None:
         ids = [m for m in self._to_mark if m not in finishing]
         self._to_mark.clear()
-        if ids:
-            conn.execute(_CLAIM, {"ids": ids})
+        mark_running(conn, ids)
 
     def _connection(self) -> Connection:
         if self._conn is None:

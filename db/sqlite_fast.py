@@ -91,6 +91,18 @@ def insert_schedule(
         cursor.close()
 
 
+_MARK_RUNNING = "UPDATE matches SET status = 'running' WHERE id = ? AND status = 'pending'"
+
+
+def mark_running(dbapi_conn: Any, match_ids: Sequence[int]) -> None:
+    """``db.store.mark_running`` on SQLite."""
+    cursor = dbapi_conn.cursor()
+    try:
+        cursor.executemany(_MARK_RUNNING, [(m,) for m in match_ids])
+    finally:
+        cursor.close()
+
+
 def timestamp(seconds: float) -> str:
     """Epoch seconds as SQLAlchemy's SQLite DATETIME text of the naive UTC time."""
     return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None).isoformat(" ", "microseconds")

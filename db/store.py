@@ -7,7 +7,7 @@ committed entirely or not at all.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -85,24 +85,60 @@ def version_for(session: Session, ref: BotRef) -> BotVersion:
 
 
 def versions_for(session: Session, refs: Sequence[BotRef]) -> list[BotVersion]:
-    """``version_for`` of every ref (distinct names), in order, with one read per table when
-    they are all stored already (a tournament's field usually is) and the per-bot path for
-    the rest."""
-    bots = {
-        b.name: b for b in session.scalars(select(Bot).where(Bot.name.in_([r.name for r in refs])))
-    }
-    known = {
-        (v.bot_id, v.sha256): v
-        for v in session.scalars(
-            select(BotVersion).where(BotVersion.bot_id.in_([b.id for b in bots.values()]))
+    """``version_for`` of every ref (distinct names), in order, in a few statements whatever
+    the size of the field: read what is stored, insert what is missing (skipping conflicts, as
+    ``_insert_if_absent`` does), read again."""
+    names = [r.name for r in refs]
+    bots = _bots_named(session, names)
+    missing = [n for n in names if n not in bots]
+    if missing:
+        _insert_all_if_absent(
+            session,
+            cast(Table, Bot.__table__),
+            [{"name": n, "registered": False, "created": datetime.now(UTC)} for n in missing],
         )
-    }
-    out = []
-    for ref in refs:
-        bot = bots.get(ref.name)
-        found = known.get((bot.id, ref.sha256)) if bot is not None else None
-        out.append(found if found is not None else version_for(session, ref))
-    return out
+        bots = _bots_named(session, names)
+    versions = _versions_of(session, bots.values())
+    fresh = [r for r in refs if (bots[r.name].id, r.sha256) not in versions]
+    if fresh:
+        now = datetime.now(UTC)
+        _insert_all_if_absent(
+            session,
+            cast(Table, BotVersion.__table__),
+            [
+                {
+                    "bot_id": bots[r.name].id,
+                    "kind": r.kind,
+                    "target": r.target,
+                    "source": r.source,
+                    "sha256": r.sha256,
+                    "created": now,
+                }
+                for r in fresh
+            ],
+        )
+        versions = _versions_of(session, bots.values())
+    return [versions[(bots[r.name].id, r.sha256)] for r in refs]
+
+
+def _bots_named(session: Session, names: Sequence[str]) -> dict[str, Bot]:
+    return {b.name: b for b in session.scalars(select(Bot).where(Bot.name.in_(names)))}
+
+
+def _versions_of(session: Session, bots: Iterable[Bot]) -> dict[tuple[int, str], BotVersion]:
+    query = select(BotVersion).where(BotVersion.bot_id.in_([b.id for b in bots]))
+    return {(v.bot_id, v.sha256): v for v in session.scalars(query)}
+
+
+def _insert_all_if_absent(session: Session, table: Table, rows: list[dict[str, Any]]) -> None:
+    """``_insert_if_absent`` for several rows (one statement where the dialect allows)."""
+    dialect = session.get_bind().dialect.name
+    if dialect in ("postgresql", "sqlite"):
+        module = pg_insert if dialect == "postgresql" else sqlite_insert
+        session.execute(module(table).on_conflict_do_nothing(), rows)
+        return
+    for row in rows:
+        _insert_if_absent(session, table, row)
 
 
 def register_bot_version(session: Session, name: str, ref: BotRef) -> tuple[BotVersion, bool]:
@@ -336,6 +372,23 @@ def insert_schedule(
         ],
     )
     return match_ids
+
+
+_MARK_RUNNING = (
+    _MATCHES.update()
+    .where(_MATCHES.c.id == bindparam("mid"), _MATCHES.c.status == "pending")
+    .values(status="running")
+)
+
+
+def mark_running(conn: Connection, match_ids: Sequence[int]) -> None:
+    """Mark pending matches 'running' (one ``executemany``; on SQLite through the cursor)."""
+    if not match_ids:
+        return
+    if conn.dialect.name == "sqlite":
+        sqlite_fast.mark_running(conn.connection.dbapi_connection, match_ids)
+        return
+    conn.execute(_MARK_RUNNING, [{"mid": m} for m in match_ids])
 
 
 def complete_matches(

@@ -37,6 +37,8 @@ from db.store import (
     record_of,
     register_bot_version,
     save_match,
+    version_for,
+    versions_for,
 )
 
 TABLES = {"bots", "bot_versions", "tournaments", "tournament_entries", "matches", "seats", "moves"}
@@ -427,3 +429,23 @@ def test_sqlite_fast_path_writes_what_the_core_path_writes(tmp_path: Path) -> No
         a, b = (record_of(m).to_dict() for m in loaded if m is not None)
     assert a == b and [m["move"] for m in a["moves"]] == ["1", "2", "1", "2", "1"]
     eng.dispose()
+
+
+def test_versions_for_finds_or_adds_each_version_once(factory: sessionmaker[Session]) -> None:
+    def ref(name: str, source: str) -> BotRef:
+        return BotRef(name, "module", f"{name}.py", source, sha256_text(source))
+
+    with factory.begin() as s:
+        stored = register_bot_version(s, "old", ref("old", "v1"))[0].id
+    field = [ref("old", "v1"), ref("new", "n1"), ref("changed", "c1")]
+    with factory.begin() as s:
+        register_bot_version(s, "changed", ref("changed", "c0"))  # another version is stored
+        first = [v.id for v in versions_for(s, field)]
+    with factory.begin() as s:
+        again = [v.id for v in versions_for(s, field)]
+        one_by_one = [version_for(s, r).id for r in field]
+        rows = s.execute(select(Bot.name, BotVersion.sha256).join(BotVersion.bot)).all()
+    assert first[0] == stored and first == again == one_by_one
+    assert sorted(rows) == sorted(
+        [(r.name, r.sha256) for r in field] + [("changed", sha256_text("c0"))]
+    )
