@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from arena.botref import BotRef, resolve
@@ -20,6 +21,16 @@ def fixture(name: str) -> BotRef:
     if name.endswith("_cmd.py"):
         return resolve(f"cmd:{sys.executable} {path}")
     return resolve(str(path))
+
+
+def wait_until(predicate: Callable[[], object], seconds: float) -> bool:
+    """Poll ``predicate`` until it holds or ``seconds`` pass (a bound, not a guess)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
 
 
 def alive(pid: int) -> bool:

@@ -6,25 +6,14 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from arena_helpers import alive
+from arena_helpers import alive, wait_until
 
 from arena.referee_process import descendants
 
 # -P: run the CLI as the installed `arena` script runs, without the test folder on the path.
 ARENA = [sys.executable, "-P", "-m", "arena.cli.app"]
-
-
-def _wait_for(predicate: object, seconds: float) -> bool:
-    """Poll ``predicate`` until it holds or ``seconds`` pass (a bound, not a guess)."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if predicate():  # type: ignore[operator]
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_bots_die_with_a_killed_referee(tmp_path: Path) -> None:
@@ -56,14 +45,14 @@ def test_bots_die_with_a_killed_referee(tmp_path: Path) -> None:
     )
     try:
         # The bot is inside choose_move (it wrote its pid): it will not read its pipe again.
-        assert _wait_for(lambda: marker.exists() and marker.read_text(), 60), "bot never asked"
+        assert wait_until(lambda: marker.exists() and marker.read_text(), 60), "bot never asked"
         stuck = int(marker.read_text())
         # the workers and the fork server that started them (the bots are its children)
         workers = descendants(referee.pid)
         assert stuck in workers
         referee.send_signal(signal.SIGKILL)
         referee.wait()
-        assert _wait_for(lambda: not any(alive(p) for p in workers), 30), (
+        assert wait_until(lambda: not any(alive(p) for p in workers), 30), (
             f"bot processes {[p for p in workers if alive(p)]} outlived the arena"
         )
     finally:

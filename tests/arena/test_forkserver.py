@@ -7,12 +7,11 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 import pytest
-from arena_helpers import alive, assert_no_leftovers, fixture
+from arena_helpers import alive, assert_no_leftovers, fixture, wait_until
 
 import games
 from arena.botref import resolve
@@ -34,16 +33,6 @@ PROBE = (
     "        'ppid': os.getppid()}))\n"
     "    return game.legal_moves(state)[0]\n"
 )
-
-
-def _wait_until(predicate: object, seconds: float) -> bool:
-    """Poll ``predicate`` until it holds or ``seconds`` pass (a bound, not a guess)."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if predicate():  # type: ignore[operator]
-            return True
-        time.sleep(0.01)
-    return False
 
 
 def test_a_forked_worker_starts_clean_in_the_requested_folder_and_environment(
@@ -149,12 +138,12 @@ def test_the_bots_of_a_killed_job_die_with_it(tmp_path: Path) -> None:
         def bots() -> list[int]:
             return [p for p in descendants(server.process.pid) if p != job.pid]  # type: ignore[union-attr]
 
-        assert _wait_until(lambda: marker.exists() and marker.read_text(), 60), "never asked"
+        assert wait_until(lambda: marker.exists() and marker.read_text(), 60), "never asked"
         workers = bots()
         assert int(marker.read_text()) in workers
         os.kill(job.pid, signal.SIGKILL)
         assert wait_for_exit(job, 30) == -signal.SIGKILL
-        assert _wait_until(lambda: not any(alive(p) for p in workers), 30), (
+        assert wait_until(lambda: not any(alive(p) for p in workers), 30), (
             f"bots {[p for p in workers if alive(p)]} outlived their job"
         )
         # the server itself goes on serving

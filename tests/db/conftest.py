@@ -4,7 +4,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
 
+from db.session import make_engine, session_factory
 from tests.db.dbtest import BACKENDS, database
 
 
@@ -12,3 +15,15 @@ from tests.db.dbtest import BACKENDS, database
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     with database(request.param, tmp_path) as url:
         yield url
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    eng = make_engine(db_url)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def factory(engine: Engine) -> sessionmaker[Session]:
+    return session_factory(engine)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -74,18 +73,6 @@ def make_record(scores: tuple[float, float] = (1.0, 0.0), plies: int = 3) -> Mat
 
 
 REFS = [resolve("random"), resolve("random:seed=3")]
-
-
-@pytest.fixture
-def engine(db_url: str) -> Iterator[Engine]:
-    eng = make_engine(db_url)
-    yield eng
-    eng.dispose()
-
-
-@pytest.fixture
-def factory(engine: Engine) -> sessionmaker[Session]:
-    return session_factory(engine)
 
 
 # --- migrations -----------------------------------------------------------------------------

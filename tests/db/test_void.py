@@ -4,7 +4,6 @@ voiding is all or nothing, and a database from revision 0001 is upgraded keeping
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,18 +17,6 @@ from db.models import Match, Move, Seat, Tournament
 from db.session import current_revision, head_revision, make_engine, session_factory, upgrade
 from db.store import complete_match, complete_matches, save_match, version_for
 from tests.db.test_db import REFS, make_record
-
-
-@pytest.fixture
-def engine(db_url: str) -> Iterator[Engine]:
-    eng = make_engine(db_url)
-    yield eng
-    eng.dispose()
-
-
-@pytest.fixture
-def factory(engine: Engine) -> sessionmaker[Session]:
-    return session_factory(engine)
 
 
 def _tournament_with_pending(session: Session, n: int = 2) -> tuple[int, list[int], list[int]]:
