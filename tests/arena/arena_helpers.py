@@ -23,6 +23,21 @@ def fixture(name: str) -> BotRef:
     return resolve(str(path))
 
 
+def thinking_bot(folder: Path) -> tuple[Path, Path]:
+    """A bot file that, asked for a move, writes its pid to a marker file and never answers;
+    returns (bot, marker). A test waits for the marker to know the bot is thinking."""
+    marker = folder / "thinking.pid"
+    bot = folder / "stuck.py"
+    bot.write_text(
+        "import os, time\n"
+        "def choose_move(game, state, budget):\n"
+        f"    open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+        "    while True:\n"
+        "        time.sleep(3600)\n"
+    )
+    return bot, marker
+
+
 def wait_until(predicate: Callable[[], object], seconds: float) -> bool:
     """Poll ``predicate`` until it holds or ``seconds`` pass (a bound, not a guess)."""
     end = time.monotonic() + seconds

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arena_helpers import alive, wait_until
+from arena_helpers import alive, thinking_bot, wait_until
 
 from arena.referee_process import descendants
 
@@ -17,15 +17,7 @@ ARENA = [sys.executable, "-P", "-m", "arena.cli.app"]
 
 
 def test_bots_die_with_a_killed_referee(tmp_path: Path) -> None:
-    marker = tmp_path / "thinking.pid"
-    bot = tmp_path / "stuck.py"
-    bot.write_text(
-        "import os, time\n"
-        "def choose_move(game, state, budget):\n"
-        f"    open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
-        "    while True:\n"
-        "        time.sleep(3600)\n"
-    )
+    bot, marker = thinking_bot(tmp_path)
     referee = subprocess.Popen(
         [
             *ARENA,

@@ -11,7 +11,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 import pytest
-from arena_helpers import alive, assert_no_leftovers, fixture, wait_until
+from arena_helpers import alive, assert_no_leftovers, fixture, thinking_bot, wait_until
 
 import games
 from arena.botref import resolve
@@ -112,15 +112,7 @@ def test_a_dead_server_answers_every_request_with_an_error() -> None:
 def test_the_bots_of_a_killed_job_die_with_it(tmp_path: Path) -> None:
     """A job process SIGKILLed while its bot thinks (it would never read its closed pipe): the
     server sees the job's channel close and kills every worker the job started."""
-    marker = tmp_path / "thinking.pid"
-    bot = tmp_path / "stuck.py"
-    bot.write_text(
-        "import os, time\n"
-        "def choose_move(game, state, budget):\n"
-        f"    open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
-        "    while True:\n"
-        "        time.sleep(3600)\n"
-    )
+    bot, marker = thinking_bot(tmp_path)
     server = ForkServer()
     assert server.process is not None
     to_job_r, to_job_w = os.pipe()
