@@ -479,8 +479,11 @@ class Runner:
         self._group = min(GROUP_MAX, 2 * self._group)
         self.db_seconds += time.perf_counter() - start
         for (job, record), ok in zip(batch, stored, strict=True):
-            out.played += ok
-            self._report(progress, job, record)
+            if ok:
+                out.played += 1
+                self._report(progress, job, record)
+            else:  # voided (or done) by someone else while it was being played
+                progress.message(f"match {job.match_id}: not stored (no longer pending)")
 
     def _finish(self, outcome: Outcome) -> None:
         with self.factory.begin() as session:
