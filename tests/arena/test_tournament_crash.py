@@ -4,6 +4,7 @@ SQLite and, with $ARENA_TEST_PG_URL, on PostgreSQL."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -20,11 +21,13 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, exc, make_url, pool
 
+from arena.botref import resolve
 from arena.schedule import schedule
 from tests.db.dbtest import BACKENDS, database
 
-FIELD = ["random", "random:seed=1", "random:seed=2"]
-GAMES = 40  # enough matches that every kill lands mid-run, however fast the games
+GATED = str(Path(__file__).resolve().parent / "fixtures" / "gated_random.py")
+FIELD = ["random", "random:seed=1", GATED]  # the gated bot moves only while it has tokens
+GAMES = 40
 SEED = 3
 TOTAL = 3 * GAMES  # C(3, 2) pairs
 POLL_LIMIT_S = 120.0  # a guard against a hung run, never a guess at how long something takes
@@ -91,10 +94,35 @@ def done(db: Db) -> int:
     return count(db, "SELECT count(*) FROM matches WHERE status = 'done'")
 
 
+def give_tokens(gate: Path, moves: int) -> None:
+    """Let the gated bot make ``moves`` more moves (across all its processes)."""
+    with gate.open("a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(moves))
+
+
+def tokens_left(gate: Path) -> int:
+    with gate.open() as handle:
+        fcntl.flock(handle, fcntl.LOCK_SH)
+        return int(handle.read() or 0)
+
+
 @contextmanager
-def started(cmd: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+def started(
+    cmd: list[str], log: Path, gate: Path | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """The command running in its own process group; ``gate``: the gated bot's token file
+    (by default one that never runs out)."""
+    if gate is None:
+        gate = log.with_suffix(".gate")
+        give_tokens(gate, 10**9)
+    env = {**os.environ, "ARENA_TEST_GATE": str(gate)}
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env
+        )
     try:
         yield proc
     finally:
@@ -141,20 +169,26 @@ def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
     tmp_path: Path, db: Db
 ) -> None:
     log = tmp_path / "log.txt"
+    gate = tmp_path / "gate"
+    gate.write_text("0")
     kept: dict[int, str] = {}
+    # Every kill lands mid-run whatever the machine's speed: the gated bot (in two thirds of the
+    # matches, some 200 moves in all) gets a few tokens per step, and each signal is sent only
+    # once they are all taken, while it waits for the next one.
 
-    # 1. killed the moment the schedule is written, before any game is stored
-    with started(run_cmd(db, jobs=2), log) as proc:
+    # 1. killed once the schedule is written and the gated bot is stuck at its first move
+    with started(run_cmd(db, jobs=2), log, gate) as proc:
         wait_until(proc, lambda: count(db, "SELECT count(*) FROM matches") == TOTAL, log)
         proc.send_signal(signal.SIGKILL)
     assert done(db) < TOTAL
     kept.update(done_snapshot(db))
 
-    # 2. resumed, killed with SIGKILL after a few matches
+    # 2. resumed, killed with SIGKILL once the gated bot has made 30 more moves
     resume = arena_cmd(db, "tournament", "resume", "1", "--jobs", "2")
     before = done(db)
-    with started(resume, log) as proc:
-        wait_until(proc, lambda: done(db) >= before + 5, log)
+    give_tokens(gate, 30)
+    with started(resume, log, gate) as proc:
+        wait_until(proc, lambda: tokens_left(gate) == 0 and done(db) > before, log)
         proc.send_signal(signal.SIGKILL)
     snap = done_snapshot(db)
     assert all(snap[m] == digest for m, digest in kept.items())  # nothing done was touched
@@ -163,8 +197,9 @@ def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
     # 3. resumed in one job, interrupted with Ctrl-C (SIGINT to the whole process group)
     resume1 = arena_cmd(db, "tournament", "resume", "1", "--jobs", "1")
     before = done(db)
-    with started(resume1, log) as proc:
-        wait_until(proc, lambda: done(db) >= before + 5, log)  # the runner is under way
+    give_tokens(gate, 30)
+    with started(resume1, log, gate) as proc:
+        wait_until(proc, lambda: tokens_left(gate) == 0 and done(db) > before, log)
         os.killpg(proc.pid, signal.SIGINT)
         assert proc.wait(timeout=POLL_LIMIT_S) == 130
     assert "arena tournament resume 1" in log.read_text()
@@ -173,7 +208,8 @@ def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
     kept.update(snap)
 
     # 4. resumed to the end
-    with started(resume1, log) as proc:
+    give_tokens(gate, 10**9)
+    with started(resume1, log, gate) as proc:
         assert proc.wait(timeout=POLL_LIMIT_S) == 0, log.read_text()
     snap = done_snapshot(db)
     assert all(snap[m] == digest for m, digest in kept.items())
@@ -190,7 +226,8 @@ def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
         " JOIN bots b ON b.id = v.bot_id ORDER BY s.match_id, s.seat"
     ):
         seated.setdefault(mid, []).append(name)
-    expected = [[FIELD[i] for i in p.seats] for p in schedule("round-robin", 3, 2, GAMES, SEED)]
+    names = [resolve(spec).name for spec in FIELD]
+    expected = [[names[i] for i in p.seats] for p in schedule("round-robin", 3, 2, GAMES, SEED)]
     assert [seated[mid] for mid in sorted(seated)] == expected
     # every match's moves are plies 0..n-1 with no gaps or repeats
     for mid, plies, top in db.query(
