@@ -117,10 +117,11 @@ class Server:
         """A client is gone (a job that exited or died): its workers go with it."""
         sock = self.channels.pop(fd)
         self.poller.unregister(fd)
-        for pid, channel in self.children.values():
+        for pidfd, (pid, channel) in self.children.items():
             if channel == fd:
                 with contextlib.suppress(OSError):
                     os.killpg(pid, signal.SIGKILL)
+                self.children[pidfd] = (pid, -1)  # its exit goes unreported (fd may be reused)
         sock.close()
 
     def serve(self) -> None:
@@ -149,6 +150,8 @@ class Server:
         except OSError:
             return False
         if not data:
+            for received in fds:
+                os.close(received)
             return False
         job_end: socket.socket | None = None
         server_end: socket.socket | None = None
