@@ -34,7 +34,7 @@ class ForkServerError(OSError):
 class ForkServer:
     """A running ``arena.worker.forkserver`` process and the socket to it."""
 
-    def __init__(self, env: dict[str, str] | None = None, *, channel: int | None = None) -> None:
+    def __init__(self, *, channel: int | None = None) -> None:
         """Start a server; or, with ``channel`` (a socket descriptor a server gave this process),
         talk to that one."""
         self.process: subprocess.Popen[bytes] | None = None
@@ -43,7 +43,14 @@ class ForkServer:
         self.broken = False  # the server died or broke the protocol: every worker died with it
         if channel is not None:
             self.sock = socket.socket(fileno=channel)
-            return
+        else:
+            self.sock = self._launch()
+        # registered once: a bot's liveness check polls the socket without waiting
+        self._poller = select.poll()
+        self._poller.register(self.sock.fileno(), select.POLLIN)
+
+    def _launch(self) -> socket.socket:
+        """Start the server process; returns this side's socket."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.process = subprocess.Popen(
@@ -51,14 +58,13 @@ class ForkServer:
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,  # no Ctrl-C from the terminal: the referee decides
-                env=env,
             )
         except BaseException:
             ours.close()
             raise
         finally:
             theirs.close()
-        self.sock = ours
+        return ours
 
     # --- messages ------------------------------------------------------------------------------
     def _receive(self, timeout: float | None) -> dict[str, Any] | None:
@@ -67,9 +73,7 @@ class ForkServer:
         if self.closed or self.broken:
             raise ForkServerError("the fork server is gone")
         wait = -1 if timeout is None else max(0, int(timeout * 1000 + 0.999))
-        poller = select.poll()
-        poller.register(self.sock.fileno(), select.POLLIN)
-        if not poller.poll(wait):
+        if not self._poller.poll(wait):
             return None
         try:
             data = self.sock.recv(_MESSAGE)
