@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
+from typing import Any
 
+from sqlalchemy import func, select
+
+import games
+from arena.botref import resolve
 from arena.progress import Progress, Standings, format_duration
+from arena.timecontrol import TimeControl
+from arena.tournament import Runner, create
+from arena.voiding import void_matches
+from db.models import Match, Move
+from db.session import make_engine, session_factory
 
 
 class FakeClock:
@@ -54,3 +65,44 @@ def test_durations() -> None:
     assert format_duration(0) == "0:00"
     assert format_duration(61.4) == "1:01"
     assert format_duration(3725) == "1:02:05"
+
+
+def test_a_result_voided_while_in_play_is_neither_stored_nor_counted(tmp_path: Path) -> None:
+    """A match the runner has read as pending is voided before its result comes back: the
+    result is not stored, the progress does not count it, and a line says so."""
+    factory = session_factory(make_engine(f"sqlite:///{tmp_path / 'v.db'}"))
+    specs = ["random:seed=1", "random:seed=2"]
+    refs = [resolve(s) for s in specs]
+    tid = create(
+        factory,
+        games.get("tictactoe"),
+        specs,
+        refs,
+        fmt="round-robin",
+        games_per_group=4,
+        time_control=TimeControl(move_time=5.0),
+        seed=1,
+        opening_plies=0,
+    )
+    with factory() as session:
+        victim = session.scalars(select(Match.id).where(Match.tournament_id == tid)).all()[2]
+    out = io.StringIO()
+    runner = Runner(factory, tid, refs, jobs=1, progress_stream=out, tty=False)
+    prepare = runner._prepare
+
+    def prepare_then_void() -> Any:
+        prepared = prepare()  # the schedule is read: the victim is among the matches to play
+        with factory.begin() as session:
+            void_matches(session, [victim], "voided while the runner played")
+        return prepared
+
+    runner._prepare = prepare_then_void  # type: ignore[method-assign]
+    outcome = runner.run()
+    assert (outcome.played, outcome.done, outcome.total) == (3, 3, 3)
+    assert f"match {victim}: not stored (no longer pending)" in out.getvalue()
+    with factory() as session:
+        rows = session.execute(select(Match.id, Match.status).order_by(Match.id)).all()
+        moves = session.scalar(
+            select(func.count()).select_from(Move).where(Move.match_id == victim)
+        )
+    assert [s for i, s in rows if i == victim] == ["void"] and moves == 0

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,16 +14,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from db.models import Match, Move, Seat
-from db.session import make_engine, session_factory
+from db.session import session_factory
 from db.store import complete_match, complete_matches, load_match, record_of
 from tests.db.test_db import _pending_match, make_record
-
-
-@pytest.fixture
-def engine(db_url: str) -> Iterator[Engine]:
-    eng = make_engine(db_url)
-    yield eng
-    eng.dispose()
 
 
 def _scheduled(s: Session, players: int = 2) -> tuple[int, list[int]]:
