@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import bots
-from bots.base import BotError
+from bot_arena import bots
+from bot_arena.bots.base import BotError
 
 BUILTIN = "builtin"
 MODULE = "module"

@@ -20,17 +20,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
-from arena import protocol
-from arena.botref import BUILTIN, COMMAND, HUMAN, BotRef, sha256_text
-from arena.limits import ResourceLimits
-from arena.record import Fault, MatchRecord, MoveRecord, Termination
-from arena.referee import play_game
-from arena.referee_forkserver import ForkServer, ForkServerError, start_forkserver
-from arena.referee_human import HumanSeat
-from arena.referee_process import BotProcess, sweep_sessions
-from arena.referee_seat import ProcessSeat, Reply
-from arena.timecontrol import TimeControl, per_seat
-from games.base import Game
+from bot_arena.arena import protocol
+from bot_arena.arena.botref import BUILTIN, COMMAND, HUMAN, BotRef, sha256_text
+from bot_arena.arena.limits import ResourceLimits
+from bot_arena.arena.record import Fault, MatchRecord, MoveRecord, Termination
+from bot_arena.arena.referee import play_game
+from bot_arena.arena.referee_forkserver import ForkServer, ForkServerError, start_forkserver
+from bot_arena.arena.referee_human import HumanSeat
+from bot_arena.arena.referee_process import BotProcess, sweep_sessions
+from bot_arena.arena.referee_seat import ProcessSeat, Reply
+from bot_arena.arena.timecontrol import TimeControl, per_seat
+from bot_arena.games.base import Game
 
 __all__ = ["BotPool", "ResourceLimits", "TimeControl", "play_match", "seat_seed"]
 
@@ -125,12 +125,12 @@ class BotPool:
         if ref.kind == COMMAND:
             if os.path.exists("/bin/sh"):
                 return self.limits.shell_prefix() + shlex.split(ref.target)
-            launch = [sys.executable, "-P", "-m", "arena.worker.launch", *limits, "--"]
+            launch = [sys.executable, "-P", "-m", "bot_arena.arena.worker.launch", *limits, "--"]
             return launch + shlex.split(ref.target)
         # -P: the arena's own packages must win over same-named files in the user's folder
         # (a games.py beside a bot must not break every worker); ``pkg.mod:attr`` bots still
         # import from that folder, which the worker appends to the end of sys.path.
-        worker = [sys.executable, "-P", "-m", "arena.worker", *limits]
+        worker = [sys.executable, "-P", "-m", "bot_arena.arena.worker", *limits]
         if ref.kind == BUILTIN:
             return [*worker, "--builtin", ref.target]
         m = _FILE_TARGET.match(ref.target)

@@ -13,13 +13,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from arena import protocol
-from arena.botref import BotRef
-from arena.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
-from arena.referee_seat import Reply
-from arena.referee_states import table_for
-from arena.timecontrol import Clock, TimeControl, seats_dict
-from games.base import Game, GameError, ranks_from_utilities, scores_from_ranks
+from bot_arena.arena import protocol
+from bot_arena.arena.botref import BotRef
+from bot_arena.arena.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
+from bot_arena.arena.referee_seat import Reply
+from bot_arena.arena.referee_states import table_for
+from bot_arena.arena.timecontrol import Clock, TimeControl, seats_dict
+from bot_arena.games.base import Game, GameError, ranks_from_utilities, scores_from_ranks
 
 
 class Seat(Protocol):

@@ -54,7 +54,13 @@ class ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-P", "-m", "arena.worker.forkserver", str(theirs.fileno())],
+                [
+                    sys.executable,
+                    "-P",
+                    "-m",
+                    "bot_arena.arena.worker.forkserver",
+                    str(theirs.fileno()),
+                ],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,  # no Ctrl-C from the terminal: the referee decides
@@ -208,7 +214,7 @@ class ForkedChild:
     def wait(self, timeout: float | None = None) -> int:
         code = self._ask(timeout)
         if code is None:
-            raise subprocess.TimeoutExpired(["arena.worker"], timeout or 0.0)
+            raise subprocess.TimeoutExpired(["bot_arena.arena.worker"], timeout or 0.0)
         return code
 
 

@@ -11,11 +11,11 @@ import sys
 import time
 from typing import Any, TextIO
 
-from arena.botref import BotRef
-from arena.protocol import MoveRequest
-from arena.record import Fault, Termination
-from arena.referee_seat import Reply
-from games.base import Game, GameError
+from bot_arena.arena.botref import BotRef
+from bot_arena.arena.protocol import MoveRequest
+from bot_arena.arena.record import Fault, Termination
+from bot_arena.arena.referee_seat import Reply
+from bot_arena.games.base import Game, GameError
 
 
 class HumanSeat:

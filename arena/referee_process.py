@@ -20,10 +20,10 @@ from collections import deque
 from collections.abc import Sequence
 from enum import Enum
 
-from arena.protocol import MAX_LINE
-from arena.referee_forkserver import ForkedChild, ForkServer, wait_for_exit
+from bot_arena.arena.protocol import MAX_LINE
+from bot_arena.arena.referee_forkserver import ForkedChild, ForkServer, wait_for_exit
 
-WORKER_MODULE = ["-P", "-m", "arena.worker"]  # after the interpreter: a Python worker
+WORKER_MODULE = ["-P", "-m", "bot_arena.arena.worker"]  # after the interpreter: a Python worker
 
 STDERR_TAIL = 16 * 1024  # bytes of stderr kept per bot
 _CHUNK = 1 << 16

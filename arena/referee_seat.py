@@ -7,12 +7,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from arena import protocol
-from arena.botref import BotRef
-from arena.protocol import BotFailure, MoveAnswer, ProtocolError, Ready
-from arena.record import Fault, Termination
-from arena.referee_process import BotProcess, ReadStatus
-from games.base import Game
+from bot_arena.arena import protocol
+from bot_arena.arena.botref import BotRef
+from bot_arena.arena.protocol import BotFailure, MoveAnswer, ProtocolError, Ready
+from bot_arena.arena.record import Fault, Termination
+from bot_arena.arena.referee_process import BotProcess, ReadStatus
+from bot_arena.games.base import Game
 
 
 @dataclass(slots=True)

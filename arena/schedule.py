@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from games.base import Game
+from bot_arena.games.base import Game
 
 FORMATS = ("round-robin", "gauntlet")
 _OPENING_ATTEMPTS = 1000

@@ -34,25 +34,25 @@ from typing import Any
 from sqlalchemy import Connection, select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
-import games
-from arena.botref import BotRef, BotSpecError, resolve
-from arena.limits import ResourceLimits
-from arena.progress import Progress, Standings
-from arena.record import MatchRecord
-from arena.referee_forkserver import (
+from bot_arena import games
+from bot_arena.arena.botref import BotRef, BotSpecError, resolve
+from bot_arena.arena.limits import ResourceLimits
+from bot_arena.arena.progress import Progress, Standings
+from bot_arena.arena.record import MatchRecord
+from bot_arena.arena.referee_forkserver import (
     ForkedChild,
     ForkServer,
     ForkServerError,
     start_forkserver,
     wait_for_exit,
 )
-from arena.schedule import openings, schedule
-from arena.timecontrol import TimeControl
-from arena.tournament_job import Job, Plan
-from db import queries
-from db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
-from db.store import complete_matches, insert_schedule, mark_running, versions_for
-from games.base import Game
+from bot_arena.arena.schedule import openings, schedule
+from bot_arena.arena.timecontrol import TimeControl
+from bot_arena.arena.tournament_job import Job, Plan
+from bot_arena.db import queries
+from bot_arena.db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
+from bot_arena.db.store import complete_matches, insert_schedule, mark_running, versions_for
+from bot_arena.games.base import Game
 
 PREFETCH = 2  # matches queued per job, so a job never waits for the writer
 GROUP_MAX = 64  # results stored in one transaction at most (group commit)
@@ -256,7 +256,7 @@ class _Worker:
             if server is not None:
                 self.process = server.spawn_job(to_child_r, from_child_w)  # closes both
             else:
-                argv = [sys.executable, "-P", "-m", "arena.tournament_job"]
+                argv = [sys.executable, "-P", "-m", "bot_arena.arena.tournament_job"]
                 self.process = subprocess.Popen(
                     [*argv, str(to_child_r), str(from_child_w)],
                     pass_fds=(to_child_r, from_child_w),
@@ -562,7 +562,7 @@ class Runner:
         return outcome
 
     def _run_local(self, plan: Plan, todo: deque[Job], progress: Progress, out: Outcome) -> None:
-        from arena.match import BotPool
+        from bot_arena.arena.match import BotPool
 
         game = games.get(plan.game, **plan.params)
         with BotPool(plan.limits, forkserver=self._server or True) as pool:

@@ -19,8 +19,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
-from arena.tournament import active_runner
-from db.models import Match, Seat, Tournament
+from bot_arena.arena.tournament import active_runner
+from bot_arena.db.models import Match, Seat, Tournament
 
 
 class VoidError(ValueError):

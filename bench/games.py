@@ -29,8 +29,8 @@ _REPO = Path(__file__).resolve().parent.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(_REPO))
 
-from games.base import Game, GameError  # noqa: E402
-from games.registry import get as get_game  # noqa: E402
+from bot_arena.games.base import Game, GameError  # noqa: E402
+from bot_arena.games.registry import get as get_game  # noqa: E402
 
 PLAYOUT_GAMES: list[tuple[str, dict[str, Any]]] = [
     ("coins", {"coins": 21, "max_take": 3}),

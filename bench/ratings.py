@@ -22,7 +22,7 @@ import numpy as np
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
-from arena.ratings import GameResult, fit_ml, fit_sequential  # noqa: E402
+from bot_arena.arena.ratings import GameResult, fit_ml, fit_sequential  # noqa: E402
 
 
 def two_player_games(bots: int, games: int, seed: int) -> tuple[list[GameResult], np.ndarray]:

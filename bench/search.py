@@ -31,12 +31,12 @@ from typing import Any
 _REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(_REPO))
 
-from bots.alphabeta import alphabeta  # noqa: E402
-from bots.iterative import DeepeningSearch  # noqa: E402
-from bots.minimax import minimax  # noqa: E402
-from bots.search_common import UNLIMITED  # noqa: E402
-from bots.tt import TranspositionTable  # noqa: E402
-from games.registry import get as get_game  # noqa: E402
+from bot_arena.bots.alphabeta import alphabeta  # noqa: E402
+from bot_arena.bots.iterative import DeepeningSearch  # noqa: E402
+from bot_arena.bots.minimax import minimax  # noqa: E402
+from bot_arena.bots.search_common import UNLIMITED  # noqa: E402
+from bot_arena.bots.tt import TranspositionTable  # noqa: E402
+from bot_arena.games.registry import get as get_game  # noqa: E402
 
 
 def paired_runs(
@@ -192,9 +192,9 @@ def ttt_reference() -> tuple[int, int]:
 _RSS_CHILD = """
 import sys
 sys.path.insert(0, {repo!r})
-from bots.iterative import DeepeningSearch
-from bots.tt import TranspositionTable
-from games.registry import get
+from bot_arena.bots.iterative import DeepeningSearch
+from bot_arena.bots.tt import TranspositionTable
+from bot_arena.games.registry import get
 game = get("connect4")
 table = TranspositionTable({size})
 result = DeepeningSearch(game, table, 0).run(game.initial_state(), 10_000, {seconds})

@@ -31,9 +31,9 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 sys.path.insert(0, str(_HERE.parent))
 
-from bots.connect4_solver import DEFAULT_TT_SIZE  # noqa: E402
-from bots.solver import ExactSolver  # noqa: E402
-from games.connect4 import ConnectFour  # noqa: E402
+from bot_arena.bots.connect4_solver import DEFAULT_TT_SIZE  # noqa: E402
+from bot_arena.bots.solver import ExactSolver  # noqa: E402
+from bot_arena.games.connect4 import ConnectFour  # noqa: E402
 
 # Published figures of the C++ solver (mean nodes, mean time in seconds) per set.
 REFERENCE = {

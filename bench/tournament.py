@@ -32,12 +32,12 @@ from pathlib import Path
 if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
     sys.path.pop(0)  # bench/ holds scripts named like packages (bench/games.py)
 
-import games
-from arena.botref import resolve
-from arena.referee_forkserver import start_forkserver
-from arena.timecontrol import TimeControl
-from arena.tournament import Runner, create
-from db.session import make_engine, session_factory
+from bot_arena import games
+from bot_arena.arena.botref import resolve
+from bot_arena.arena.referee_forkserver import start_forkserver
+from bot_arena.arena.timecontrol import TimeControl
+from bot_arena.arena.tournament import Runner, create
+from bot_arena.db.session import make_engine, session_factory
 
 FIELD = ["random:seed=1", "random:seed=2", "random:seed=3", "random:seed=4"]
 

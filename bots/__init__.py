@@ -1,7 +1,7 @@
 """Built-in players and the bot API."""
 
-from bots.base import Bot, BotError, Decision, SearchInfo, TimeBudget
-from bots.registry import bot_class, is_builtin, make, names, split_spec
+from bot_arena.bots.base import Bot, BotError, Decision, SearchInfo, TimeBudget
+from bot_arena.bots.registry import bot_class, is_builtin, make, names, split_spec
 
 __all__ = [
     "Bot",

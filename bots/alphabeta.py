@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from bots.base import Bot, Decision, SearchInfo, TimeBudget
-from bots.search_common import (
+from bot_arena.bots.base import Bot, Decision, SearchInfo, TimeBudget
+from bot_arena.bots.search_common import (
     INF,
     MAX_PLY,
     Line,
@@ -36,7 +36,7 @@ from bots.search_common import (
     resolve_depth,
     shown_depth,
 )
-from games.base import Game
+from bot_arena.games.base import Game
 
 
 def alphabeta(

@@ -8,7 +8,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from games.base import Game
+from bot_arena.games.base import Game
 
 
 class BotError(ValueError):

@@ -37,8 +37,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bots.base import Bot, Decision, SearchInfo, TimeBudget
-from bots.search_common import (
+from bot_arena.bots.base import Bot, Decision, SearchInfo, TimeBudget
+from bot_arena.bots.search_common import (
     INF,
     MAX_PLY,
     UNLIMITED,
@@ -49,8 +49,8 @@ from bots.search_common import (
     time_limit,
     zero_sum_vector,
 )
-from bots.tt import DEFAULT_SIZE, EXACT, HINT, LOWER, UPPER, TranspositionTable
-from games.base import Game, GameKind
+from bot_arena.bots.tt import DEFAULT_SIZE, EXACT, HINT, LOWER, UPPER, TranspositionTable
+from bot_arena.games.base import Game, GameKind
 
 CHECK_EVERY = 1024  # nodes between two reads of the clock
 

@@ -19,9 +19,16 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bots.base import Bot, Decision, SearchInfo, TimeBudget
-from bots.search_common import INF, MAX_PLY, Line, line_to_list, resolve_depth, shown_depth
-from games.base import Game, Utility
+from bot_arena.bots.base import Bot, Decision, SearchInfo, TimeBudget
+from bot_arena.bots.search_common import (
+    INF,
+    MAX_PLY,
+    Line,
+    line_to_list,
+    resolve_depth,
+    shown_depth,
+)
+from bot_arena.games.base import Game, Utility
 
 
 @dataclass(slots=True)

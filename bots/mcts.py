@@ -25,9 +25,9 @@ import time
 from collections.abc import Hashable
 from typing import Any
 
-from bots.base import Bot, Decision, SearchInfo, TimeBudget
-from bots.search_common import time_limit
-from games.base import Game
+from bot_arena.bots.base import Bot, Decision, SearchInfo, TimeBudget
+from bot_arena.bots.search_common import time_limit
+from bot_arena.games.base import Game
 
 
 class Node:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bots.base import Bot, Decision, SearchInfo, TimeBudget
-from bots.search_common import (
+from bot_arena.bots.base import Bot, Decision, SearchInfo, TimeBudget
+from bot_arena.bots.search_common import (
     INF,
     MAX_PLY,
     Line,
@@ -22,7 +22,7 @@ from bots.search_common import (
     shown_depth,
     zero_sum_vector,
 )
-from games.base import Game
+from bot_arena.games.base import Game
 
 
 def minimax(game: Game[Any, Any], state: Any, depth: int) -> ScalarResult:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bots.alphabeta import AlphaBetaBot
-from games.base import Game
+from bot_arena.bots.alphabeta import AlphaBetaBot
+from bot_arena.games.base import Game
 
 
 class ParanoidBot(AlphaBetaBot):

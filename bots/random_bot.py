@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from bots.base import Bot, Decision, TimeBudget
-from games.base import Game
+from bot_arena.bots.base import Bot, Decision, TimeBudget
+from bot_arena.games.base import Game
 
 
 class RandomBot(Bot):

@@ -10,22 +10,22 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from bots.base import Bot, BotError
-from games import plugins
-from games.base import GameError
-from games.params import accepted, bind
+from bot_arena.bots.base import Bot, BotError
+from bot_arena.games import plugins
+from bot_arena.games.base import GameError
+from bot_arena.games.params import accepted, bind
 
 ENTRY_POINT_GROUP = "arena.bots"
 
 _BUILTIN: dict[str, str] = {
-    "random": "bots.random_bot:RandomBot",
-    "minimax": "bots.minimax:MinimaxBot",
-    "alphabeta": "bots.alphabeta:AlphaBetaBot",
-    "iterative": "bots.iterative:IterativeBot",
-    "maxn": "bots.maxn:MaxNBot",
-    "paranoid": "bots.paranoid:ParanoidBot",
-    "mcts": "bots.mcts:MCTSBot",
-    "solver": "bots.solver:SolverBot",
+    "random": "bot_arena.bots.random_bot:RandomBot",
+    "minimax": "bot_arena.bots.minimax:MinimaxBot",
+    "alphabeta": "bot_arena.bots.alphabeta:AlphaBetaBot",
+    "iterative": "bot_arena.bots.iterative:IterativeBot",
+    "maxn": "bot_arena.bots.maxn:MaxNBot",
+    "paranoid": "bot_arena.bots.paranoid:ParanoidBot",
+    "mcts": "bot_arena.bots.mcts:MCTSBot",
+    "solver": "bot_arena.bots.solver:SolverBot",
 }
 
 

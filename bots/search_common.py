@@ -13,8 +13,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bots.base import BotError, TimeBudget
-from games.base import Game, GameKind, Utility
+from bot_arena.bots.base import BotError, TimeBudget
+from bot_arena.games.base import Game, GameKind, Utility
 
 INF = float("inf")
 

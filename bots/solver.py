@@ -31,9 +31,9 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from bots.base import Bot, BotError, Decision, SearchInfo, TimeBudget
-from bots.connect4_solver import DEFAULT_TT_SIZE, Connect4Solver, SolverTimeout
-from games.base import Game, GameKind
+from bot_arena.bots.base import Bot, BotError, Decision, SearchInfo, TimeBudget
+from bot_arena.bots.connect4_solver import DEFAULT_TT_SIZE, Connect4Solver, SolverTimeout
+from bot_arena.games.base import Game, GameKind
 
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 
@@ -354,7 +354,7 @@ class ExactSolver:
 def _connect4_dims(game: Game[Any, Any]) -> tuple[int, int] | None:
     """``(width, height)`` when ``game`` is Connect Four (the bitboard solver reads its states)."""
     try:
-        from games.connect4 import ConnectFour
+        from bot_arena.games.connect4 import ConnectFour
     except ImportError:  # pragma: no cover - the game ships with the package
         return None
     if isinstance(game, ConnectFour):

@@ -17,8 +17,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bots.search_common import INF
-from games.base import Game
+from bot_arena.bots.search_common import INF
+from bot_arena.games.base import Game
 
 #: Largest tree the trace records by default; a bigger one is refused, not printed.
 DEFAULT_NODE_LIMIT = 2000

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session, selectinload
 
-from db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
+from bot_arena.db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
 
 
 @dataclass(slots=True)
@@ -208,7 +208,7 @@ def matches_query(
 
 
 def move_counts(session: Session, match_ids: Sequence[int]) -> dict[int, int]:
-    from db.models import Move
+    from bot_arena.db.models import Move
 
     if not match_ids:
         return {}

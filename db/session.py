@@ -115,7 +115,7 @@ def _while_locked(step: Callable[[], T]) -> T:
 def alembic_config() -> Config:
     """Alembic configuration built in code: the scripts are package data of ``db``."""
     cfg = Config()
-    cfg.set_main_option("script_location", "db:migrations")
+    cfg.set_main_option("script_location", "bot_arena.db:migrations")
     return cfg
 
 

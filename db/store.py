@@ -17,10 +17,10 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
-from arena.botref import BotRef
-from arena.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
-from db import sqlite_fast
-from db.models import Bot, BotVersion, Match, Move, Seat
+from bot_arena.arena.botref import BotRef
+from bot_arena.arena.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
+from bot_arena.db import sqlite_fast
+from bot_arena.db.models import Bot, BotVersion, Match, Move, Seat
 
 
 def epoch_to_datetime(seconds: float) -> datetime:

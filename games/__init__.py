@@ -1,6 +1,6 @@
 """Game rules behind one API; see games.base for the API and games.registry for names."""
 
-from games.base import (
+from bot_arena.games.base import (
     Game,
     GameError,
     GameKind,
@@ -9,7 +9,7 @@ from games.base import (
     ranks_from_utilities,
     scores_from_ranks,
 )
-from games.registry import available, game_class, get, names, parse_params, register
+from bot_arena.games.registry import available, game_class, get, names, parse_params, register
 
 __all__ = [
     "Game",

@@ -9,7 +9,7 @@ State: ``(coins_left, player_to_move)``. Moves: the number of coins taken.
 
 from __future__ import annotations
 
-from games.base import Game, GameError, GameKind, Utility, UtilityBounds
+from bot_arena.games.base import Game, GameError, GameKind, Utility, UtilityBounds
 
 CoinsState = tuple[int, int]
 

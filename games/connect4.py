@@ -46,7 +46,7 @@ import random
 from collections.abc import Hashable
 from typing import Final
 
-from games.base import Game, GameError, GameKind, Utility, UtilityBounds
+from bot_arena.games.base import Game, GameError, GameKind, Utility, UtilityBounds
 
 C4State = tuple[int, int, int, int]
 

@@ -16,7 +16,7 @@ Positions are the pile sizes separated by commas with an optional ``@P`` for the
 
 from __future__ import annotations
 
-from games.base import Game, GameError, GameKind, Utility, UtilityBounds
+from bot_arena.games.base import Game, GameError, GameKind, Utility, UtilityBounds
 
 NimState = tuple[tuple[int, ...], int]
 NimMove = tuple[int, int]

@@ -10,7 +10,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from games.base import GameError
+from bot_arena.games.base import GameError
 
 _SIMPLE = {"int": int, "float": float, "str": str, "bool": bool}
 

@@ -11,20 +11,20 @@ from collections.abc import Mapping
 from importlib import import_module
 from typing import Any
 
-from games import plugins
-from games.base import Game, GameError
-from games.params import accepted, bind, parse_items
+from bot_arena.games import plugins
+from bot_arena.games.base import Game, GameError
+from bot_arena.games.params import accepted, bind, parse_items
 
 ENTRY_POINT_GROUP = "arena.games"
 
 # name -> "module:Class", imported on first use so that listing games stays cheap.
 _BUILTIN: dict[str, str] = {
-    "coins": "games.coins:CoinsGame",
-    "tictactoe": "games.tictactoe:TicTacToe",
-    "connect4": "games.connect4:ConnectFour",
-    "tree": "games.tree:TreeGame",
-    "nim": "games.nim:NimGame",
-    "rolit": "games.rolit:Rolit",
+    "coins": "bot_arena.games.coins:CoinsGame",
+    "tictactoe": "bot_arena.games.tictactoe:TicTacToe",
+    "connect4": "bot_arena.games.connect4:ConnectFour",
+    "tree": "bot_arena.games.tree:TreeGame",
+    "nim": "bot_arena.games.nim:NimGame",
+    "rolit": "bot_arena.games.rolit:Rolit",
 }
 
 _classes: dict[str, type[Game[Any, Any]]] = {}

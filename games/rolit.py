@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from games.base import Game, GameError, GameKind, Utility, UtilityBounds
+from bot_arena.games.base import Game, GameError, GameKind, Utility, UtilityBounds
 
 RolitState = tuple[int, ...]
 

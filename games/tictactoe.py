@@ -18,7 +18,7 @@ scale (a completed line is worth a win); ``workshop_score`` returns the raw inte
 
 from __future__ import annotations
 
-from games.base import Game, GameError, GameKind, Utility, UtilityBounds
+from bot_arena.games.base import Game, GameError, GameKind, Utility, UtilityBounds
 
 TicTacToeState = int
 

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from games.base import Game, GameError, GameKind, Utility, UtilityBounds
+from bot_arena.games.base import Game, GameError, GameKind, Utility, UtilityBounds
 
 
 class TreeGame(Game[int, int]):

@@ -12,13 +12,13 @@ from typing import Annotated, Any
 
 import typer
 
-import bots
-from arena.cli.common import fail, load_game, load_position
-from bots.base import Bot, BotError, Decision, TimeBudget
-from bots.search_common import resolve_depth
-from bots.trace import DEFAULT_NODE_LIMIT, Trace, TraceTooLarge, render_dot, render_text
-from bots.trace import traced_search as run_traced
-from games.base import Game, GameError
+from bot_arena import bots
+from bot_arena.arena.cli.common import fail, load_game, load_position
+from bot_arena.bots.base import Bot, BotError, Decision, TimeBudget
+from bot_arena.bots.search_common import resolve_depth
+from bot_arena.bots.trace import DEFAULT_NODE_LIMIT, Trace, TraceTooLarge, render_dot, render_text
+from bot_arena.bots.trace import traced_search as run_traced
+from bot_arena.games.base import Game, GameError
 
 #: Bots whose search the trace reproduces, and how: (prune, values from the root player's view).
 _TRACEABLE: dict[str, tuple[bool, bool]] = {

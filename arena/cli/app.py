@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import typer
 
-from arena.cli.analyze_cmd import analyze_command
-from arena.cli.bots_cmd import bots_app
-from arena.cli.games_cmd import games_command
-from arena.cli.matches_cmd import export_command, matches_app, replay_command
-from arena.cli.play_cmd import play_command
-from arena.cli.rating_cmd import crosstable_command, leaderboard_command, rate_command
-from arena.cli.solve_cmd import solve_command
-from arena.cli.tournament_cmd import tournament_app
+from bot_arena.arena.cli.analyze_cmd import analyze_command
+from bot_arena.arena.cli.bots_cmd import bots_app
+from bot_arena.arena.cli.games_cmd import games_command
+from bot_arena.arena.cli.matches_cmd import export_command, matches_app, replay_command
+from bot_arena.arena.cli.play_cmd import play_command
+from bot_arena.arena.cli.rating_cmd import crosstable_command, leaderboard_command, rate_command
+from bot_arena.arena.cli.solve_cmd import solve_command
+from bot_arena.arena.cli.tournament_cmd import tournament_app
 
 app = typer.Typer(
     name="arena",

@@ -13,13 +13,13 @@ from typing import Annotated, Any
 import typer
 from tabulate import tabulate
 
-from arena.botref import BUILTIN, HUMAN, BotRef, BotSpecError, resolve
-from arena.cli.common import DbOption, fail, load_game, open_db
-from arena.limits import ResourceLimits
-from arena.match import BotPool
-from arena.record import MatchRecord
-from arena.timecontrol import TimeControl
-from games.base import Game
+from bot_arena.arena.botref import BUILTIN, HUMAN, BotRef, BotSpecError, resolve
+from bot_arena.arena.cli.common import DbOption, fail, load_game, open_db
+from bot_arena.arena.limits import ResourceLimits
+from bot_arena.arena.match import BotPool
+from bot_arena.arena.record import MatchRecord
+from bot_arena.arena.timecontrol import TimeControl
+from bot_arena.games.base import Game
 
 bots_app = typer.Typer(help="Submitted bots: validate, register, list.", no_args_is_help=True)
 
@@ -132,7 +132,7 @@ def add_command(
     else:
         fail(f"bot name {name!r} is taken by a built-in bot")
     ref, records = _check(path, game, param, move_time, startup_time)
-    from db.store import register_bot_version
+    from bot_arena.db.store import register_bot_version
 
     with open_db(db).begin() as session:
         version, created = register_bot_version(session, name, ref)
@@ -158,7 +158,7 @@ def _version_row(v: Any, number: int) -> dict[str, Any]:
 @bots_app.command("list")
 def list_command(as_json: JsonOption = False, db: DbOption = None) -> None:
     """The registered bots with their latest version."""
-    from db.store import list_bots
+    from bot_arena.db.store import list_bots
 
     with open_db(db).begin() as session:
         rows = [
@@ -190,7 +190,7 @@ def show_command(
     db: DbOption = None,
 ) -> None:
     """Every version of a bot, oldest first."""
-    from db.store import bot_versions
+    from bot_arena.db.store import bot_versions
 
     with open_db(db).begin() as session:
         rows = [_version_row(v, i + 1) for i, v in enumerate(bot_versions(session, name))]

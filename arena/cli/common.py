@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-import games
-from games.base import Game, GameError
+from bot_arena import games
+from bot_arena.games.base import Game, GameError
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
@@ -64,7 +64,7 @@ def echo_err(message: str) -> None:
 def open_db(url: str | None) -> sessionmaker[Session]:
     """A session factory for the database (migrated to the latest schema); one-line error and
     exit 2 when it cannot be opened."""
-    from db.session import DatabaseOpenError, make_engine, session_factory
+    from bot_arena.db.session import DatabaseOpenError, make_engine, session_factory
 
     try:
         return session_factory(make_engine(url))

@@ -8,9 +8,9 @@ from typing import Annotated, Any
 import typer
 from tabulate import tabulate
 
-import games
-from games.base import GameError
-from games.params import accepted
+from bot_arena import games
+from bot_arena.games.base import GameError
+from bot_arena.games.params import accepted
 
 
 def games_command(

@@ -17,14 +17,14 @@ import typer
 from sqlalchemy.orm import Session
 from tabulate import tabulate
 
-import games
-from arena.cli.common import DbOption, fail
-from arena.cli.tournament_cmd import open_existing_db
-from arena.record import MatchRecord
-from db import queries
-from db.models import Match, Tournament
-from db.store import load_match, load_matches, record_of
-from games.base import GameError
+from bot_arena import games
+from bot_arena.arena.cli.common import DbOption, fail
+from bot_arena.arena.cli.tournament_cmd import open_existing_db
+from bot_arena.arena.record import MatchRecord
+from bot_arena.db import queries
+from bot_arena.db.models import Match, Tournament
+from bot_arena.db.store import load_match, load_matches, record_of
+from bot_arena.games.base import GameError
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 EXPORT_CHUNK = 200
@@ -162,7 +162,7 @@ def void_command(
     Standings, leaderboards, ratings and exports leave void matches out. All or nothing: one
     bad match id (missing, void already, running under a live runner) and nothing is written.
     """
-    from arena.voiding import VoidError, void_matches
+    from bot_arena.arena.voiding import VoidError, void_matches
 
     factory = open_existing_db(db)
     try:

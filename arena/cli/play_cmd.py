@@ -9,13 +9,13 @@ from typing import Annotated, Any
 
 import typer
 
-from arena.botref import HUMAN, BotRef, BotSpecError, resolve
-from arena.cli.common import DbOption, fail, load_game, load_position, open_db
-from arena.limits import ResourceLimits
-from arena.match import BotPool
-from arena.record import MatchRecord, MoveRecord
-from arena.timecontrol import DEFAULT_MARGIN, TimeControl, TimeControlError
-from games.base import Game
+from bot_arena.arena.botref import HUMAN, BotRef, BotSpecError, resolve
+from bot_arena.arena.cli.common import DbOption, fail, load_game, load_position, open_db
+from bot_arena.arena.limits import ResourceLimits
+from bot_arena.arena.match import BotPool
+from bot_arena.arena.record import MatchRecord, MoveRecord
+from bot_arena.arena.timecontrol import DEFAULT_MARGIN, TimeControl, TimeControlError
+from bot_arena.games.base import Game
 
 DEFAULT_MOVE_TIME = 10.0  # seconds per move for bots when no time control is given
 
@@ -24,8 +24,8 @@ def registered_lookup(db: str | None) -> Callable[[str], BotRef | None]:
     """A lookup of registered bot names that opens the database only when first asked."""
 
     def lookup(name: str) -> BotRef | None:
-        from db.session import database_url, exists
-        from db.store import lookup_bot
+        from bot_arena.db.session import database_url, exists
+        from bot_arena.db.store import lookup_bot
 
         if not exists(database_url(db)):
             return None  # no database yet: nothing is registered (and don't create one)
@@ -170,7 +170,7 @@ def play_command(
         )
     match_id = None
     if not no_save:
-        from db.store import save_match
+        from bot_arena.db.store import save_match
 
         with open_db(db).begin() as session:
             match_id = save_match(session, record, refs)

@@ -11,9 +11,14 @@ from typing import Annotated
 
 import typer
 
-from arena.cli.common import DbOption, fail, open_db
-from arena.ratings import RatingInputError, read_results, render
-from arena.ratings.query import LeaderboardError, rate, render_crosstable, render_leaderboard
+from bot_arena.arena.cli.common import DbOption, fail, open_db
+from bot_arena.arena.ratings import RatingInputError, read_results, render
+from bot_arena.arena.ratings.query import (
+    LeaderboardError,
+    rate,
+    render_crosstable,
+    render_leaderboard,
+)
 
 
 class Method(StrEnum):
@@ -68,7 +73,7 @@ def parse_anchor(text: str | None) -> tuple[str, float] | None:
 
 
 def _check_db(url: str | None) -> None:
-    from db.session import database_url, display_url, exists
+    from bot_arena.db.session import database_url, display_url, exists
 
     full = database_url(url)
     if not exists(full):

@@ -19,10 +19,10 @@ from typing import Annotated, Any
 
 import typer
 
-from arena.cli.common import fail, load_game
-from bots.connect4_solver import DEFAULT_TT_SIZE
-from bots.solver import ExactSolver, SolverError, SolveResult
-from games.base import Game, GameError
+from bot_arena.arena.cli.common import fail, load_game
+from bot_arena.bots.connect4_solver import DEFAULT_TT_SIZE
+from bot_arena.bots.solver import ExactSolver, SolverError, SolveResult
+from bot_arena.games.base import Game, GameError
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,12 @@ import typer
 from sqlalchemy.orm import Session, sessionmaker
 from tabulate import tabulate
 
-from arena.botref import BotRef, BotSpecError, resolve
-from arena.cli.common import DbOption, fail, load_game, open_db
-from arena.referee_forkserver import ForkServer, start_forkserver
-from arena.schedule import ScheduleError
-from arena.timecontrol import TimeControl, TimeControlError
-from arena.tournament import (
+from bot_arena.arena.botref import BotRef, BotSpecError, resolve
+from bot_arena.arena.cli.common import DbOption, fail, load_game, open_db
+from bot_arena.arena.referee_forkserver import ForkServer, start_forkserver
+from bot_arena.arena.schedule import ScheduleError
+from bot_arena.arena.timecontrol import TimeControl, TimeControlError
+from bot_arena.arena.tournament import (
     Outcome,
     Runner,
     TournamentError,
@@ -27,9 +27,9 @@ from arena.tournament import (
     load_tournament,
     resolve_field,
 )
-from db import queries
-from db.session import database_url, exists
-from db.store import lookup_bot
+from bot_arena.db import queries
+from bot_arena.db.session import database_url, exists
+from bot_arena.db.store import lookup_bot
 
 tournament_app = typer.Typer(
     name="tournament",
@@ -262,7 +262,7 @@ def _leaderboard_text(factory: sessionmaker[Session], tid: int, summary: dict[st
     """The tournament's leaderboard from the ratings module; the plain score table when it
     cannot rate these results (no games yet, or the ratings module is absent)."""
     try:
-        from arena.ratings.query import LeaderboardError, render_leaderboard
+        from bot_arena.arena.ratings.query import LeaderboardError, render_leaderboard
     except ImportError:
         return _standings_table(summary)
     with factory() as session:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from tabulate import tabulate
 
-from arena.ratings.results import GameResult, pair_points
+from bot_arena.arena.ratings.results import GameResult, pair_points
 
 
 @dataclass(frozen=True, slots=True)

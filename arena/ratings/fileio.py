@@ -13,7 +13,7 @@ import io
 import re
 from pathlib import Path
 
-from arena.ratings.results import GameResult, RatingInputError
+from bot_arena.arena.ratings.results import GameResult, RatingInputError
 
 _TAG = re.compile(r'^\[\s*([A-Za-z0-9_]+)\s+"((?:[^"\\]|\\.)*)"\s*\]\s*$')
 _SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "½-½": 0.5}

@@ -16,11 +16,11 @@ from collections.abc import Iterable
 import numpy as np
 from numpy.typing import NDArray
 
-from arena.ratings.design import Design, FloatArray, IntArray, aggregate_pairs
-from arena.ratings.graph import pools, strong_components
-from arena.ratings.prepare import prepare
-from arena.ratings.results import GameResult, RatingInputError
-from arena.ratings.table import BotRating, Pool, RatingTable
+from bot_arena.arena.ratings.design import Design, FloatArray, IntArray, aggregate_pairs
+from bot_arena.arena.ratings.graph import pools, strong_components
+from bot_arena.arena.ratings.prepare import prepare
+from bot_arena.arena.ratings.results import GameResult, RatingInputError
+from bot_arena.arena.ratings.table import BotRating, Pool, RatingTable
 
 #: Elo points per natural-log unit of strength: 10^(d/400) = e^(theta).
 ELO_PER_NAT = 400.0 / math.log(10.0)

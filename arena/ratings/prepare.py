@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from arena.ratings.design import FloatArray, IntArray
-from arena.ratings.results import BotStats, GameResult
+from bot_arena.arena.ratings.design import FloatArray, IntArray
+from bot_arena.arena.ratings.results import BotStats, GameResult
 
 Group = tuple[IntArray, IntArray, IntArray]  # players (M, n), ranks (M, n), input positions (M,)
 

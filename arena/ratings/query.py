@@ -2,7 +2,7 @@
 
 For the tournament runner and other callers::
 
-    from arena.ratings.query import render_leaderboard
+    from bot_arena.arena.ratings.query import render_leaderboard
     with sessionmaker() as session:
         print(render_leaderboard(session, tournament_id=7, fmt="table"))
 
@@ -26,14 +26,14 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from arena.ratings.crosstable import crosstable
-from arena.ratings.crosstable import render_crosstable as _render_crosstable
-from arena.ratings.ml import fit_ml
-from arena.ratings.render import Faults, render
-from arena.ratings.results import GameResult, RatingInputError
-from arena.ratings.sequential import fit_sequential
-from arena.ratings.table import RatingTable
-from db.models import Bot, BotVersion, Match, Seat, Tournament
+from bot_arena.arena.ratings.crosstable import crosstable
+from bot_arena.arena.ratings.crosstable import render_crosstable as _render_crosstable
+from bot_arena.arena.ratings.ml import fit_ml
+from bot_arena.arena.ratings.render import Faults, render
+from bot_arena.arena.ratings.results import GameResult, RatingInputError
+from bot_arena.arena.ratings.sequential import fit_sequential
+from bot_arena.arena.ratings.table import RatingTable
+from bot_arena.db.models import Bot, BotVersion, Match, Seat, Tournament
 
 SHORT_HASH = 7
 METHODS = ("ml", "elo")

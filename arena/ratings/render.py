@@ -11,7 +11,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from arena.ratings.table import BotRating, RatingTable
+from bot_arena.arena.ratings.table import BotRating, RatingTable
 
 FORMATS = ("table", "json", "csv", "markdown")
 

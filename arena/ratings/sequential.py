@@ -12,10 +12,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from arena.ratings.graph import pools
-from arena.ratings.prepare import prepare
-from arena.ratings.results import GameResult, RatingInputError, pair_points
-from arena.ratings.table import BotRating, Pool, RatingTable
+from bot_arena.arena.ratings.graph import pools
+from bot_arena.arena.ratings.prepare import prepare
+from bot_arena.arena.ratings.results import GameResult, RatingInputError, pair_points
+from bot_arena.arena.ratings.table import BotRating, Pool, RatingTable
 
 
 def fit_sequential(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from arena.worker.options import parse_limits
+from bot_arena.arena.worker.options import parse_limits
 
 
 def die_with_parent() -> None:
@@ -33,11 +33,11 @@ def die_with_parent() -> None:
 def main(argv: list[str]) -> int:
     die_with_parent()
     opts = parse_limits(argv)
-    from arena.worker.host import Host, fail_message, isolate
+    from bot_arena.arena.worker.host import Host, fail_message, isolate
 
     channel = isolate()
     try:
-        from arena.worker import loader
+        from bot_arena.arena.worker import loader
 
         if "builtin" in opts:
             factory = loader.builtin_factory(opts["builtin"])

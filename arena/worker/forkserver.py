@@ -35,7 +35,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from arena.worker.__main__ import die_with_parent
+from bot_arena.arena.worker.__main__ import die_with_parent
 
 MAX_MESSAGE = 1 << 20  # bytes of one request (the environment is the large part)
 
@@ -44,9 +44,9 @@ def preload() -> Callable[[list[str]], int]:
     """Import what every worker needs before it loads its bot; return the worker's ``main``."""
     from importlib import import_module
 
-    from arena.worker.__main__ import main
-    from bots import registry as bot_registry
-    from games import registry as game_registry
+    from bot_arena.arena.worker.__main__ import main
+    from bot_arena.bots import registry as bot_registry
+    from bot_arena.games import registry as game_registry
 
     # built-in modules only: a third-party plugin might start threads, and a process with
     # threads must not fork
@@ -165,7 +165,7 @@ class Server:
                 argv = [str(a) for a in request["argv"]]
 
                 def run() -> int:
-                    sys.argv = ["arena.worker", *argv]
+                    sys.argv = ["bot_arena.arena.worker", *argv]
                     return self.worker_main(argv)
 
             else:  # a tournament job: its pipes, and a channel of its own for its workers
@@ -199,7 +199,7 @@ class Server:
 def _run_job() -> int:
     """A tournament job (fds 3, 4: its pipes from and to the runner; 5: its own channel to this
     server, through which its pool starts its bots)."""
-    from arena.tournament_job import run_forked
+    from bot_arena.arena.tournament_job import run_forked
 
     return run_forked(3, 4, 5)
 

@@ -13,10 +13,10 @@ import time
 import traceback
 from typing import Any, BinaryIO
 
-from arena import protocol
-from arena.worker.loader import Factory, Player, answer
-from bots.base import TimeBudget
-from games.base import Game
+from bot_arena.arena import protocol
+from bot_arena.arena.worker.loader import Factory, Player, answer
+from bot_arena.bots.base import TimeBudget
+from bot_arena.games.base import Game
 
 
 class Channel:
@@ -78,7 +78,7 @@ class Host:
         self.known = False
 
     def start_game(self, request: dict[str, Any]) -> dict[str, Any]:
-        import games
+        from bot_arena import games
 
         key = (str(request["game"]), repr(request.get("params")))
         if self.game is None or key != self.game_key:

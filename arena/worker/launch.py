@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from arena.worker.options import parse_limits
+from bot_arena.arena.worker.options import parse_limits
 
 
 def main(argv: list[str]) -> None:

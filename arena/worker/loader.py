@@ -18,8 +18,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from bots.base import Decision, SearchInfo, TimeBudget
-from games.base import Game
+from bot_arena.bots.base import Decision, SearchInfo, TimeBudget
+from bot_arena.games.base import Game
 
 
 class LoadError(Exception):
@@ -123,8 +123,8 @@ def find_bot(module: ModuleType, attr: str | None) -> Factory:
 def builtin_factory(spec: str) -> Factory:
     """Built-in bots by spec; the class and options are resolved once (``bots.make`` looks the
     registry's entry points up on every call, which would cost milliseconds per game)."""
-    import bots  # imported here: only built-in workers need the registry's bots
-    from games.params import accepted, bind
+    from bot_arena import bots  # imported here: only built-in workers need the registry's bots
+    from bot_arena.games.params import accepted, bind
 
     bots.make(spec)  # fail at load time on a bad spec, with the registry's message
     name, options = bots.split_spec(spec)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena import limits
+from bot_arena.arena import limits
 
 
 class OptionError(ValueError):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection, create_engine
 
-from db.models import Base
+from bot_arena.db.models import Base
 
 
 def _run(connection: Connection) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from arena_helpers import FIXTURES
 
-from arena.botref import BotRef, BotSpecError, resolve
+from bot_arena.arena.botref import BotRef, BotSpecError, resolve
 
 
 def test_builtin_spec() -> None:
@@ -38,7 +38,7 @@ def test_file_pins_the_source(tmp_path: Path) -> None:
 
 
 def test_module_attr_and_command() -> None:
-    ref = resolve("bots.random_bot:RandomBot")
+    ref = resolve("bot_arena.bots.random_bot:RandomBot")
     assert ref.kind == "module" and ref.source and "class RandomBot" in ref.source
     cmd = resolve(f"cmd:bash {FIXTURES / 'first_legal.sh'}")
     assert cmd.kind == "command" and cmd.target.startswith("bash ")

@@ -10,8 +10,8 @@ import pytest
 from arena_helpers import FIXTURES
 from typer.testing import CliRunner
 
-import games
-from arena.cli.app import app
+from bot_arena import games
+from bot_arena.arena.cli.app import app
 
 runner = CliRunner()
 
@@ -105,8 +105,8 @@ def test_play_saves_the_match(db: str) -> None:
     )
     assert result.exit_code == 0, result.output
     match_id = json.loads(result.stdout)["match_id"]
-    from db.session import make_engine, session_factory
-    from db.store import load_match, record_of
+    from bot_arena.db.session import make_engine, session_factory
+    from bot_arena.db.store import load_match, record_of
 
     with session_factory(make_engine(db)).begin() as session:
         match = load_match(session, match_id)

@@ -17,10 +17,10 @@ from arena_helpers import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import games
-from arena import protocol
-from arena.referee_states import StateTable, facts_of
-from arena.timecontrol import Clock, TimeControl
+from bot_arena import games
+from bot_arena.arena import protocol
+from bot_arena.arena.referee_states import StateTable, facts_of
+from bot_arena.arena.timecontrol import Clock, TimeControl
 
 texts = st.text(max_size=12)  # any unicode: escapes and non-ASCII must match too
 numbers = st.none() | st.floats(0.001, 1e6) | st.integers(1, 10**6)
@@ -133,7 +133,7 @@ def test_worker_keeps_the_position_and_follows_any_request() -> None:
     """Moves that continue the last request are applied to the kept position; a list that
     does not continue it, or a new game, makes the worker take the request's position."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arena.worker", "--file", str(FIXTURES / "state_echo.py")],
+        [sys.executable, "-m", "bot_arena.arena.worker", "--file", str(FIXTURES / "state_echo.py")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )

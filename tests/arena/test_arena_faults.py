@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from arena_helpers import assert_no_leftovers, fixture
 
-import games
-from arena.botref import resolve
-from arena.limits import ResourceLimits
-from arena.match import BotPool
-from arena.record import MatchRecord, Termination
-from arena.timecontrol import TimeControl
+from bot_arena import games
+from bot_arena.arena.botref import resolve
+from bot_arena.arena.limits import ResourceLimits
+from bot_arena.arena.match import BotPool
+from bot_arena.arena.record import MatchRecord, Termination
+from bot_arena.arena.timecontrol import TimeControl
 
 LIMITS = ResourceLimits(memory_mb=256, startup_s=3.0)
 MOVE = TimeControl(move_time=0.3)  # for the bots that never answer

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from arena.limits import ResourceLimits
-from arena.referee_process import BotProcess, ReadStatus
+from bot_arena.arena.limits import ResourceLimits
+from bot_arena.arena.referee_process import BotProcess, ReadStatus
 
 LIMITS = ResourceLimits(memory_mb=300, open_files=64, cpu_s=2.5)
 PROBE = (
@@ -28,7 +28,7 @@ def test_shell_prefix_sets_the_limits_then_execs() -> None:
 
 
 def test_python_launcher_sets_the_limits_then_execs() -> None:
-    argv = [sys.executable, "-m", "arena.worker.launch", *LIMITS.argv(), "--"]
+    argv = [sys.executable, "-m", "bot_arena.arena.worker.launch", *LIMITS.argv(), "--"]
     out = subprocess.run([*argv, sys.executable, "-c", PROBE], capture_output=True, timeout=60)
     assert out.stdout.decode().strip() == EXPECTED
 

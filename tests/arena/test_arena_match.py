@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from arena_helpers import alive, assert_no_leftovers, fixture
 
-import games
-from arena.botref import resolve
-from arena.limits import ResourceLimits
-from arena.match import BotPool, play_match
-from arena.record import MoveRecord, Termination
-from arena.timecontrol import TimeControl
+from bot_arena import games
+from bot_arena.arena.botref import resolve
+from bot_arena.arena.limits import ResourceLimits
+from bot_arena.arena.match import BotPool, play_match
+from bot_arena.arena.record import MoveRecord, Termination
+from bot_arena.arena.timecontrol import TimeControl
 
 LIMITS = ResourceLimits(memory_mb=512, startup_s=5.0)
 TC = TimeControl(move_time=5.0)
@@ -164,7 +164,7 @@ def test_on_move_sees_every_move_in_order() -> None:
 
 def test_module_attr_and_builtin_spec_bots() -> None:
     game = games.get("coins", coins=7)
-    refs = [resolve("bots.random_bot:RandomBot"), resolve("random:seed=5")]
+    refs = [resolve("bot_arena.bots.random_bot:RandomBot"), resolve("random:seed=5")]
     record = play_match(game, refs, time_control=TC, limits=LIMITS)
     assert record.termination is Termination.NORMAL
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from arena_helpers import alive, thinking_bot, wait_until
 
-from arena.referee_process import descendants
+from bot_arena.arena.referee_process import descendants
 
 # -P: run the CLI as the installed `arena` script runs, without the test folder on the path.
-ARENA = [sys.executable, "-P", "-m", "arena.cli.app"]
+ARENA = [sys.executable, "-P", "-m", "bot_arena.arena.cli.app"]
 
 
 def test_bots_die_with_a_killed_referee(tmp_path: Path) -> None:

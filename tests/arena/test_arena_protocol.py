@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena import protocol
-from arena.protocol import BotFailure, MoveAnswer, ProtocolError, Ready
+from bot_arena.arena import protocol
+from bot_arena.arena.protocol import BotFailure, MoveAnswer, ProtocolError, Ready
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 
@@ -104,7 +104,7 @@ def test_documented_transcript_replays_against_a_real_worker() -> None:
     pairs = transcript()
     assert len(pairs) == 6 and pairs[-1] == ('{"type":"quit"}', None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arena.worker", "--builtin", "alphabeta:depth=2"],
+        [sys.executable, "-m", "bot_arena.arena.worker", "--builtin", "alphabeta:depth=2"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -13,15 +13,15 @@ from arena_helpers import fixture
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import games
-from arena.botref import resolve
-from arena.limits import ResourceLimits
-from arena.match import play_match
-from arena.protocol import MoveRequest
-from arena.record import Fault, Termination
-from arena.referee import final_ranks, play_game
-from arena.referee_seat import Reply
-from arena.timecontrol import TimeControl
+from bot_arena import games
+from bot_arena.arena.botref import resolve
+from bot_arena.arena.limits import ResourceLimits
+from bot_arena.arena.match import play_match
+from bot_arena.arena.protocol import MoveRequest
+from bot_arena.arena.record import Fault, Termination
+from bot_arena.arena.referee import final_ranks, play_game
+from bot_arena.arena.referee_seat import Reply
+from bot_arena.arena.timecontrol import TimeControl
 
 
 class Scripted:

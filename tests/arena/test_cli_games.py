@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import games
-from arena.cli.app import app
+from bot_arena import games
+from bot_arena.arena.cli.app import app
 
 runner = CliRunner()
 BOARD_ROW = re.compile(r"^ ([xo.]) ([xo.]) ([xo.])    \d \d \d$")
@@ -130,7 +130,7 @@ def test_real_process_exit_code_and_stderr(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("[1, ", encoding="utf-8")
     proc = subprocess.run(
-        [sys.executable, "-m", "arena.cli.app", "play", "tree", "--tree", str(bad)],
+        [sys.executable, "-m", "bot_arena.arena.cli.app", "play", "tree", "--tree", str(bad)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -139,7 +139,7 @@ def test_real_process_exit_code_and_stderr(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "is not valid JSON" in proc.stderr
     ok = subprocess.run(
-        [sys.executable, "-m", "arena.cli.app", "games", "--json"],
+        [sys.executable, "-m", "bot_arena.arena.cli.app", "games", "--json"],
         capture_output=True,
         text=True,
         timeout=60,

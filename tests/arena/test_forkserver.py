@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 from arena_helpers import alive, assert_no_leftovers, fixture, thinking_bot, wait_until
 
-import games
-from arena.botref import resolve
-from arena.match import BotPool, TimeControl
-from arena.record import Termination
-from arena.referee_forkserver import ForkServer, ForkServerError, wait_for_exit
-from arena.referee_process import BotProcess, descendants
-from arena.tournament_job import Job, Plan
+from bot_arena import games
+from bot_arena.arena.botref import resolve
+from bot_arena.arena.match import BotPool, TimeControl
+from bot_arena.arena.record import Termination
+from bot_arena.arena.referee_forkserver import ForkServer, ForkServerError, wait_for_exit
+from bot_arena.arena.referee_process import BotProcess, descendants
+from bot_arena.arena.tournament_job import Job, Plan
 
-WORKER = [sys.executable, "-P", "-m", "arena.worker"]
+WORKER = [sys.executable, "-P", "-m", "bot_arena.arena.worker"]
 PROBE = (
     "import json, os\n"
     "def choose_move(game, state, budget):\n"

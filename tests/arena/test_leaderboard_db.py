@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from arena.botref import BotRef, sha256_text
-from arena.cli.app import app
-from arena.ratings.query import LeaderboardError, render_leaderboard
-from arena.record import Fault, MatchRecord, SeatResult, Termination
-from db.models import Tournament
-from db.session import make_engine, session_factory
-from db.store import save_match
+from bot_arena.arena.botref import BotRef, sha256_text
+from bot_arena.arena.cli.app import app
+from bot_arena.arena.ratings.query import LeaderboardError, render_leaderboard
+from bot_arena.arena.record import Fault, MatchRecord, SeatResult, Termination
+from bot_arena.db.models import Tournament
+from bot_arena.db.session import make_engine, session_factory
+from bot_arena.db.store import save_match
 
 runner = CliRunner()
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from arena.cli.app import app
-from arena.ratings import GameResult, RatingInputError, parse_csv, parse_pgn
+from bot_arena.arena.cli.app import app
+from bot_arena.arena.ratings import GameResult, RatingInputError, parse_csv, parse_pgn
 
 runner = CliRunner()
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.ratings import ELO_PER_NAT, GameResult, RatingInputError, elo_diff, fit_ml
-from arena.ratings.ml import Z95
+from bot_arena.arena.ratings import ELO_PER_NAT, GameResult, RatingInputError, elo_diff, fit_ml
+from bot_arena.arena.ratings.ml import Z95
 
 W, D, L = 1.0, 0.5, 0.0
 

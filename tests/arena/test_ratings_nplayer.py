@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.ratings import ELO_PER_NAT, GameResult, fit_ml
+from bot_arena.arena.ratings import ELO_PER_NAT, GameResult, fit_ml
 
 
 def pl_loglik_bruteforce(theta: dict[str, float], results: list[GameResult]) -> float:

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from arena.ratings import GameResult, fit_sequential
+from bot_arena.arena.ratings import GameResult, fit_sequential
 
 # E_a = 1 / (1 + 10^((R_b - R_a) / 400));  R_a += K (S_a - E_a);  R_b -= K (S_a - E_a)
 

@@ -14,12 +14,12 @@ import pytest
 from sqlalchemy import create_engine, text
 from typer.testing import CliRunner
 
-import games
-from arena.botref import resolve
-from arena.cli.app import app
-from arena.timecontrol import TimeControl
-from arena.tournament import create
-from db.session import make_engine, session_factory
+from bot_arena import games
+from bot_arena.arena.botref import resolve
+from bot_arena.arena.cli.app import app
+from bot_arena.arena.timecontrol import TimeControl
+from bot_arena.arena.tournament import create
+from bot_arena.db.session import make_engine, session_factory
 from tests.db.dbtest import BACKENDS, database
 
 runner = CliRunner()

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, exc, make_url, pool
 
-from arena.botref import resolve
-from arena.schedule import schedule
+from bot_arena.arena.botref import resolve
+from bot_arena.arena.schedule import schedule
 from tests.db.dbtest import BACKENDS, database
 
 GATED = str(Path(__file__).resolve().parent / "fixtures" / "gated_random.py")
@@ -75,7 +75,7 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
 
 
 def arena_cmd(db: Db, *args: str) -> list[str]:
-    return [sys.executable, "-m", "arena.cli.app", *args, "--db", db.url]
+    return [sys.executable, "-m", "bot_arena.arena.cli.app", *args, "--db", db.url]
 
 
 def run_cmd(db: Db, jobs: int) -> list[str]:
@@ -320,7 +320,7 @@ def test_the_database_shows_as_running_the_match_in_play(tmp_path: Path) -> None
         [
             sys.executable,
             "-m",
-            "arena.cli.app",
+            "bot_arena.arena.cli.app",
             "tournament",
             "run",
             "tictactoe",

@@ -8,14 +8,14 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-import games
-from arena.botref import resolve
-from arena.progress import Progress, Standings, format_duration
-from arena.timecontrol import TimeControl
-from arena.tournament import Runner, create
-from arena.voiding import void_matches
-from db.models import Match, Move
-from db.session import make_engine, session_factory
+from bot_arena import games
+from bot_arena.arena.botref import resolve
+from bot_arena.arena.progress import Progress, Standings, format_duration
+from bot_arena.arena.timecontrol import TimeControl
+from bot_arena.arena.tournament import Runner, create
+from bot_arena.arena.voiding import void_matches
+from bot_arena.db.models import Match, Move
+from bot_arena.db.session import make_engine, session_factory
 
 
 class FakeClock:

@@ -9,8 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import games
-from arena.schedule import Pairing, ScheduleError, groups, openings, random_opening, schedule
+from bot_arena import games
+from bot_arena.arena.schedule import (
+    Pairing,
+    ScheduleError,
+    groups,
+    openings,
+    random_opening,
+    schedule,
+)
 
 
 def seat_counts(pairings: list[Pairing]) -> Counter[tuple[int, int]]:

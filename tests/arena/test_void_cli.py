@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 
-import games
-from arena.botref import resolve
-from arena.timecontrol import TimeControl
-from arena.tournament import create
-from db.models import Tournament
-from db.session import make_engine, session_factory
+from bot_arena import games
+from bot_arena.arena.botref import resolve
+from bot_arena.arena.timecontrol import TimeControl
+from bot_arena.arena.tournament import create
+from bot_arena.db.models import Tournament
+from bot_arena.db.session import make_engine, session_factory
 from tests.arena.test_tournament_cli import _error_line, arena, run_args, sql
 from tests.db.dbtest import BACKENDS, database
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from bots.base import Decision, TimeBudget
-from bots.registry import make
-from games.base import Game
+from bot_arena.bots.base import Decision, TimeBudget
+from bot_arena.bots.registry import make
+from bot_arena.games.base import Game
 
 TREES_DIR = Path(__file__).parent / "data" / "trees"
 

@@ -9,7 +9,7 @@ import pytest
 from search_helpers import TREES_DIR
 from typer.testing import CliRunner
 
-from arena.cli.app import app
+from bot_arena.arena.cli.app import app
 
 runner = CliRunner()
 KEYS = {

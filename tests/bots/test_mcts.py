@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from search_helpers import decide
 
-import games
-from bots.base import TimeBudget
-from bots.mcts import MCTSBot
+from bot_arena import games
+from bot_arena.bots.base import TimeBudget
+from bot_arena.bots.mcts import MCTSBot
 
 
 def test_four_coins_take_one() -> None:

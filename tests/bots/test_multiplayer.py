@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from search_helpers import brute_maxn, brute_paranoid, decide, vector_trees
 
-import games
-from bots.alphabeta import alphabeta
-from bots.maxn import maxn, shallow_pruning_applies
-from bots.search_common import UNLIMITED
-from games.nim import NimGame, p_position
-from games.tree import TreeGame
+from bot_arena import games
+from bot_arena.bots.alphabeta import alphabeta
+from bot_arena.bots.maxn import maxn, shallow_pruning_applies
+from bot_arena.bots.search_common import UNLIMITED
+from bot_arena.games.nim import NimGame, p_position
+from bot_arena.games.tree import TreeGame
 
 
 @settings(max_examples=300, deadline=None)

@@ -8,15 +8,15 @@ from typing import Any
 import pytest
 from search_helpers import decide
 
-import games
-from bots.alphabeta import alphabeta
-from bots.base import BotError, TimeBudget
-from bots.iterative import DeepeningSearch, IterativeBot
-from bots.minimax import minimax
-from bots.registry import make
-from bots.search_common import UNLIMITED
-from bots.tt import TranspositionTable
-from games.base import Game, GameKind
+from bot_arena import games
+from bot_arena.bots.alphabeta import alphabeta
+from bot_arena.bots.base import BotError, TimeBudget
+from bot_arena.bots.iterative import DeepeningSearch, IterativeBot
+from bot_arena.bots.minimax import minimax
+from bot_arena.bots.registry import make
+from bot_arena.bots.search_common import UNLIMITED
+from bot_arena.bots.tt import TranspositionTable
+from bot_arena.games.base import Game, GameKind
 
 
 def random_positions(game: Game[Any, Any], count: int, plies: range, seed: int) -> list[Any]:

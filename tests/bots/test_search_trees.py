@@ -20,13 +20,13 @@ from search_helpers import (
     zero_sum_trees,
 )
 
-from bots.alphabeta import alphabeta
-from bots.base import BotError, TimeBudget
-from bots.minimax import minimax
-from bots.registry import make
-from bots.search_common import UNLIMITED
-from bots.trace import traced_search
-from games.tree import TreeGame
+from bot_arena.bots.alphabeta import alphabeta
+from bot_arena.bots.base import BotError, TimeBudget
+from bot_arena.bots.minimax import minimax
+from bot_arena.bots.registry import make
+from bot_arena.bots.search_common import UNLIMITED
+from bot_arena.bots.trace import traced_search
+from bot_arena.games.tree import TreeGame
 
 EXACT_BOTS = [
     "minimax",

@@ -13,13 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bots
-import games
-from bots.base import BotError, TimeBudget
-from bots.connect4_solver import Connect4Solver, SolverTimeout, parse_moves
-from bots.solver import ExactSolver, SolverBot, SolverError
-from games.base import Game
-from games.tree import TreeGame
+from bot_arena import bots, games
+from bot_arena.bots.base import BotError, TimeBudget
+from bot_arena.bots.connect4_solver import Connect4Solver, SolverTimeout, parse_moves
+from bot_arena.bots.solver import ExactSolver, SolverBot, SolverError
+from bot_arena.games.base import Game
+from bot_arena.games.tree import TreeGame
 
 # --- brute force, written independently of the solver -------------------------------------------
 

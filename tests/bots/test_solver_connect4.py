@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-import games
-from arena.cli.app import app
-from arena.cli.solve_cmd import read_positions, solve_positions
-from bots.connect4_solver import Connect4Solver
+from bot_arena import games
+from bot_arena.arena.cli.app import app
+from bot_arena.arena.cli.solve_cmd import read_positions, solve_positions
+from bot_arena.bots.connect4_solver import Connect4Solver
 
 
 def _set(shared_data: Path, name: str) -> Path:
@@ -127,7 +127,7 @@ def test_arena_solve_in_a_real_process() -> None:
     """The installed entry point, table output: the L3 position scores -1 for player 1."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     proc = subprocess.run(
-        [sys.executable, "-m", "arena.cli.app", "solve", "connect4", "--position",
+        [sys.executable, "-m", "bot_arena.arena.cli.app", "solve", "connect4", "--position",
          "2252576253462244111563365343671351441"],
         capture_output=True, text=True, env=env, timeout=60, check=False,
     )  # fmt: skip

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bots.tt import EXACT, LOWER, UPPER, TranspositionTable, usable
+from bot_arena.bots.tt import EXACT, LOWER, UPPER, TranspositionTable, usable
 
 
 class Key:
@@ -76,7 +76,7 @@ def test_size_must_be_positive() -> None:
 
 
 def test_slot_counts_are_primes_within_the_size() -> None:
-    from bots.tt import largest_prime_at_most
+    from bot_arena.bots.tt import largest_prime_at_most
 
     assert [largest_prime_at_most(n) for n in (1, 2, 3, 4, 10, 100, 1 << 18)] == [
         1,
@@ -90,7 +90,7 @@ def test_slot_counts_are_primes_within_the_size() -> None:
 
 
 def test_bitboard_keys_spread_over_the_table() -> None:
-    import games
+    from bot_arena import games
 
     game = games.get("connect4")
     layer = {game.state_key(game.initial_state()): game.initial_state()}

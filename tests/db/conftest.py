@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from db.session import make_engine, session_factory
+from bot_arena.db.session import make_engine, session_factory
 from tests.db.dbtest import BACKENDS, database
 
 

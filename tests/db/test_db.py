@@ -14,10 +14,10 @@ from sqlalchemy import Engine, func, insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from arena.botref import BotRef, resolve, sha256_text
-from arena.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
-from db.models import Base, Bot, BotVersion, Match, Move, Seat, Tournament
-from db.session import (
+from bot_arena.arena.botref import BotRef, resolve, sha256_text
+from bot_arena.arena.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
+from bot_arena.db.models import Base, Bot, BotVersion, Match, Move, Seat, Tournament
+from bot_arena.db.session import (
     DatabaseOpenError,
     alembic_config,
     current_revision,
@@ -26,7 +26,7 @@ from db.session import (
     make_engine,
     session_factory,
 )
-from db.store import (
+from bot_arena.db.store import (
     bot_versions,
     complete_match,
     insert_schedule,

@@ -13,9 +13,9 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from db.models import Match, Move, Seat
-from db.session import session_factory
-from db.store import complete_match, complete_matches, load_match, record_of
+from bot_arena.db.models import Match, Move, Seat
+from bot_arena.db.session import session_factory
+from bot_arena.db.store import complete_match, complete_matches, load_match, record_of
 from tests.db.test_db import _pending_match, make_record
 
 

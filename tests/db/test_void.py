@@ -11,11 +11,17 @@ from sqlalchemy import Engine, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from arena.voiding import VoidError, void_matches
-from db import queries
-from db.models import Match, Move, Seat, Tournament
-from db.session import current_revision, head_revision, make_engine, session_factory, upgrade
-from db.store import complete_match, complete_matches, save_match, version_for
+from bot_arena.arena.voiding import VoidError, void_matches
+from bot_arena.db import queries
+from bot_arena.db.models import Match, Move, Seat, Tournament
+from bot_arena.db.session import (
+    current_revision,
+    head_revision,
+    make_engine,
+    session_factory,
+    upgrade,
+)
+from bot_arena.db.store import complete_match, complete_matches, save_match, version_for
 from tests.db.test_db import REFS, make_record
 
 

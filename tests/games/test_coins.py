@@ -6,9 +6,9 @@ from functools import cache
 
 import pytest
 
-import games
-from games.base import GameError
-from games.coins import CoinsGame, CoinsState
+from bot_arena import games
+from bot_arena.games.base import GameError
+from bot_arena.games.coins import CoinsGame, CoinsState
 
 
 def mover_wins(game: CoinsGame, state: CoinsState) -> bool:

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import games
-from games.base import Game, GameError, GameKind
-from games.connect4 import DRAWN, ONGOING, WON, C4State, ConnectFour
+from bot_arena import games
+from bot_arena.games.base import Game, GameError, GameKind
+from bot_arena.games.connect4 import DRAWN, ONGOING, WON, C4State, ConnectFour
 
 C4 = ConnectFour()
 

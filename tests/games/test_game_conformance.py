@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-import games
-from games.base import Game, GameError, GameKind
-from games.registry import _BUILTIN
+from bot_arena import games
+from bot_arena.games.base import Game, GameError, GameKind
+from bot_arena.games.registry import _BUILTIN
 
 # (game, params, most plies a game can last or None); tree params name a file made below.
 CASES: list[tuple[str, dict[str, Any], int | None]] = [

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-import games
-from games import plugins, registry
-from games.base import GameError
-from games.coins import CoinsGame
+from bot_arena import games
+from bot_arena.games import plugins, registry
+from bot_arena.games.base import GameError
+from bot_arena.games.coins import CoinsGame
 
 
 @pytest.fixture(autouse=True)
@@ -78,8 +78,12 @@ def test_runtime_registration() -> None:
 
 def test_entry_point_games_are_discovered(monkeypatch: pytest.MonkeyPatch) -> None:
     points = [
-        EntryPoint(name="stones-test", value="games.coins:CoinsGame", group="arena.games"),
-        EntryPoint(name="broken-test", value="games.no_such_module:Game", group="arena.games"),
+        EntryPoint(
+            name="stones-test", value="bot_arena.games.coins:CoinsGame", group="arena.games"
+        ),
+        EntryPoint(
+            name="broken-test", value="bot_arena.games.no_such_module:Game", group="arena.games"
+        ),
     ]
 
     def fake(group: str) -> list[EntryPoint]:
@@ -91,12 +95,14 @@ def test_entry_point_games_are_discovered(monkeypatch: pytest.MonkeyPatch) -> No
     assert isinstance(games.get("stones-test"), CoinsGame)
     # A broken plugin is left out of the list and is a one-line GameError, not a traceback.
     assert "broken-test" not in names
-    with pytest.raises(GameError, match=r"cannot be loaded: No module named 'games\.no_such"):
+    with pytest.raises(
+        GameError, match=r"cannot be loaded: No module named 'bot_arena\.games\.no_such"
+    ):
         games.get("broken-test")
 
 
 def test_non_game_target_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(registry._BUILTIN, "notagame-test", "games.base:GameError")
+    monkeypatch.setitem(registry._BUILTIN, "notagame-test", "bot_arena.games.base:GameError")
     with pytest.raises(GameError, match="is not a Game class"):
         games.game_class("notagame-test")
     assert "notagame-test" not in games.names()

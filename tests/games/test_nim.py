@@ -23,9 +23,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import games
-from games.base import GameError
-from games.nim import NimGame, NimState
+from bot_arena import games
+from bot_arena.games.base import GameError
+from bot_arena.games.nim import NimGame, NimState
 
 Vector = tuple[float, ...]
 

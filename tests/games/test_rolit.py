@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import games
-from games.base import GameError, GameKind
-from games.rolit import Rolit, RolitState
+from bot_arena import games
+from bot_arena.games.base import GameError, GameKind
+from bot_arena.games.rolit import Rolit, RolitState
 
 DIRECTIONS = [(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if (dr, dc) != (0, 0)]
 Grid = list[list[int | None]]

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import games
-from games.base import GameError
-from games.tictactoe import LINES, TicTacToe
+from bot_arena import games
+from bot_arena.games.base import GameError
+from bot_arena.games.tictactoe import LINES, TicTacToe
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-import games
-from games.base import GameError, GameKind
-from games.tree import TreeGame
+from bot_arena import games
+from bot_arena.games.base import GameError, GameKind
+from bot_arena.games.tree import TreeGame
 
 
 def write(tmp_path: Path, data: Any, name: str = "t.json") -> str:
