@@ -33,10 +33,10 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
     sys.path.pop(0)  # bench/ holds scripts named like packages (bench/games.py)
 
 from bot_arena import games
-from bot_arena.arena.botref import resolve
-from bot_arena.arena.referee_forkserver import start_forkserver
-from bot_arena.arena.timecontrol import TimeControl
-from bot_arena.arena.tournament import Runner, create
+from bot_arena.arena.match.botref import resolve
+from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.tournament.runner import Runner, create
+from bot_arena.arena.transport.forkserver import start_forkserver
 from bot_arena.db.session import make_engine, session_factory
 
 FIELD = ["random:seed=1", "random:seed=2", "random:seed=3", "random:seed=4"]

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from bot_arena.arena.record import MatchRecord
+from bot_arena.arena.match.record import MatchRecord
 
 _COMPLETE = (
     "UPDATE matches SET time_control = ?, start_position = ?, final_position = ?,"

@@ -17,8 +17,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
-from bot_arena.arena.botref import BotRef
-from bot_arena.arena.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
+from bot_arena.arena.match.botref import BotRef
+from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
 from bot_arena.db import sqlite_fast
 from bot_arena.db.models import Bot, BotVersion, Match, Move, Seat
 

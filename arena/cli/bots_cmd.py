@@ -13,12 +13,12 @@ from typing import Annotated, Any
 import typer
 from tabulate import tabulate
 
-from bot_arena.arena.botref import BUILTIN, HUMAN, BotRef, BotSpecError, resolve
 from bot_arena.arena.cli.common import DbOption, fail, load_game, open_db
-from bot_arena.arena.limits import ResourceLimits
-from bot_arena.arena.match import BotPool
-from bot_arena.arena.record import MatchRecord
-from bot_arena.arena.timecontrol import TimeControl
+from bot_arena.arena.match.botref import BUILTIN, HUMAN, BotRef, BotSpecError, resolve
+from bot_arena.arena.match.pool import BotPool
+from bot_arena.arena.match.record import MatchRecord
+from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.games.base import Game
 
 bots_app = typer.Typer(help="Submitted bots: validate, register, list.", no_args_is_help=True)

@@ -20,7 +20,7 @@ from tabulate import tabulate
 from bot_arena import games
 from bot_arena.arena.cli.common import DbOption, fail
 from bot_arena.arena.cli.tournament_cmd import open_existing_db
-from bot_arena.arena.record import MatchRecord
+from bot_arena.arena.match.record import MatchRecord
 from bot_arena.db import queries
 from bot_arena.db.models import Match, Tournament
 from bot_arena.db.store import load_match, load_matches, record_of
@@ -162,7 +162,7 @@ def void_command(
     Standings, leaderboards, ratings and exports leave void matches out. All or nothing: one
     bad match id (missing, void already, running under a live runner) and nothing is written.
     """
-    from bot_arena.arena.voiding import VoidError, void_matches
+    from bot_arena.arena.tournament.voiding import VoidError, void_matches
 
     factory = open_existing_db(db)
     try:

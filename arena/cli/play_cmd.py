@@ -9,12 +9,12 @@ from typing import Annotated, Any
 
 import typer
 
-from bot_arena.arena.botref import HUMAN, BotRef, BotSpecError, resolve
 from bot_arena.arena.cli.common import DbOption, fail, load_game, load_position, open_db
-from bot_arena.arena.limits import ResourceLimits
-from bot_arena.arena.match import BotPool
-from bot_arena.arena.record import MatchRecord, MoveRecord
-from bot_arena.arena.timecontrol import DEFAULT_MARGIN, TimeControl, TimeControlError
+from bot_arena.arena.match.botref import HUMAN, BotRef, BotSpecError, resolve
+from bot_arena.arena.match.pool import BotPool
+from bot_arena.arena.match.record import MatchRecord, MoveRecord
+from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN, TimeControl, TimeControlError
+from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.games.base import Game
 
 DEFAULT_MOVE_TIME = 10.0  # seconds per move for bots when no time control is given

@@ -11,12 +11,10 @@ import typer
 from sqlalchemy.orm import Session, sessionmaker
 from tabulate import tabulate
 
-from bot_arena.arena.botref import BotRef, BotSpecError, resolve
 from bot_arena.arena.cli.common import DbOption, fail, load_game, open_db
-from bot_arena.arena.referee_forkserver import ForkServer, start_forkserver
-from bot_arena.arena.schedule import ScheduleError
-from bot_arena.arena.timecontrol import TimeControl, TimeControlError
-from bot_arena.arena.tournament import (
+from bot_arena.arena.match.botref import BotRef, BotSpecError, resolve
+from bot_arena.arena.match.timecontrol import TimeControl, TimeControlError
+from bot_arena.arena.tournament.runner import (
     Outcome,
     Runner,
     TournamentError,
@@ -27,6 +25,8 @@ from bot_arena.arena.tournament import (
     load_tournament,
     resolve_field,
 )
+from bot_arena.arena.tournament.schedule import ScheduleError
+from bot_arena.arena.transport.forkserver import ForkServer, start_forkserver
 from bot_arena.db import queries
 from bot_arena.db.session import database_url, exists
 from bot_arena.db.store import lookup_bot

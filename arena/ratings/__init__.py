@@ -4,8 +4,8 @@ and readers for PGN / CSV results. Pure functions over ``GameResult`` values; th
 queries live in ``arena.ratings.query``. See docs/ratings.md for the model and formulas.
 """
 
+from bot_arena.arena.formats.results import parse_csv, parse_pgn, read_results
 from bot_arena.arena.ratings.crosstable import Crosstable, crosstable, render_crosstable
-from bot_arena.arena.ratings.fileio import parse_csv, parse_pgn, read_results
 from bot_arena.arena.ratings.ml import ELO_PER_NAT, elo_diff, expected_score, fit_ml
 from bot_arena.arena.ratings.render import FORMATS, Faults, leaderboard_rows, render
 from bot_arena.arena.ratings.results import BotStats, GameResult, RatingInputError

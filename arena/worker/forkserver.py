@@ -199,7 +199,7 @@ class Server:
 def _run_job() -> int:
     """A tournament job (fds 3, 4: its pipes from and to the runner; 5: its own channel to this
     server, through which its pool starts its bots)."""
-    from bot_arena.arena.tournament_job import run_forked
+    from bot_arena.arena.tournament.job import run_forked
 
     return run_forked(3, 4, 5)
 

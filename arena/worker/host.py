@@ -13,7 +13,7 @@ import time
 import traceback
 from typing import Any, BinaryIO
 
-from bot_arena.arena import protocol
+from bot_arena.arena.transport import protocol
 from bot_arena.arena.worker.loader import Factory, Player, answer
 from bot_arena.bots.base import TimeBudget
 from bot_arena.games.base import Game

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot_arena.arena import limits
+from bot_arena.arena.transport import limits
 
 
 class OptionError(ValueError):

@@ -2,7 +2,7 @@
 
 A new revision after a model change (against a scratch database at the current head)::
 
-    python -c "from alembic import command; from db.session import alembic_config as c; \\
+    python -c "from alembic import command; from bot_arena.db.session import alembic_config as c; \\
         cfg = c(); cfg.set_main_option('sqlalchemy.url', 'sqlite:///scratch.db'); \\
         command.upgrade(cfg, 'head'); command.revision(cfg, 'what changed', autogenerate=True)"
 

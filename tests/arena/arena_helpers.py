@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from bot_arena.arena.botref import BotRef, resolve
+from bot_arena.arena.match.botref import BotRef, resolve
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

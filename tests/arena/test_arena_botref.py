@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from arena_helpers import FIXTURES
 
-from bot_arena.arena.botref import BotRef, BotSpecError, resolve
+from bot_arena.arena.match.botref import BotRef, BotSpecError, resolve
 
 
 def test_builtin_spec() -> None:

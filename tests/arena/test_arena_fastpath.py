@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot_arena import games
-from bot_arena.arena import protocol
-from bot_arena.arena.referee_states import StateTable, facts_of
-from bot_arena.arena.timecontrol import Clock, TimeControl
+from bot_arena.arena.match.states import StateTable, facts_of
+from bot_arena.arena.match.timecontrol import Clock, TimeControl
+from bot_arena.arena.transport import protocol
 
 texts = st.text(max_size=12)  # any unicode: escapes and non-ASCII must match too
 numbers = st.none() | st.floats(0.001, 1e6) | st.integers(1, 10**6)

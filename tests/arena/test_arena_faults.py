@@ -10,11 +10,11 @@ import pytest
 from arena_helpers import assert_no_leftovers, fixture
 
 from bot_arena import games
-from bot_arena.arena.botref import resolve
-from bot_arena.arena.limits import ResourceLimits
-from bot_arena.arena.match import BotPool
-from bot_arena.arena.record import MatchRecord, Termination
-from bot_arena.arena.timecontrol import TimeControl
+from bot_arena.arena.match.botref import resolve
+from bot_arena.arena.match.pool import BotPool
+from bot_arena.arena.match.record import MatchRecord, Termination
+from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.transport.limits import ResourceLimits
 
 LIMITS = ResourceLimits(memory_mb=256, startup_s=3.0)
 MOVE = TimeControl(move_time=0.3)  # for the bots that never answer

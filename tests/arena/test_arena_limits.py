@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from bot_arena.arena.limits import ResourceLimits
-from bot_arena.arena.referee_process import BotProcess, ReadStatus
+from bot_arena.arena.transport.limits import ResourceLimits
+from bot_arena.arena.transport.process import BotProcess, ReadStatus
 
 LIMITS = ResourceLimits(memory_mb=300, open_files=64, cpu_s=2.5)
 PROBE = (
@@ -37,7 +37,7 @@ def test_limits_never_raise_an_existing_cap() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     code = (
         "import resource as r\n"
-        "from arena import limits\n"
+        "from bot_arena.arena.transport import limits\n"
         "r.setrlimit(r.RLIMIT_NOFILE, (32, 32))\n"
         "limits.apply(None, 256, None)\n"
         "print(r.getrlimit(r.RLIMIT_NOFILE))\n"

@@ -10,11 +10,11 @@ import pytest
 from arena_helpers import alive, assert_no_leftovers, fixture
 
 from bot_arena import games
-from bot_arena.arena.botref import resolve
-from bot_arena.arena.limits import ResourceLimits
-from bot_arena.arena.match import BotPool, play_match
-from bot_arena.arena.record import MoveRecord, Termination
-from bot_arena.arena.timecontrol import TimeControl
+from bot_arena.arena.match.botref import resolve
+from bot_arena.arena.match.pool import BotPool, play_match
+from bot_arena.arena.match.record import MoveRecord, Termination
+from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.transport.limits import ResourceLimits
 
 LIMITS = ResourceLimits(memory_mb=512, startup_s=5.0)
 TC = TimeControl(move_time=5.0)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from arena_helpers import alive, thinking_bot, wait_until
 
-from bot_arena.arena.referee_process import descendants
+from bot_arena.arena.transport.process import descendants
 
 # -P: run the CLI as the installed `arena` script runs, without the test folder on the path.
 ARENA = [sys.executable, "-P", "-m", "bot_arena.arena.cli.app"]

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot_arena.arena import protocol
-from bot_arena.arena.protocol import BotFailure, MoveAnswer, ProtocolError, Ready
+from bot_arena.arena.transport import protocol
+from bot_arena.arena.transport.protocol import BotFailure, MoveAnswer, ProtocolError, Ready
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 

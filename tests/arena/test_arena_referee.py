@@ -14,14 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot_arena import games
-from bot_arena.arena.botref import resolve
-from bot_arena.arena.limits import ResourceLimits
-from bot_arena.arena.match import play_match
-from bot_arena.arena.protocol import MoveRequest
-from bot_arena.arena.record import Fault, Termination
-from bot_arena.arena.referee import final_ranks, play_game
-from bot_arena.arena.referee_seat import Reply
-from bot_arena.arena.timecontrol import TimeControl
+from bot_arena.arena.match.botref import resolve
+from bot_arena.arena.match.pool import play_match
+from bot_arena.arena.match.record import Fault, Termination
+from bot_arena.arena.match.referee import final_ranks, play_game
+from bot_arena.arena.match.seat import Reply
+from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.transport.limits import ResourceLimits
+from bot_arena.arena.transport.protocol import MoveRequest
 
 
 class Scripted:

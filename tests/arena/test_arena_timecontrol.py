@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot_arena.arena.timecontrol import TimeControl, TimeControlError, per_seat, seats_dict
+from bot_arena.arena.match.timecontrol import TimeControl, TimeControlError, per_seat, seats_dict
 
 
 @pytest.mark.parametrize(

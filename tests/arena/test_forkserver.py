@@ -14,12 +14,12 @@ import pytest
 from arena_helpers import alive, assert_no_leftovers, fixture, thinking_bot, wait_until
 
 from bot_arena import games
-from bot_arena.arena.botref import resolve
-from bot_arena.arena.match import BotPool, TimeControl
-from bot_arena.arena.record import Termination
-from bot_arena.arena.referee_forkserver import ForkServer, ForkServerError, wait_for_exit
-from bot_arena.arena.referee_process import BotProcess, descendants
-from bot_arena.arena.tournament_job import Job, Plan
+from bot_arena.arena.match.botref import resolve
+from bot_arena.arena.match.pool import BotPool, TimeControl
+from bot_arena.arena.match.record import Termination
+from bot_arena.arena.tournament.job import Job, Plan
+from bot_arena.arena.transport.forkserver import ForkServer, ForkServerError, wait_for_exit
+from bot_arena.arena.transport.process import BotProcess, descendants
 
 WORKER = [sys.executable, "-P", "-m", "bot_arena.arena.worker"]
 PROBE = (

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from bot_arena.arena.botref import BotRef, sha256_text
 from bot_arena.arena.cli.app import app
+from bot_arena.arena.match.botref import BotRef, sha256_text
+from bot_arena.arena.match.record import Fault, MatchRecord, SeatResult, Termination
 from bot_arena.arena.ratings.query import LeaderboardError, render_leaderboard
-from bot_arena.arena.record import Fault, MatchRecord, SeatResult, Termination
 from bot_arena.db.models import Tournament
 from bot_arena.db.session import make_engine, session_factory
 from bot_arena.db.store import save_match

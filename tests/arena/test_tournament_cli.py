@@ -15,10 +15,10 @@ from sqlalchemy import create_engine, text
 from typer.testing import CliRunner
 
 from bot_arena import games
-from bot_arena.arena.botref import resolve
 from bot_arena.arena.cli.app import app
-from bot_arena.arena.timecontrol import TimeControl
-from bot_arena.arena.tournament import create
+from bot_arena.arena.match.botref import resolve
+from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.tournament.runner import create
 from bot_arena.db.session import make_engine, session_factory
 from tests.db.dbtest import BACKENDS, database
 

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, exc, make_url, pool
 
-from bot_arena.arena.botref import resolve
-from bot_arena.arena.schedule import schedule
+from bot_arena.arena.match.botref import resolve
+from bot_arena.arena.tournament.schedule import schedule
 from tests.db.dbtest import BACKENDS, database
 
 GATED = str(Path(__file__).resolve().parent / "fixtures" / "gated_random.py")

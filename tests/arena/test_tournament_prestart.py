@@ -6,11 +6,11 @@ from __future__ import annotations
 from arena_helpers import assert_no_leftovers, fixture
 
 from bot_arena import games
-from bot_arena.arena.botref import resolve
-from bot_arena.arena.limits import ResourceLimits
-from bot_arena.arena.match import BotPool
-from bot_arena.arena.record import Termination
-from bot_arena.arena.timecontrol import TimeControl
+from bot_arena.arena.match.botref import resolve
+from bot_arena.arena.match.pool import BotPool
+from bot_arena.arena.match.record import Termination
+from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.transport.limits import ResourceLimits
 
 LIMITS = ResourceLimits(memory_mb=512, startup_s=5.0)
 TC = TimeControl(move_time=5.0)

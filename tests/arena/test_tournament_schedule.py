@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot_arena import games
-from bot_arena.arena.schedule import (
+from bot_arena.arena.tournament.schedule import (
     Pairing,
     ScheduleError,
     groups,

@@ -11,7 +11,7 @@ from sqlalchemy import Engine, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from bot_arena.arena.voiding import VoidError, void_matches
+from bot_arena.arena.tournament.voiding import VoidError, void_matches
 from bot_arena.db import queries
 from bot_arena.db.models import Match, Move, Seat, Tournament
 from bot_arena.db.session import (

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
-from bot_arena.arena.botref import BotRef
-from bot_arena.arena.limits import ResourceLimits
-from bot_arena.arena.timecontrol import TimeControl
+from bot_arena.arena.match.botref import BotRef
+from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.transport.limits import ResourceLimits
 
 if TYPE_CHECKING:
-    from bot_arena.arena.referee_forkserver import ForkServer
+    from bot_arena.arena.transport.forkserver import ForkServer
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def serve(inbox: Connection, outbox: Connection, forkserver: ForkServer | None =
     """Play what ``inbox`` asks for until None or end-of-file; the pool's Python workers start
     through ``forkserver`` when given (else through one of its own)."""
     from bot_arena import games
-    from bot_arena.arena.match import BotPool
+    from bot_arena.arena.match.pool import BotPool
 
     try:
         plan: Plan | None = inbox.recv()
@@ -101,7 +101,7 @@ def _signals() -> None:
 def run_forked(read_fd: int, write_fd: int, channel: int) -> int:
     """A job forked by the fork server (``arena.worker.forkserver``), which also starts its
     bots over ``channel``."""
-    from bot_arena.arena.referee_forkserver import ForkServer
+    from bot_arena.arena.transport.forkserver import ForkServer
 
     _signals()
     serve(

@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
-from bot_arena.arena.tournament import active_runner
+from bot_arena.arena.tournament.runner import active_runner
 from bot_arena.db.models import Match, Seat, Tournament
 
 

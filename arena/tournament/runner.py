@@ -35,20 +35,20 @@ from sqlalchemy import Connection, select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from bot_arena import games
-from bot_arena.arena.botref import BotRef, BotSpecError, resolve
-from bot_arena.arena.limits import ResourceLimits
-from bot_arena.arena.progress import Progress, Standings
-from bot_arena.arena.record import MatchRecord
-from bot_arena.arena.referee_forkserver import (
+from bot_arena.arena.match.botref import BotRef, BotSpecError, resolve
+from bot_arena.arena.match.record import MatchRecord
+from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.tournament.job import Job, Plan
+from bot_arena.arena.tournament.progress import Progress, Standings
+from bot_arena.arena.tournament.schedule import openings, schedule
+from bot_arena.arena.transport.forkserver import (
     ForkedChild,
     ForkServer,
     ForkServerError,
     start_forkserver,
     wait_for_exit,
 )
-from bot_arena.arena.schedule import openings, schedule
-from bot_arena.arena.timecontrol import TimeControl
-from bot_arena.arena.tournament_job import Job, Plan
+from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.db import queries
 from bot_arena.db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
 from bot_arena.db.store import complete_matches, insert_schedule, mark_running, versions_for
@@ -256,7 +256,7 @@ class _Worker:
             if server is not None:
                 self.process = server.spawn_job(to_child_r, from_child_w)  # closes both
             else:
-                argv = [sys.executable, "-P", "-m", "bot_arena.arena.tournament_job"]
+                argv = [sys.executable, "-P", "-m", "bot_arena.arena.tournament.job"]
                 self.process = subprocess.Popen(
                     [*argv, str(to_child_r), str(from_child_w)],
                     pass_fds=(to_child_r, from_child_w),
@@ -562,7 +562,7 @@ class Runner:
         return outcome
 
     def _run_local(self, plan: Plan, todo: deque[Job], progress: Progress, out: Outcome) -> None:
-        from bot_arena.arena.match import BotPool
+        from bot_arena.arena.match.pool import BotPool
 
         game = games.get(plan.game, **plan.params)
         with BotPool(plan.limits, forkserver=self._server or True) as pool:

@@ -7,11 +7,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bot_arena.arena import protocol
-from bot_arena.arena.botref import BotRef
-from bot_arena.arena.protocol import BotFailure, MoveAnswer, ProtocolError, Ready
-from bot_arena.arena.record import Fault, Termination
-from bot_arena.arena.referee_process import BotProcess, ReadStatus
+from bot_arena.arena.match.botref import BotRef
+from bot_arena.arena.match.record import Fault, Termination
+from bot_arena.arena.transport import protocol
+from bot_arena.arena.transport.process import BotProcess, ReadStatus
+from bot_arena.arena.transport.protocol import BotFailure, MoveAnswer, ProtocolError, Ready
 from bot_arena.games.base import Game
 
 

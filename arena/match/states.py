@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot_arena.arena.protocol import json_str
+from bot_arena.arena.transport.protocol import json_str
 from bot_arena.games.base import Game
 
 TABLE_LIMIT = 8192  # positions kept per game (about 1 KiB each); the table restarts when full

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot_arena.arena.protocol import encode_json
+from bot_arena.arena.transport.protocol import encode_json
 
 DEFAULT_MARGIN = 0.05
 

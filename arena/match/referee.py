@@ -13,12 +13,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from bot_arena.arena import protocol
-from bot_arena.arena.botref import BotRef
-from bot_arena.arena.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
-from bot_arena.arena.referee_seat import Reply
-from bot_arena.arena.referee_states import table_for
-from bot_arena.arena.timecontrol import Clock, TimeControl, seats_dict
+from bot_arena.arena.match.botref import BotRef
+from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
+from bot_arena.arena.match.seat import Reply
+from bot_arena.arena.match.states import table_for
+from bot_arena.arena.match.timecontrol import Clock, TimeControl, seats_dict
+from bot_arena.arena.transport import protocol
 from bot_arena.games.base import Game, GameError, ranks_from_utilities, scores_from_ranks
 
 

@@ -11,10 +11,10 @@ import sys
 import time
 from typing import Any, TextIO
 
-from bot_arena.arena.botref import BotRef
-from bot_arena.arena.protocol import MoveRequest
-from bot_arena.arena.record import Fault, Termination
-from bot_arena.arena.referee_seat import Reply
+from bot_arena.arena.match.botref import BotRef
+from bot_arena.arena.match.record import Fault, Termination
+from bot_arena.arena.match.seat import Reply
+from bot_arena.arena.transport.protocol import MoveRequest
 from bot_arena.games.base import Game, GameError
 
 

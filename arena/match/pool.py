@@ -20,16 +20,16 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
-from bot_arena.arena import protocol
-from bot_arena.arena.botref import BUILTIN, COMMAND, HUMAN, BotRef, sha256_text
-from bot_arena.arena.limits import ResourceLimits
-from bot_arena.arena.record import Fault, MatchRecord, MoveRecord, Termination
-from bot_arena.arena.referee import play_game
-from bot_arena.arena.referee_forkserver import ForkServer, ForkServerError, start_forkserver
-from bot_arena.arena.referee_human import HumanSeat
-from bot_arena.arena.referee_process import BotProcess, sweep_sessions
-from bot_arena.arena.referee_seat import ProcessSeat, Reply
-from bot_arena.arena.timecontrol import TimeControl, per_seat
+from bot_arena.arena.match.botref import BUILTIN, COMMAND, HUMAN, BotRef, sha256_text
+from bot_arena.arena.match.human import HumanSeat
+from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, Termination
+from bot_arena.arena.match.referee import play_game
+from bot_arena.arena.match.seat import ProcessSeat, Reply
+from bot_arena.arena.match.timecontrol import TimeControl, per_seat
+from bot_arena.arena.transport import protocol
+from bot_arena.arena.transport.forkserver import ForkServer, ForkServerError, start_forkserver
+from bot_arena.arena.transport.limits import ResourceLimits
+from bot_arena.arena.transport.process import BotProcess, sweep_sessions
 from bot_arena.games.base import Game
 
 __all__ = ["BotPool", "ResourceLimits", "TimeControl", "play_match", "seat_seed"]
