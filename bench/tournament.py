@@ -35,8 +35,8 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 from bot_arena import games
 from bot_arena.arena.match.botref import resolve
 from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.tournament.job_handle import start_job_server
 from bot_arena.arena.tournament.runner import Runner, create
-from bot_arena.arena.transport.forkserver import start_forkserver
 from bot_arena.db.session import make_engine, session_factory
 
 FIELD = ["random:seed=1", "random:seed=2", "random:seed=3", "random:seed=4"]
@@ -66,7 +66,7 @@ def one_run(folder: Path, jobs: int, games_total: int, index: int) -> Run:
     per_pair = max(1, round(games_total / pairs))
     cpu = cpu_seconds()
     start = time.perf_counter()
-    server = start_forkserver()  # as `arena tournament run` does: it imports during create()
+    server = start_job_server()  # as `arena tournament run` does: it imports during create()
     tid = create(
         factory,
         game,

@@ -14,6 +14,7 @@ from tabulate import tabulate
 from bot_arena.arena.cli.common import DbOption, fail, load_game, open_db
 from bot_arena.arena.match.botref import BotRef, BotSpecError, resolve
 from bot_arena.arena.match.timecontrol import TimeControl, TimeControlError
+from bot_arena.arena.tournament.job_handle import start_job_server
 from bot_arena.arena.tournament.runner import (
     Outcome,
     Runner,
@@ -26,7 +27,7 @@ from bot_arena.arena.tournament.runner import (
     resolve_field,
 )
 from bot_arena.arena.tournament.schedule import ScheduleError
-from bot_arena.arena.transport.forkserver import ForkServer, start_forkserver
+from bot_arena.arena.transport.forkserver import ForkServer
 from bot_arena.db import queries
 from bot_arena.db.session import database_url, exists
 from bot_arena.db.store import lookup_bot
@@ -135,7 +136,7 @@ def run_command(
         fail(str(exc))
     factory = opened[0] if opened else open_db(db)
     the_seed = seed if seed is not None else secrets.randbits(31)
-    server = start_forkserver()  # the bots' fork server imports while the schedule is written
+    server = start_job_server()  # the bots' fork server imports while the schedule is written
     try:
         try:
             tid = create(

@@ -2,10 +2,10 @@
 jobs, resume it after an interruption.
 
 Only the main process writes to the database. With ``jobs == 1`` it plays the matches itself
-(one BotPool); otherwise each job is a ``python -m arena.tournament_job`` process with its own
-BotPool (bot processes are reused between its games) that receives a match to play on a pipe
-and sends back its MatchRecord. The main process stores the records that are ready together
-(group commit: one transaction per group, at most GROUP_MAX results, none waiting more than
+(one BotPool); otherwise each job is a process (``job.py``; the runner's side: ``job_handle.py``)
+with its own BotPool (bot processes are reused between its games) that receives a match to play
+on a pipe and sends back its MatchRecord. The main process stores the records that are ready
+together (group commit: one transaction per group, at most GROUP_MAX results, none waiting more than
 GROUP_WAIT_S), completing the matches' pending rows; each match is stored all-or-nothing with
 its group, a match already done is never stored again, and one left ``running`` (or still
 ``pending``) by a crash is simply played again (its row is overwritten, so it is stored once).
@@ -13,20 +13,16 @@ its group, a match already done is never stored again, and one left ``running`` 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import itertools
 import os
 import socket
-import subprocess
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from multiprocessing.connection import Connection as Pipe
 from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
@@ -39,14 +35,12 @@ from bot_arena.arena.match.botref import BotRef, BotSpecError, resolve
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.tournament.job import Job, Plan
+from bot_arena.arena.tournament.job_handle import JobHandle, start_job_server
 from bot_arena.arena.tournament.progress import Progress, Standings
 from bot_arena.arena.tournament.schedule import openings, schedule
 from bot_arena.arena.transport.forkserver import (
-    ForkedChild,
     ForkServer,
     ForkServerError,
-    start_forkserver,
-    wait_for_exit,
 )
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.db import queries
@@ -227,94 +221,6 @@ def pending_jobs(session: Session, tournament: Tournament) -> list[Job]:
             )
         )
     return jobs
-
-
-# --- the job process -------------------------------------------------------------------------
-
-
-def _job_env() -> dict[str, str]:
-    """The job's environment: ``-P`` keeps the current directory off its ``sys.path`` (a user's
-    ``games.py`` must not shadow ours); the folder holding ``arena`` goes first instead."""
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    return env
-
-
-class _Worker:
-    """A job process (``arena.tournament_job``) and the matches sent to it, oldest first.
-
-    Forked by the runner's fork server when there is one (a millisecond, and its bots are forks
-    of the same server), else started as a fresh interpreter; either way before its Plan is known
-    (``start`` sends it), so its start-up overlaps the runner's reading of the database."""
-
-    def __init__(self, server: ForkServer | None = None) -> None:
-        to_child_r, to_child_w = os.pipe()
-        from_child_r, from_child_w = os.pipe()
-        self.process: subprocess.Popen[bytes] | ForkedChild
-        try:
-            if server is not None:
-                self.process = server.spawn_job(to_child_r, from_child_w)  # closes both
-            else:
-                argv = [sys.executable, "-P", "-m", "bot_arena.arena.tournament.job"]
-                self.process = subprocess.Popen(
-                    [*argv, str(to_child_r), str(from_child_w)],
-                    pass_fds=(to_child_r, from_child_w),
-                    stdin=subprocess.DEVNULL,
-                    env=_job_env(),
-                )
-        except BaseException:
-            os.close(to_child_w)
-            os.close(from_child_r)
-            raise
-        finally:
-            if server is None:
-                os.close(to_child_r)
-                os.close(from_child_w)
-        self.outbox: Pipe[Any, Any] = Pipe(to_child_w, readable=False)
-        self.inbox: Pipe[Any, Any] = Pipe(from_child_r, writable=False)
-        self.queue: deque[Job] = deque()
-        self.stopping = False
-
-    def start(self, plan: Plan) -> _Worker:
-        self.outbox.send(plan)
-        return self
-
-    def send(self, job: Job) -> None:
-        self.queue.append(job)
-        self.outbox.send(job)
-
-    def terminate(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-
-    def ask_stop(self) -> None:
-        """Ask the job to finish (it closes its bots and exits); once."""
-        if not self.stopping:
-            self.stopping = True
-            with contextlib.suppress(OSError):
-                self.outbox.send(None)
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Ask the job to finish (bounded wait), then make sure it is gone.
-
-        The wait is for the end of the job's pipe, which its exit closes: ``Popen.wait`` with a
-        timeout polls with sleeps of up to 50 ms, which made the end of every parallel run late.
-        """
-        self.ask_stop()
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0 and wait([self.inbox], left):
-            try:
-                self.inbox.recv()  # a result nobody waits for any more (interrupted)
-            except (EOFError, OSError):
-                break
-        if wait_for_exit(self.process, max(0.0, deadline - time.monotonic())) is None:
-            self.process.terminate()
-            if wait_for_exit(self.process, timeout) is None:
-                self.process.kill()
-                self.process.wait()
-        self.outbox.close()
-        self.inbox.close()
 
 
 # --- the runner (main process, the one writer) -----------------------------------------------
@@ -507,13 +413,13 @@ class Runner:
         progress.match_done([(job.seats[i], s.score) for i, s in enumerate(record.seats)], faults)
 
     # ---- playing
-    def _new_workers(self, count: int) -> list[_Worker]:
+    def _new_workers(self, count: int) -> list[JobHandle]:
         if self._server is not None:
             try:
-                return [_Worker(self._server) for _ in range(count)]
+                return [JobHandle(self._server) for _ in range(count)]
             except ForkServerError:
                 self._close_server()
-        return [_Worker() for _ in range(count)]
+        return [JobHandle() for _ in range(count)]
 
     def _close_server(self) -> None:
         if self._server is not None and self._own_server:
@@ -522,7 +428,7 @@ class Runner:
 
     def run(self) -> Outcome:
         if self._server is None and self._own_server:
-            self._server = start_forkserver()  # its imports overlap the reading of the schedule
+            self._server = start_job_server()  # its imports overlap the reading of the schedule
         # without a fork server, job processes start first: they import while the schedule is read
         spare = self._new_workers(self.jobs) if self.jobs > 1 and self._server is None else []
         try:
@@ -605,7 +511,7 @@ class Runner:
         todo: deque[Job],
         progress: Progress,
         out: Outcome,
-        workers: list[_Worker],
+        workers: list[JobHandle],
     ) -> None:
         restarts = 0
         try:
@@ -661,7 +567,7 @@ class Runner:
             for w in workers:
                 w.stop()
 
-    def _refill(self, worker: _Worker, todo: deque[Job]) -> None:
+    def _refill(self, worker: JobHandle, todo: deque[Job]) -> None:
         while todo and len(worker.queue) < PREFETCH:
             job = todo.popleft()
             self._claim(job)

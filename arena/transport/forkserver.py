@@ -1,4 +1,4 @@
-"""The referee's side of the fork server (``arena.worker.forkserver``): Python bot workers
+"""The referee's side of the fork server (``bot_arena.arena.worker.forkserver``): Python bot workers
 started by ``fork`` of a process that has already imported them, instead of a fresh interpreter.
 
 ``ForkServer.spawn`` gives a ``ForkedChild`` and the referee's ends of the worker's three pipes;
@@ -21,10 +21,12 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 SERVER_START_S = 10.0  # how long the first spawn may wait for the server's imports
 _MESSAGE = 1 << 16
+SERVER_MODULE = "bot_arena.arena.worker.forkserver"  # started by name: no import of it here
 
 
 class ForkServerError(OSError):
@@ -32,11 +34,12 @@ class ForkServerError(OSError):
 
 
 class ForkServer:
-    """A running ``arena.worker.forkserver`` process and the socket to it."""
+    """A running ``bot_arena.arena.worker.forkserver`` process and the socket to it."""
 
-    def __init__(self, *, channel: int | None = None) -> None:
+    def __init__(self, *, channel: int | None = None, preload: Sequence[str] = ()) -> None:
         """Start a server; or, with ``channel`` (a socket descriptor a server gave this process),
-        talk to that one."""
+        talk to that one. ``preload``: modules the server imports before its first fork besides
+        the worker's (those whose functions ``spawn_job`` may run)."""
         self.process: subprocess.Popen[bytes] | None = None
         self.exits: dict[int, int] = {}  # exit codes reported and not asked for yet
         self.closed = False
@@ -44,23 +47,20 @@ class ForkServer:
         if channel is not None:
             self.sock = socket.socket(fileno=channel)
         else:
-            self.sock = self._launch()
+            self.sock = self._launch(preload)
         # registered once: a bot's liveness check polls the socket without waiting
         self._poller = select.poll()
         self._poller.register(self.sock.fileno(), select.POLLIN)
 
-    def _launch(self) -> socket.socket:
+    def _launch(self, preload: Sequence[str]) -> socket.socket:
         """Start the server process; returns this side's socket."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        argv = [sys.executable, "-P", "-m", SERVER_MODULE, str(theirs.fileno())]
+        for module in preload:
+            argv += ["--preload", module]
         try:
             self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-P",
-                    "-m",
-                    "bot_arena.arena.worker.forkserver",
-                    str(theirs.fileno()),
-                ],
+                argv,
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,  # no Ctrl-C from the terminal: the referee decides
@@ -112,11 +112,12 @@ class ForkServer:
             raise
         return child, stdin_w, stdout_r, stderr_r
 
-    def spawn_job(self, read_fd: int, write_fd: int) -> ForkedChild:
-        """Start a tournament job (``arena.tournament_job``) reading its orders from
-        ``read_fd`` and answering on ``write_fd`` (both closed here); its bots start through
-        this server too, on a channel of its own (they die with the job)."""
-        return self._start({"kind": "job"}, [read_fd, write_fd], None)
+    def spawn_job(self, target: str, read_fd: int, write_fd: int) -> ForkedChild:
+        """Start a job process that runs ``target`` (``module:function``, the module one of this
+        server's ``preload``) as ``function(3, 4, 5)``: fds 3 and 4 are ``read_fd`` and
+        ``write_fd`` (both closed here), 5 a channel of its own to this server, through which
+        it starts its bots (they die with the job)."""
+        return self._start({"kind": "job", "target": target}, [read_fd, write_fd], None)
 
     def _start(
         self, request: dict[str, Any], fds: list[int], env: dict[str, str] | None
@@ -168,13 +169,13 @@ class ForkServer:
             self.process.wait()
 
 
-def start_forkserver() -> ForkServer | None:
+def start_forkserver(preload: Sequence[str] = ()) -> ForkServer | None:
     """A new fork server, or None where there is none (no pidfd: not Linux) or it cannot start
     (callers then start workers with ``exec``)."""
     if not hasattr(os, "pidfd_open"):
         return None
     try:
-        return ForkServer()
+        return ForkServer(preload=preload)
     except OSError:
         return None
 

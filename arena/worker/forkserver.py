@@ -1,4 +1,5 @@
-"""``python -m arena.worker.forkserver FD``: starts bot workers by ``fork`` instead of ``exec``.
+"""``python -m bot_arena.arena.worker.forkserver FD [--preload MODULE]...``: starts bot workers
+(and tournament jobs) by ``fork`` instead of ``exec``.
 
 A fresh Python worker spends about 50 ms of CPU before it can load a bot: the interpreter's own
 start-up and the imports of the worker, the game rules and the bot registry. This process pays
@@ -6,11 +7,14 @@ that once (it imports what a worker needs and then waits), and each worker is a 
 a millisecond or two. It was itself started by ``exec`` with no descriptor but its socket, so a
 worker inherits nothing from the arena (no database connection, no other bot's pipes).
 
-The referee (``arena.referee_forkserver``) talks to it over one ``SOCK_SEQPACKET`` socket, one
-JSON message per packet:
+The referee (``bot_arena.arena.transport.forkserver``) talks to it over one ``SOCK_SEQPACKET``
+socket, one JSON message per packet:
 
 - request ``{"argv": [...], "cwd": ..., "env": {...}}`` with three descriptors attached (the
   worker's stdin, stdout and stderr); answer ``{"pid": N}`` or ``{"error": text}``;
+- request ``{"kind": "job", "target": "module:function", ...}`` with two descriptors (a job's
+  pipes from and to its client): the function, of a module preloaded with ``--preload``, runs in
+  the fork with a channel of its own to this server, whose workers die when it closes;
 - whenever a worker exits, ``{"exit": pid, "code": c}`` (``c`` as ``Popen.returncode``: the
   exit status, or minus the signal number). Workers are reaped here, as soon as they exit.
 
@@ -32,7 +36,8 @@ import signal
 import socket
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from importlib import import_module
 from typing import Any
 
 from bot_arena.arena.worker.__main__ import die_with_parent
@@ -40,17 +45,16 @@ from bot_arena.arena.worker.__main__ import die_with_parent
 MAX_MESSAGE = 1 << 20  # bytes of one request (the environment is the large part)
 
 
-def preload() -> Callable[[list[str]], int]:
-    """Import what every worker needs before it loads its bot; return the worker's ``main``."""
-    from importlib import import_module
-
+def preload(extra: Sequence[str] = ()) -> Callable[[list[str]], int]:
+    """Import what every worker needs before it loads its bot, and the ``extra`` modules (whose
+    functions jobs run); return the worker's ``main``."""
     from bot_arena.arena.worker.__main__ import main
     from bot_arena.bots import registry as bot_registry
     from bot_arena.games import registry as game_registry
 
     # built-in modules only: a third-party plugin might start threads, and a process with
     # threads must not fork
-    for module in (*game_registry.builtin_modules(), *bot_registry.builtin_modules()):
+    for module in (*game_registry.builtin_modules(), *bot_registry.builtin_modules(), *extra):
         import_module(module)
     return main
 
@@ -101,9 +105,15 @@ def _send(sock: socket.socket, message: dict[str, Any]) -> None:
 class Server:
     """The request loop: one poll over the channels and the children's pidfds."""
 
-    def __init__(self, sock: socket.socket, worker_main: Callable[[list[str]], int]) -> None:
+    def __init__(
+        self,
+        sock: socket.socket,
+        worker_main: Callable[[list[str]], int],
+        job_modules: Sequence[str] = (),
+    ) -> None:
         self.main_channel = sock
         self.worker_main = worker_main
+        self.job_modules = frozenset(job_modules)  # a job runs a function of one of these
         self.poller = select.poll()
         self.channels: dict[int, socket.socket] = {}
         self.children: dict[int, tuple[int, int]] = {}  # pidfd -> (pid, channel fd)
@@ -168,11 +178,11 @@ class Server:
                     sys.argv = ["bot_arena.arena.worker", *argv]
                     return self.worker_main(argv)
 
-            else:  # a tournament job: its pipes, and a channel of its own for its workers
+            else:  # a job (a tournament's): its pipes, and a channel of its own for its workers
+                run = self._job(str(request.get("target", "")))
                 job_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
                 fds = [*fds, job_end.fileno()]
                 self._add_channel(server_end)
-                run = _run_job
             sys.stdout.flush()
             sys.stderr.flush()
             server = os.getpid()
@@ -195,19 +205,24 @@ class Server:
         _send(sock, {"pid": pid})
         return True
 
-
-def _run_job() -> int:
-    """A tournament job (fds 3, 4: its pipes from and to the runner; 5: its own channel to this
-    server, through which its pool starts its bots)."""
-    from bot_arena.arena.tournament.job import run_forked
-
-    return run_forked(3, 4, 5)
+    def _job(self, target: str) -> Callable[[], int]:
+        """What a job runs: ``module:function`` of a preloaded module, called with its fds (3, 4:
+        its pipes from and to its client; 5: its own channel to this server)."""
+        module, _, function = target.partition(":")
+        if module not in self.job_modules:
+            raise ValueError(f"job target {target!r} is not in a preloaded module")
+        entry: Callable[[int, int, int], int] | None = getattr(sys.modules[module], function, None)
+        if not callable(entry):
+            raise ValueError(f"job target {target!r} names no function")
+        return lambda: entry(3, 4, 5)
 
 
 def main(argv: list[str]) -> None:
+    """``FD [--preload MODULE]...``"""
     die_with_parent()
     sock = socket.socket(fileno=int(argv[0]))
-    Server(sock, preload()).serve()
+    extra = [argv[i + 1] for i in range(1, len(argv) - 1) if argv[i] == "--preload"]
+    Server(sock, preload(extra), extra).serve()
 
 
 if __name__ == "__main__":

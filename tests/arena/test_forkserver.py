@@ -18,6 +18,7 @@ from bot_arena.arena.match.botref import resolve
 from bot_arena.arena.match.pool import BotPool, TimeControl
 from bot_arena.arena.match.record import Termination
 from bot_arena.arena.tournament.job import Job, Plan
+from bot_arena.arena.tournament.job_handle import JOB_MODULE, JOB_TARGET
 from bot_arena.arena.transport.forkserver import ForkServer, ForkServerError, wait_for_exit
 from bot_arena.arena.transport.process import BotProcess, descendants
 
@@ -113,11 +114,11 @@ def test_the_bots_of_a_killed_job_die_with_it(tmp_path: Path) -> None:
     """A job process SIGKILLed while its bot thinks (it would never read its closed pipe): the
     server sees the job's channel close and kills every worker the job started."""
     bot, marker = thinking_bot(tmp_path)
-    server = ForkServer()
+    server = ForkServer(preload=[JOB_MODULE])
     assert server.process is not None
     to_job_r, to_job_w = os.pipe()
     from_job_r, from_job_w = os.pipe()
-    job = server.spawn_job(to_job_r, from_job_w)
+    job = server.spawn_job(JOB_TARGET, to_job_r, from_job_w)
     outbox = Connection(to_job_w, readable=False)
     inbox = Connection(from_job_r, writable=False)
     try:
