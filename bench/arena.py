@@ -21,17 +21,12 @@ import sys
 import time
 from pathlib import Path
 
-# bench/ holds scripts named like packages (games.py): keep it off the import path.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-sys.path.insert(0, str(_HERE.parent))
-
-from bot_arena import games  # noqa: E402
-from bot_arena.arena.match.botref import resolve  # noqa: E402
-from bot_arena.arena.match.pool import BotPool, play_match  # noqa: E402
-from bot_arena.arena.match.record import MoveRecord  # noqa: E402
-from bot_arena.arena.match.timecontrol import TimeControl  # noqa: E402
-from bot_arena.arena.transport.limits import ResourceLimits  # noqa: E402
+from bot_arena import games
+from bot_arena.arena.match.botspec import resolve
+from bot_arena.arena.match.pool import BotPool, play_match
+from bot_arena.arena.match.record import MoveRecord
+from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.transport.limits import ResourceLimits
 
 HUNG = Path(__file__).resolve().parents[1] / "tests" / "arena" / "fixtures" / "sleep_forever.py"
 ECHO = "import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()\n"

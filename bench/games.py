@@ -20,17 +20,10 @@ import sys
 import time
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import Any
 
-# This file is named games.py: keep its folder off the import path so ``import games`` finds the
-# package, and make the repository importable when the project is not installed.
-_REPO = Path(__file__).resolve().parent.parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-sys.path.insert(0, str(_REPO))
-
-from bot_arena.games.base import Game, GameError  # noqa: E402
-from bot_arena.games.registry import get as get_game  # noqa: E402
+from bot_arena.games.base import Game, GameError
+from bot_arena.games.registry import get as get_game
 
 PLAYOUT_GAMES: list[tuple[str, dict[str, Any]]] = [
     ("coins", {"coins": 21, "max_take": 3}),

@@ -11,18 +11,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 
-# bench/arena.py would shadow the arena package when this script's folder is sys.path[0]
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-
-from bot_arena.arena.ratings import GameResult, fit_ml, fit_sequential  # noqa: E402
+from bot_arena.arena.ratings import GameResult, fit_ml, fit_sequential
 
 
 def two_player_games(bots: int, games: int, seed: int) -> tuple[list[GameResult], np.ndarray]:

@@ -25,15 +25,9 @@ import sys
 import time
 from pathlib import Path
 
-# bench/games.py would shadow the ``games`` package: keep this folder off the import path, and
-# make the repository importable when the project is not installed.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-sys.path.insert(0, str(_HERE.parent))
-
-from bot_arena.bots.connect4_solver import DEFAULT_TT_SIZE  # noqa: E402
-from bot_arena.bots.solver import ExactSolver  # noqa: E402
-from bot_arena.games.connect4 import ConnectFour  # noqa: E402
+from bot_arena.bots.connect4_solver import DEFAULT_TT_SIZE
+from bot_arena.bots.solver import ExactSolver
+from bot_arena.games.connect4 import ConnectFour
 
 # Published figures of the C++ solver (mean nodes, mean time in seconds) per set.
 REFERENCE = {

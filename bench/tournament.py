@@ -33,7 +33,7 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
     sys.path.pop(0)  # bench/ holds scripts named like packages (bench/games.py)
 
 from bot_arena import games
-from bot_arena.arena.match.botref import resolve
+from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.tournament.job_handle import start_job_server
 from bot_arena.arena.tournament.runner import Runner, create

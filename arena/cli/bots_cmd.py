@@ -14,7 +14,8 @@ import typer
 from tabulate import tabulate
 
 from bot_arena.arena.cli.common import DbOption, fail, load_game, open_db
-from bot_arena.arena.match.botref import BUILTIN, HUMAN, BotRef, BotSpecError, resolve
+from bot_arena.arena.match.botref import BUILTIN, HUMAN, BotRef, BotSpecError
+from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import BotPool
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl

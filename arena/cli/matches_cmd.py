@@ -20,6 +20,8 @@ from tabulate import tabulate
 from bot_arena import games
 from bot_arena.arena.cli.common import DbOption, fail
 from bot_arena.arena.cli.tournament_cmd import open_existing_db
+from bot_arena.arena.formats.csv_results import EXPORT_COLUMNS, export_row
+from bot_arena.arena.formats.pgn import GameTags, result_of_ranks, write_game
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.db import queries
 from bot_arena.db.models import Match, Tournament
@@ -46,17 +48,8 @@ def _result_text(match: Match) -> str:
         return match.status
     ranks = [s.rank for s in match.seats]
     if len(ranks) == 2:
-        return pgn_result(ranks[0] or 0, ranks[1] or 0)
+        return result_of_ranks(ranks[0] or 0, ranks[1] or 0)
     return "ranks " + "-".join(str(r) for r in ranks)
-
-
-def pgn_result(rank0: int, rank1: int) -> str:
-    """PGN's result from the two seats' ranks (seat 0 is White)."""
-    if rank0 < rank1:
-        return "1-0"
-    if rank1 < rank0:
-        return "0-1"
-    return "1/2-1/2"
 
 
 @matches_app.callback()
@@ -281,65 +274,6 @@ def _done_matches(session: Session, tournament: int | None) -> Iterator[tuple[Ma
         session.expunge_all()
 
 
-def _pgn(match: Match, record: MatchRecord, event: str) -> str:
-    white, black = record.seats[0], record.seats[1]
-    result = pgn_result(white.rank, black.rank)
-    date = match.started.strftime("%Y.%m.%d") if match.started else "????.??.??"
-    tags = [
-        ("Event", event),
-        ("Site", "Bot Arena"),
-        ("Date", date),
-        ("Round", str(match.round)),
-        ("White", white.bot),
-        ("Black", black.bot),
-        ("Result", result),
-        ("Termination", record.termination.value),
-        ("Variant", record.game),
-        ("Match", str(match.id)),
-    ]
-    if match.opening:
-        tags += [("Opening", match.opening), ("StartPosition", record.start_position)]
-    lines = [f'[{k} "{_pgn_escape(v)}"]' for k, v in tags]
-    words: list[str] = []
-    for ply, move in enumerate(record.moves):
-        if ply % 2 == 0:
-            words.append(f"{ply // 2 + 1}.")
-        words.append(move.move)
-    words.append(result)
-    body, line = [], ""
-    for word in words:
-        if line and len(line) + 1 + len(word) > 79:
-            body.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    body.append(line)
-    return "\n".join(lines) + "\n\n" + "\n".join(body) + "\n"
-
-
-def _pgn_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-CSV_COLUMNS = [
-    "match",
-    "tournament",
-    "round",
-    "game",
-    "white",
-    "black",
-    "result",
-    "bots",
-    "ranks",
-    "scores",
-    "termination",
-    "fault",
-    "plies",
-    "duration_s",
-    "started",
-]
-
-
 def export_command(
     fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="json, csv or pgn.")] = (
         ExportFormat.JSON
@@ -364,28 +298,10 @@ def export_command(
         elif fmt is ExportFormat.CSV:
             buffer = io.StringIO()
             writer = csv.writer(buffer, lineterminator="\n")
-            writer.writerow(CSV_COLUMNS)
+            writer.writerow(EXPORT_COLUMNS)
             for m, r in _done_matches(session, tournament):
-                two = len(r.seats) == 2
-                writer.writerow(
-                    [
-                        m.id,
-                        m.tournament_id if m.tournament_id is not None else "",
-                        m.round,
-                        r.game,
-                        r.seats[0].bot if two else "",
-                        r.seats[1].bot if two else "",
-                        pgn_result(r.seats[0].rank, r.seats[1].rank) if two else "",
-                        ";".join(s.bot for s in r.seats),
-                        ";".join(str(s.rank) for s in r.seats),
-                        ";".join(f"{s.score:g}" for s in r.seats),
-                        r.termination.value,
-                        m.fault_reason or "",
-                        len(r.moves),
-                        f"{r.duration_s:.6f}",
-                        m.started.isoformat() if m.started else "",
-                    ]
-                )
+                row = export_row(m.id, m.tournament_id, m.round, r, m.fault_reason, m.started)
+                writer.writerow(row)
             typer.echo(buffer.getvalue(), nl=False)
         else:
             skipped = 0
@@ -399,7 +315,8 @@ def export_command(
                     events[m.tournament_id] = (
                         (t.name or f"tournament {t.id}") if t is not None else "arena"
                     )
-                games_out.append(_pgn(m, r, events[m.tournament_id]))
+                tags = GameTags(events[m.tournament_id], m.round, m.id, m.started, m.opening)
+                games_out.append(write_game(r, tags))
             if skipped:
                 typer.echo(
                     f"warning: {skipped} matches of more than two players skipped "

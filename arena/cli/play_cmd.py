@@ -10,7 +10,8 @@ from typing import Annotated, Any
 import typer
 
 from bot_arena.arena.cli.common import DbOption, fail, load_game, load_position, open_db
-from bot_arena.arena.match.botref import HUMAN, BotRef, BotSpecError, resolve
+from bot_arena.arena.match.botref import HUMAN, BotRef, BotSpecError
+from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import BotPool
 from bot_arena.arena.match.record import MatchRecord, MoveRecord
 from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN, TimeControl, TimeControlError

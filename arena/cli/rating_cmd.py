@@ -12,7 +12,8 @@ from typing import Annotated
 import typer
 
 from bot_arena.arena.cli.common import DbOption, fail, open_db
-from bot_arena.arena.ratings import RatingInputError, read_results, render
+from bot_arena.arena.formats.results import read_results
+from bot_arena.arena.ratings import RatingInputError, render
 from bot_arena.arena.ratings.query import (
     LeaderboardError,
     rate,

@@ -12,7 +12,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from tabulate import tabulate
 
 from bot_arena.arena.cli.common import DbOption, fail, load_game, open_db
-from bot_arena.arena.match.botref import BotRef, BotSpecError, resolve
+from bot_arena.arena.match.botref import BotRef, BotSpecError
+from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.timecontrol import TimeControl, TimeControlError
 from bot_arena.arena.tournament.job_handle import start_job_server
 from bot_arena.arena.tournament.runner import (

@@ -11,22 +11,32 @@ import sys
 import time
 from typing import Any, TextIO
 
+from bot_arena.arena.match import faults
 from bot_arena.arena.match.botref import BotRef
-from bot_arena.arena.match.record import Fault, Termination
+from bot_arena.arena.match.record import Fault
 from bot_arena.arena.match.seat import Reply
 from bot_arena.arena.transport.protocol import MoveRequest
 from bot_arena.games.base import Game, GameError
 
 
 class HumanSeat:
-    human = True
+    """A ``Seat`` with no process of its own: never kept for another game, nothing to kill."""
 
     def __init__(self, ref: BotRef, stdin: TextIO | None = None, out: TextIO | None = None) -> None:
         self.ref = ref
         self.stdin = stdin or sys.stdin
         self.out = out or sys.stderr
-        self.bot_name: str | None = "human"
         self.games = 0
+
+    @property
+    def pid(self) -> None:
+        return None
+
+    def alive(self) -> bool:
+        return False  # a person is asked afresh for every match
+
+    def kill(self) -> None:
+        pass
 
     def start(self, message: dict[str, Any]) -> None:
         self.seat = int(message["seat"])
@@ -68,20 +78,9 @@ class HumanSeat:
             if line is None:
                 if deadline is not None and time.monotonic() >= deadline:
                     limit = request.deadline or 0.0
-                    return Reply(
-                        elapsed,
-                        fault=Fault(
-                            Termination.TIMEOUT,
-                            "no move in time",
-                            {"overrun_ms": round((elapsed - limit) * 1000, 3), "limit_s": limit},
-                        ),
-                    )
-                return Reply(
-                    elapsed,
-                    fault=Fault(
-                        Termination.CRASH, "the terminal closed (end of input)", {"exit_code": None}
-                    ),
-                )
+                    return Reply(elapsed, fault=faults.no_answer(elapsed, limit, "no move in time"))
+                closed = faults.crash("the terminal closed (end of input)", exit_code=None)
+                return Reply(elapsed, fault=closed)
             text = line.strip()
             try:
                 move = game.move_from_text(state, text)
@@ -90,12 +89,8 @@ class HumanSeat:
                 continue
             return Reply(elapsed, game.format_move(move))
 
-    def late(self, elapsed: float, limit: float) -> Fault:
-        return Fault(
-            Termination.TIMEOUT,
-            f"answered after {elapsed:.3f}s, limit {limit:g}s",
-            {"overrun_ms": round((elapsed - limit) * 1000, 3), "limit_s": limit, "answered": True},
-        )
+    def ask_quit(self, deadline: float) -> None:
+        pass
 
-    def close(self) -> None:
+    def finish_quit(self, deadline: float) -> None:
         pass

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import random
-import re
 import shlex
 import shutil
 import sys
@@ -20,11 +19,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
-from bot_arena.arena.match.botref import BUILTIN, COMMAND, HUMAN, BotRef, sha256_text
+from bot_arena.arena.match import faults
+from bot_arena.arena.match.botref import BUILTIN, COMMAND, HUMAN, BotRef, file_target, sha256_text
 from bot_arena.arena.match.human import HumanSeat
-from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, Termination
+from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord
 from bot_arena.arena.match.referee import play_game
-from bot_arena.arena.match.seat import ProcessSeat, Reply
+from bot_arena.arena.match.seat import ProcessSeat, Seat
 from bot_arena.arena.match.timecontrol import TimeControl, per_seat
 from bot_arena.arena.transport import protocol
 from bot_arena.arena.transport.forkserver import ForkServer, ForkServerError, start_forkserver
@@ -34,38 +34,10 @@ from bot_arena.games.base import Game
 
 __all__ = ["BotPool", "ResourceLimits", "TimeControl", "play_match", "seat_seed"]
 
-_FILE_TARGET = re.compile(r"^(?P<path>.+\.py)(?::(?P<attr>[A-Za-z_]\w*))?$")
-
 
 def seat_seed(seed: int, seat: int) -> int:
     """The seed a seat's bot gets in a match seeded ``seed`` (stable across runs)."""
     return random.Random(seed * 1_000_003 + seat).randrange(2**31)
-
-
-class _NoSeat:
-    """A seat whose process could not even be started (its fault is already recorded)."""
-
-    human = False
-    games = 0
-    bot_name: str | None = None
-
-    def __init__(self, ref: BotRef) -> None:
-        self.ref = ref
-
-    def ask(
-        self,
-        game: Game[Any, Any],
-        state: Any,
-        request: protocol.MoveRequest,
-        hard_limit: float | None,
-    ) -> Reply:
-        raise AssertionError("a seat without a process is never asked")
-
-    def late(self, elapsed: float, limit: float) -> Fault:
-        raise AssertionError("a seat without a process is never late")
-
-
-AnySeat = ProcessSeat | HumanSeat | _NoSeat
 
 
 class BotPool:
@@ -84,11 +56,11 @@ class BotPool:
         first use (closed with the pool), or a running one to use (not closed here)."""
         self.limits = limits
         self.terminal = terminal
-        self.idle: dict[BotRef, list[ProcessSeat]] = {}
+        self.idle: dict[BotRef, list[Seat]] = {}
         self.started_pids: list[int] = []
         self.last_pids: list[int | None] = []  # pid per seat of the last match (None: human)
         self._sources: Path | None = None
-        self._replaced: list[ProcessSeat] = []  # killed outside a match's seats (reuse failed)
+        self._replaced: list[Seat] = []  # killed outside a match's seats (reuse failed)
         self.use_forkserver = forkserver is not False
         self._server = forkserver if isinstance(forkserver, ForkServer) else None
         self._own_server = self._server is None
@@ -133,13 +105,13 @@ class BotPool:
         worker = [sys.executable, "-P", "-m", "bot_arena.arena.worker", *limits]
         if ref.kind == BUILTIN:
             return [*worker, "--builtin", ref.target]
-        m = _FILE_TARGET.match(ref.target)
-        if m is None:
+        parsed = file_target(ref.target)
+        if parsed is None:
             return [*worker, "--import", ref.target, "--sys-path", os.getcwd()]
-        path = m.group("path")
+        path, attr = parsed
         file = self._source_file(ref, path) if ref.source is not None else path
-        target = file + (f":{m.group('attr')}" if m.group("attr") else "")
-        return [*worker, "--file", target, "--sys-path", str(Path(path).parent)]
+        named = ["--attr", attr] if attr else []
+        return [*worker, "--file", file, *named, "--sys-path", str(Path(path).parent)]
 
     def _forkserver(self) -> ForkServer | None:
         """The pool's fork server, started on first use; None where there is none (no pidfd:
@@ -166,7 +138,7 @@ class BotPool:
         try:
             process = self._new_process(ref)
         except (OSError, ValueError) as exc:
-            return Fault(Termination.STALL, f"cannot start the bot: {exc}", {"reason": "spawn"})
+            return faults.stall(f"cannot start the bot: {exc}", "spawn")
         self.started_pids.append(process.pid)
         return ProcessSeat(ref, process)
 
@@ -178,53 +150,47 @@ class BotPool:
         for ref in dict.fromkeys(refs):
             if ref.kind != HUMAN and not self.idle.get(ref):
                 seat = self._spawn(ref)
-                if isinstance(seat, ProcessSeat):
+                if not isinstance(seat, Fault):
                     self.idle.setdefault(ref, []).append(seat)
 
-    def _acquire(self, ref: BotRef) -> AnySeat | Fault:
+    def _acquire(self, ref: BotRef) -> Seat | Fault:
         if ref.kind == HUMAN:
             return HumanSeat(ref, *(self.terminal or (None, None)))
         idle = self.idle.get(ref)
         while idle:
             seat = idle.pop()
-            if seat.process.alive():
+            if seat.alive():
                 return seat
-            seat.process.kill()
+            seat.kill()
             self._replaced.append(seat)
         return self._spawn(ref)
 
     def _start(
         self,
         game: Game[Any, Any],
-        seats: list[AnySeat],
+        seats: list[Seat | None],
         faults: list[Fault | None],
         hellos: list[dict[str, Any]],
     ) -> None:
         """Handshake every seat in parallel under one start-up deadline; a reused process that
         fails its ``new_game`` is replaced by a fresh one (not the bot's fault)."""
-        pending = [i for i, s in enumerate(seats) if not isinstance(s, _NoSeat)]
+        pending = {i: s for i, s in enumerate(seats) if s is not None}
         for attempt in range(2):
-            for i in pending:
-                seat = seats[i]
-                assert not isinstance(seat, _NoSeat)
+            for i, seat in pending.items():
                 seat.start(protocol.hello(**hellos[i], first=seat.games == 0))
             deadline = time.monotonic() + self.limits.startup_s
-            retry = []
-            for i in pending:
-                seat = seats[i]
-                assert not isinstance(seat, _NoSeat)
+            retry: dict[int, Seat] = {}
+            for i, seat in pending.items():
                 reused = seat.games > 0
                 fault = seat.finish_start(deadline, game)
                 if fault is not None and reused and attempt == 0:
-                    assert isinstance(seat, ProcessSeat)
                     self._replaced.append(seat)
                     fresh = self._spawn(seat.ref)
                     if isinstance(fresh, Fault):
                         faults[i] = fresh
-                        seats[i] = _NoSeat(seat.ref)
+                        seats[i] = None
                     else:
-                        seats[i] = fresh
-                        retry.append(i)
+                        seats[i] = retry[i] = fresh
                 elif fault is not None:
                     faults[i] = fault
             pending = retry
@@ -252,13 +218,14 @@ class BotPool:
         )
         started = time.time()
         faults: list[Fault | None] = [None] * n
-        seats: list[AnySeat] = []
+        seats: list[Seat | None] = []
         for i, ref in enumerate(bots):
             got = self._acquire(ref)
             if isinstance(got, Fault):
                 faults[i] = got
-                got = _NoSeat(ref)
-            seats.append(got)
+                seats.append(None)
+            else:
+                seats.append(got)
         position = game.format_position(start)
         hellos = [
             {
@@ -274,23 +241,32 @@ class BotPool:
         record: MatchRecord | None = None
         try:
             self._start(game, seats, faults, hellos)
-            self.last_pids = [s.process.pid if isinstance(s, ProcessSeat) else None for s in seats]
+            self.last_pids = [None if s is None else s.pid for s in seats]
             record = play_game(
-                game, seats, tcs, start, seed=seed, faults=faults, on_move=on_move, started=started
+                game,
+                bots,
+                seats,
+                tcs,
+                start,
+                seed=seed,
+                faults=faults,
+                on_move=on_move,
+                started=started,
             )
         finally:
             killed = set()
             for i, seat in enumerate(seats):
-                if not isinstance(seat, ProcessSeat):
+                if seat is None:
                     continue
-                if record is not None and faults[i] is None and seat.process.alive():
+                if record is not None and faults[i] is None and seat.alive():
                     self.idle.setdefault(seat.ref, []).append(seat)
                 else:
-                    seat.process.kill()
-                    killed.add(seat.process.pid)
+                    seat.kill()
+                    if seat.pid is not None:
+                        killed.add(seat.pid)
             # stragglers that left the group but not the session; right away, so that a pid
             # reused much later is never mistaken for one of them
-            killed.update(s.process.pid for s in self._replaced)
+            killed.update(s.pid for s in self._replaced if s.pid is not None)
             self._replaced.clear()
             sweep_sessions(killed)
         assert record is not None
@@ -301,13 +277,11 @@ class BotPool:
         seats = [s for group in self.idle.values() for s in group]
         self.idle.clear()
         end = time.monotonic() + 0.5
-        quit_line = protocol.encode(protocol.QUIT)
         for seat in seats:
-            seat.process.send(quit_line, end)
+            seat.ask_quit(end)
         for seat in seats:
-            seat.process.wait_exit(max(0.0, end - time.monotonic()))
-            seat.process.kill()
-        sweep_sessions({s.process.pid for s in seats})
+            seat.finish_quit(end)
+        sweep_sessions({s.pid for s in seats if s.pid is not None})
         if self._server is not None and self._own_server:
             self._server.close()
         self._server = None

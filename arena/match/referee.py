@@ -11,30 +11,16 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
+from bot_arena.arena.match import faults as fault
 from bot_arena.arena.match.botref import BotRef
 from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
-from bot_arena.arena.match.seat import Reply
+from bot_arena.arena.match.seat import Reply, Seat
 from bot_arena.arena.match.states import table_for
 from bot_arena.arena.match.timecontrol import Clock, TimeControl, seats_dict
 from bot_arena.arena.transport import protocol
 from bot_arena.games.base import Game, GameError, ranks_from_utilities, scores_from_ranks
-
-
-class Seat(Protocol):
-    ref: BotRef
-    human: bool
-
-    def ask(
-        self,
-        game: Game[Any, Any],
-        state: Any,
-        request: protocol.MoveRequest,
-        hard_limit: float | None,
-    ) -> Reply: ...
-
-    def late(self, elapsed: float, limit: float) -> Fault: ...
 
 
 def _judge(
@@ -49,18 +35,11 @@ def _judge(
     try:
         move = game.parse_move(text)
     except GameError as exc:
-        return Fault(
-            Termination.BAD_OUTPUT,
-            f"unparseable move {protocol.truncate(text, 40)!r}: {exc}",
-            {"answer": protocol.truncate(reply.move)},
-        )
+        message = f"unparseable move {protocol.truncate(text, 40)!r}: {exc}"
+        return fault.bad_output(message, protocol.truncate(reply.move))
     if move in legal.values():
         return move, game.format_move(move)
-    return Fault(
-        Termination.ILLEGAL_MOVE,
-        f"illegal move {protocol.truncate(text, 40)!r}",
-        {"move": protocol.truncate(text), "position": game.format_position(state)},
-    )
+    return fault.illegal_move(text, game.format_position(state))
 
 
 def final_ranks(
@@ -88,7 +67,8 @@ def final_ranks(
 
 def play_game(
     game: Game[Any, Any],
-    seats: Sequence[Seat],
+    refs: Sequence[BotRef],
+    seats: Sequence[Seat | None],
     tcs: Sequence[TimeControl],
     start: Any,
     *,
@@ -99,9 +79,13 @@ def play_game(
 ) -> MatchRecord:
     """Play from ``start`` to the end (or to a deciding fault) and judge the result.
 
-    ``faults`` holds start-up faults per seat (and is filled in as the game goes).
+    ``refs`` are the bots by seat; ``seats`` who plays each (None: nobody, a seat that could not
+    start, whose fault ``faults`` must hold). ``faults`` holds start-up faults per seat (and is
+    filled in as the game goes).
     """
     n = game.num_players
+    if any(seats[i] is None and faults[i] is None for i in range(n)):
+        raise ValueError("a seat without a player must have a fault")
     started = time.time() if started is None else started
     start_text = game.format_position(start)
     clocks = [Clock(tc) for tc in tcs]
@@ -116,7 +100,8 @@ def play_game(
     while not decided and not game.is_terminal(state):
         facts = table.facts(game, state)
         seat = facts.seat
-        if faults[seat] is not None:
+        player = seats[seat]
+        if faults[seat] is not None or player is None:
             if standin is None:
                 standin = random.Random(seed ^ 0x5F3759DF)
             move = standin.choice(list(facts.moves))
@@ -130,11 +115,12 @@ def play_game(
                 request_id, facts.position_json, facts.legal_json, clock.request_json()
             )
             request = protocol.MoveRequest(request_id, line, facts.legal, limit)
-            reply = seats[seat].ask(game, state, request, hard_limit)
+            reply = player.ask(game, state, request, hard_limit)
             outcome: tuple[Any, str] | Fault | None = reply.fault
             if outcome is None:
-                if hard_limit is not None and reply.elapsed > hard_limit:  # Clock.overrun
-                    outcome = seats[seat].late(reply.elapsed, limit or 0.0)
+                if clock.overrun(reply.elapsed) is not None:  # answered, but too late
+                    player.kill()  # its process is not kept for another game
+                    outcome = fault.late(reply.elapsed, limit or 0.0)
                 else:
                     outcome = _judge(game, state, reply, facts.legal)
             if isinstance(outcome, Fault):
@@ -160,12 +146,7 @@ def play_game(
         start_position=start_text,
         seats=[
             SeatResult(
-                seats[i].ref.name,
-                float(utility[i]),
-                ranks[i],
-                scores[i],
-                faults[i],
-                seats[i].ref.sha256,
+                refs[i].name, float(utility[i]), ranks[i], scores[i], faults[i], refs[i].sha256
             )
             for i in range(n)
         ],

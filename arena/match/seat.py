@@ -1,14 +1,16 @@
-"""A seat played by a bot process: the handshake and one move, each turned into an answer or a
-classified Fault (the evidence goes into ``Fault.detail``)."""
+"""Seats: what the pool and the referee need of whoever plays a seat (``Seat``), and the seat
+played by a bot process (``ProcessSeat``): the handshake and one move, each turned into an
+answer or a classified Fault (built by ``faults``, the evidence in ``Fault.detail``)."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+from bot_arena.arena.match import faults
 from bot_arena.arena.match.botref import BotRef
-from bot_arena.arena.match.record import Fault, Termination
+from bot_arena.arena.match.record import Fault
 from bot_arena.arena.transport import protocol
 from bot_arena.arena.transport.process import BotProcess, ReadStatus
 from bot_arena.arena.transport.protocol import BotFailure, MoveAnswer, ProtocolError, Ready
@@ -25,10 +27,46 @@ class Reply:
     fault: Fault | None = None
 
 
+class Seat(Protocol):
+    """Whoever plays a seat. The pool starts it (``start`` then ``finish_start``), the referee
+    asks it for moves, the pool keeps it for the next game while it is ``alive`` and ends it
+    with ``kill`` (after a fault) or ``close``."""
+
+    ref: BotRef
+    games: int  # games started on this seat (0: the next start is its first)
+
+    @property
+    def pid(self) -> int | None:
+        """The process playing (None: not a process of its own)."""
+        ...
+
+    def start(self, message: dict[str, Any]) -> None: ...
+
+    def finish_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None: ...
+
+    def ask(
+        self,
+        game: Game[Any, Any],
+        state: Any,
+        request: protocol.MoveRequest,
+        hard_limit: float | None,
+    ) -> Reply: ...
+
+    def alive(self) -> bool: ...
+
+    def kill(self) -> None: ...
+
+    def ask_quit(self, deadline: float) -> None:
+        """Ask it to leave (the first half of a bounded, parallel goodbye)."""
+        ...
+
+    def finish_quit(self, deadline: float) -> None:
+        """Wait for it to leave until ``deadline``, then make sure it is gone."""
+        ...
+
+
 class ProcessSeat:
     """Talks to one BotProcess; any fault leaves the process killed."""
-
-    human = False
 
     def __init__(self, ref: BotRef, process: BotProcess) -> None:
         self.ref = ref
@@ -38,14 +76,24 @@ class ProcessSeat:
         self.bot_name: str | None = None
 
     # --- evidence ------------------------------------------------------------------------------
-    def _died(self, termination: Termination, message: str, **detail: Any) -> Fault:
-        """Kill the process and build a fault; the exit status is kept only when the process
-        ended on its own (a status caused by the arena's SIGKILL says nothing)."""
-        self._settle()
-        detail.update(self.process.exit_detail())
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.alive()
+
+    def kill(self) -> None:
         self.process.kill()
-        detail["stderr_tail"] = self.process.stderr.tail()
-        return Fault(termination, message, detail)
+
+    def _evidence(self) -> dict[str, Any]:
+        """Kill the process and return what it left: the exit status, kept only when it ended
+        on its own (a status caused by the arena's SIGKILL says nothing), and its stderr."""
+        self._settle()
+        evidence = self.process.exit_detail()
+        self.process.kill()
+        evidence["stderr_tail"] = self.process.stderr.tail()
+        return evidence
 
     def _settle(self) -> None:
         """A process that closed its output is probably exiting: give it a moment to."""
@@ -75,34 +123,30 @@ class ProcessSeat:
         if status is ReadStatus.TIMEOUT:
             limit = round(deadline - self.sent, 3)
             self.process.kill()
-            return Fault(
-                Termination.STALL,
+            return faults.stall(
                 f"no handshake within the start-up limit ({limit:g}s)",
-                {
-                    "reason": "no handshake",
-                    "startup_s": limit,
-                    "stderr_tail": self.process.stderr.tail(),
-                },
+                "no handshake",
+                startup_s=limit,
+                stderr_tail=self.process.stderr.tail(),
             )
         if status is ReadStatus.EOF:
-            return self._died(
-                Termination.STALL, f"no handshake: {self._exit_message()}", reason="exited"
-            )
+            message = f"no handshake: {self._exit_message()}"
+            return faults.stall(message, "exited", **self._evidence())
         if status is ReadStatus.TOO_LONG:
-            return self._died(Termination.BAD_OUTPUT, "handshake line too long", answer=_text(raw))
+            return faults.bad_output("handshake line too long", _text(raw), **self._evidence())
         try:
             answer = protocol.decode_answer(raw)
         except ProtocolError as exc:
-            return self._died(Termination.BAD_OUTPUT, f"bad handshake: {exc}", answer=exc.text)
+            return faults.bad_output(f"bad handshake: {exc}", exc.text, **self._evidence())
         if isinstance(answer, BotFailure):
-            return self._died(
-                Termination.STALL,
+            return faults.stall(
                 f"bot failed to start: {_last_line(answer.message)}",
-                reason=answer.phase or "start",
+                answer.phase or "start",
                 exception=answer.exception,
+                **self._evidence(),
             )
         if not isinstance(answer, Ready):
-            return self._died(Termination.BAD_OUTPUT, "expected a ready answer", answer=_text(raw))
+            return faults.bad_output("expected a ready answer", _text(raw), **self._evidence())
         self.bot_name = answer.name
         self.games += 1
         return None
@@ -118,12 +162,8 @@ class ProcessSeat:
         process = self.process
         stray = process.unsolicited()
         if stray:  # a line nobody asked for would be taken for the next answer: refuse it
-            return Reply(
-                0.0,
-                fault=self._died(
-                    Termination.BAD_OUTPUT, "output without a request", answer=_text(stray)
-                ),
-            )
+            fault = faults.bad_output("output without a request", _text(stray), **self._evidence())
+            return Reply(0.0, fault=fault)
         sent = time.monotonic()
         deadline = None if hard_limit is None else sent + hard_limit
         if not process.send(request.line, deadline):
@@ -131,74 +171,53 @@ class ProcessSeat:
             if process.alive() and deadline is not None and time.monotonic() >= deadline:
                 return Reply(elapsed, fault=self._timeout(elapsed, request))
             self.send_ok = False
-            return Reply(elapsed, fault=self._died(Termination.CRASH, self._exit_message()))
+            return Reply(elapsed, fault=self._crashed())
         status, raw = process.read_line(deadline)
         elapsed = time.monotonic() - sent
         if status is ReadStatus.LINE:
             try:
                 answer = protocol.decode_answer(raw, request.id)
             except ProtocolError as exc:
+                message = f"unparseable answer: {exc}"
                 return Reply(
-                    elapsed,
-                    fault=self._died(
-                        Termination.BAD_OUTPUT, f"unparseable answer: {exc}", answer=exc.text
-                    ),
+                    elapsed, fault=faults.bad_output(message, exc.text, **self._evidence())
                 )
             if isinstance(answer, MoveAnswer):
                 return Reply(elapsed, answer.move, answer.info)
             if isinstance(answer, BotFailure):
-                return Reply(
-                    elapsed,
-                    fault=self._died(
-                        Termination.CRASH,
-                        f"the bot raised {_last_line(answer.exception or answer.message)}",
-                        exception=answer.exception,
-                    ),
-                )
-            return Reply(
-                elapsed,
-                fault=self._died(
-                    Termination.BAD_OUTPUT, "expected a move answer", answer=_text(raw)
-                ),
-            )
+                message = f"the bot raised {_last_line(answer.exception or answer.message)}"
+                fault = faults.crash(message, exception=answer.exception, **self._evidence())
+                return Reply(elapsed, fault=fault)
+            fault = faults.bad_output("expected a move answer", _text(raw), **self._evidence())
+            return Reply(elapsed, fault=fault)
         if status is ReadStatus.TIMEOUT:
             return Reply(elapsed, fault=self._timeout(elapsed, request))
         if status is ReadStatus.TOO_LONG:
-            return Reply(
-                elapsed,
-                fault=self._died(
-                    Termination.BAD_OUTPUT,
-                    f"answer line longer than {protocol.MAX_LINE} bytes",
-                    answer=_text(raw),
-                ),
-            )
-        return Reply(elapsed, fault=self._died(Termination.CRASH, self._exit_message()))
+            message = f"answer line longer than {protocol.MAX_LINE} bytes"
+            return Reply(elapsed, fault=faults.bad_output(message, _text(raw), **self._evidence()))
+        return Reply(elapsed, fault=self._crashed())
+
+    def _crashed(self) -> Fault:
+        message = self._exit_message()
+        return faults.crash(message, **self._evidence())
 
     def _timeout(self, elapsed: float, request: protocol.MoveRequest) -> Fault:
         self.process.kill()
         limit = request.deadline or 0.0
-        return Fault(
-            Termination.TIMEOUT,
+        return faults.no_answer(
+            elapsed,
+            limit,
             f"no answer within {limit:g}s (+ margin): killed",
-            {
-                "overrun_ms": round((elapsed - limit) * 1000, 3),
-                "limit_s": limit,
-                "answered": False,
-                "stderr_tail": self.process.stderr.tail(),
-            },
+            answered=False,
+            stderr_tail=self.process.stderr.tail(),
         )
 
-    def late(self, elapsed: float, limit: float) -> Fault:
-        """An answer that came after limit + margin: lost on time (the process is replaced)."""
+    def ask_quit(self, deadline: float) -> None:
+        self.process.send(protocol.encode(protocol.QUIT), deadline)
+
+    def finish_quit(self, deadline: float) -> None:
+        self.process.wait_exit(max(0.0, deadline - time.monotonic()))
         self.process.kill()
-        return Fault(
-            Termination.TIMEOUT,
-            f"answered after {elapsed:.3f}s, limit {limit:g}s",
-            {"overrun_ms": round((elapsed - limit) * 1000, 3), "limit_s": limit, "answered": True},
-        )
-
-    def close(self) -> None:
-        self.process.quit(protocol.encode(protocol.QUIT), 0.5)
 
 
 def _text(raw: bytes) -> str:

@@ -1,10 +1,10 @@
 """Ratings from match results: maximum-likelihood Elo with robust 95% intervals (two players:
-Bradley-Terry on scores; N players: Plackett-Luce on ranks), classic sequential Elo, crosstables,
-and readers for PGN / CSV results. Pure functions over ``GameResult`` values; the database
-queries live in ``arena.ratings.query``. See docs/ratings.md for the model and formulas.
+Bradley-Terry on scores; N players: Plackett-Luce on ranks), classic sequential Elo and
+crosstables: pure functions over ``GameResult`` values. Leaderboards of stored results are
+``ratings.query``; result files (PGN, CSV) are read by ``arena.formats``. See docs/ratings.md
+for the model and formulas.
 """
 
-from bot_arena.arena.formats.results import parse_csv, parse_pgn, read_results
 from bot_arena.arena.ratings.crosstable import Crosstable, crosstable, render_crosstable
 from bot_arena.arena.ratings.ml import ELO_PER_NAT, elo_diff, expected_score, fit_ml
 from bot_arena.arena.ratings.render import FORMATS, Faults, leaderboard_rows, render
@@ -29,9 +29,6 @@ __all__ = [
     "fit_ml",
     "fit_sequential",
     "leaderboard_rows",
-    "parse_csv",
-    "parse_pgn",
-    "read_results",
     "render",
     "render_crosstable",
 ]

@@ -31,7 +31,8 @@ from sqlalchemy import Connection, select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from bot_arena import games
-from bot_arena.arena.match.botref import BotRef, BotSpecError, resolve
+from bot_arena.arena.match.botref import BotRef, BotSpecError
+from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.tournament.job import Job, Plan

@@ -1,4 +1,5 @@
-"""``python -m arena.worker [LIMITS] (--builtin SPEC | --file PATH[:ATTR] | --import MOD:ATTR)``.
+"""``python -m bot_arena.arena.worker [LIMITS] BOT`` where BOT is ``--builtin SPEC``,
+``--file PATH [--attr NAME]`` or ``--import MOD:ATTR``.
 
 Order matters: limits first, then the protocol moves to private fds, then the bot's code runs.
 """
@@ -42,11 +43,10 @@ def main(argv: list[str]) -> int:
         if "builtin" in opts:
             factory = loader.builtin_factory(opts["builtin"])
         else:
-            if "file" in opts:
-                path, _, attr = opts["file"].rpartition(":")
-                if not path.endswith(".py"):
-                    path, attr = opts["file"], ""
-                module, name = loader.load_file(path, attr or None, opts.get("sys-path"))
+            if "file" in opts:  # the file as given, the attribute apart (--attr)
+                module, name = loader.load_file(
+                    opts["file"], opts.get("attr"), opts.get("sys-path")
+                )
             elif "import" in opts:
                 module, name = loader.load_import(opts["import"], opts.get("sys-path"))
             else:

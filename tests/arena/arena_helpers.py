@@ -8,7 +8,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from bot_arena.arena.match.botref import BotRef, resolve
+from bot_arena.arena.match.botref import BotRef
+from bot_arena.arena.match.botspec import resolve
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from arena_helpers import FIXTURES
 
-from bot_arena.arena.match.botref import BotRef, BotSpecError, resolve
+from bot_arena.arena.match.botref import BotRef, BotSpecError
+from bot_arena.arena.match.botspec import resolve
 
 
 def test_builtin_spec() -> None:

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot_arena import games
-from bot_arena.arena.match.botref import resolve
+from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import play_match
 from bot_arena.arena.match.record import Fault, Termination
 from bot_arena.arena.match.referee import final_ranks, play_game
@@ -27,7 +27,7 @@ from bot_arena.arena.transport.protocol import MoveRequest
 class Scripted:
     """A seat that answers from a script of (move text, elapsed seconds)."""
 
-    human = False
+    killed = False
 
     def __init__(self, name: str, script: list[tuple[str, float]]) -> None:
         self.ref = resolve(f"cmd:{name}")
@@ -41,13 +41,15 @@ class Scripted:
         move, elapsed = next(self.script)
         return Reply(elapsed, move)
 
-    def late(self, elapsed: float, limit: float) -> Fault:
-        return Fault(Termination.TIMEOUT, "late", {"overrun_ms": (elapsed - limit) * 1000})
+    def kill(self) -> None:
+        self.killed = True  # the referee's verdict on a late answer: not kept for another game
 
 
 def run(game: Any, seats: list[Scripted], tc: TimeControl) -> Any:
     n = game.num_players
-    return play_game(game, seats, [tc] * n, game.initial_state(), seed=1, faults=[None] * n)
+    refs = [s.ref for s in seats]
+    start = game.initial_state()
+    return play_game(game, refs, seats, [tc] * n, start, seed=1, faults=[None] * n)
 
 
 def test_answer_inside_the_margin_counts_and_a_later_one_loses() -> None:
@@ -59,6 +61,8 @@ def test_answer_inside_the_margin_counts_and_a_later_one_loses() -> None:
     assert record.termination is Termination.TIMEOUT
     fault = record.seats[0].fault
     assert fault is not None and fault.detail["overrun_ms"] == pytest.approx(100.0)
+    assert fault.detail["answered"] is True and fault.detail["limit_s"] == 0.2
+    assert a.killed and not b.killed
     assert (record.seats[0].rank, record.seats[1].rank) == (2, 1)
     assert record.moves[0].time_ms == pytest.approx(240.0)
 
@@ -157,7 +161,7 @@ def test_cpu_limit_kills_a_spinning_bot() -> None:
 class Chaotic:
     """A seat that plays legal moves but, with the given odds, answers illegal, junk or late."""
 
-    human = False
+    killed = False
 
     def __init__(self, name: str, rng: Any, odds: float) -> None:
         self.ref = resolve(f"cmd:{name}")
@@ -170,8 +174,8 @@ class Chaotic:
             return self.rng.choice([Reply(0.0, "99"), Reply(0.0, "junk"), Reply(5.0, legal[0])])
         return Reply(0.001, self.rng.choice(legal))
 
-    def late(self, elapsed: float, limit: float) -> Fault:
-        return Fault(Termination.TIMEOUT, "late", {"overrun_ms": (elapsed - limit) * 1000})
+    def kill(self) -> None:
+        self.killed = True  # the referee's verdict on a late answer: not kept for another game
 
 
 @settings(max_examples=60, deadline=None)

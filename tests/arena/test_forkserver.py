@@ -14,7 +14,7 @@ import pytest
 from arena_helpers import alive, assert_no_leftovers, fixture, thinking_bot, wait_until
 
 from bot_arena import games
-from bot_arena.arena.match.botref import resolve
+from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import BotPool, TimeControl
 from bot_arena.arena.match.record import Termination
 from bot_arena.arena.tournament.job import Job, Plan

@@ -12,7 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from bot_arena.arena.cli.app import app
-from bot_arena.arena.ratings import GameResult, RatingInputError, parse_csv, parse_pgn
+from bot_arena.arena.formats.csv_results import parse_csv
+from bot_arena.arena.formats.pgn import parse_pgn
+from bot_arena.arena.ratings import GameResult, RatingInputError
 
 runner = CliRunner()
 

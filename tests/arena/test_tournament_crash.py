@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, exc, make_url, pool
 
-from bot_arena.arena.match.botref import resolve
+from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.tournament.schedule import schedule
 from tests.db.dbtest import BACKENDS, database
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from arena_helpers import assert_no_leftovers, fixture
 
 from bot_arena import games
-from bot_arena.arena.match.botref import resolve
+from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import BotPool
 from bot_arena.arena.match.record import Termination
 from bot_arena.arena.match.timecontrol import TimeControl

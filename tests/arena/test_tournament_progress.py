@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from bot_arena import games
-from bot_arena.arena.match.botref import resolve
+from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.tournament.progress import Progress, Standings, format_duration
 from bot_arena.arena.tournament.runner import Runner, create

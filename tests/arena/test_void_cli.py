@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from bot_arena import games
-from bot_arena.arena.match.botref import resolve
+from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.tournament.runner import create
 from bot_arena.db.models import Tournament

@@ -14,7 +14,8 @@ from sqlalchemy import Engine, func, insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from bot_arena.arena.match.botref import BotRef, resolve, sha256_text
+from bot_arena.arena.match.botref import BotRef, sha256_text
+from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
 from bot_arena.db.models import Base, Bot, BotVersion, Match, Move, Seat, Tournament
 from bot_arena.db.session import (

@@ -1,0 +1,59 @@
+"""Every fault a seat can be charged with, built in one place with its evidence.
+
+The seats (a bot process, a person at the terminal), the pool (a process that cannot start) and
+the referee (late, unparseable or illegal answers) all describe faults through these functions,
+so a kind of fault carries the same evidence keys wherever it was found: ``overrun_ms`` and
+``limit_s`` for time, ``answer`` for output, ``move`` and ``position`` for an illegal move,
+``reason`` for a stall, plus what the caller adds (``stderr_tail``, ``exit_code``, ...).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot_arena.arena.match.record import Fault, Termination
+from bot_arena.arena.transport.protocol import truncate
+
+
+def _overrun(elapsed: float, limit: float) -> dict[str, float]:
+    return {"overrun_ms": round((elapsed - limit) * 1000, 3), "limit_s": limit}
+
+
+def no_answer(elapsed: float, limit: float, message: str, **evidence: Any) -> Fault:
+    """No answer before the hard deadline (the limit + margin)."""
+    return Fault(Termination.TIMEOUT, message, {**_overrun(elapsed, limit), **evidence})
+
+
+def late(elapsed: float, limit: float) -> Fault:
+    """An answer that came after the limit + margin (``Clock.overrun`` said so): lost on time."""
+    return Fault(
+        Termination.TIMEOUT,
+        f"answered after {elapsed:.3f}s, limit {limit:g}s",
+        {**_overrun(elapsed, limit), "answered": True},
+    )
+
+
+def stall(message: str, reason: str, **evidence: Any) -> Fault:
+    """The bot never became ready: it could not start, said it failed, or did not answer the
+    handshake within the start-up limit."""
+    return Fault(Termination.STALL, message, {"reason": reason, **evidence})
+
+
+def crash(message: str, **evidence: Any) -> Fault:
+    """The bot's process died, or the bot raised while choosing a move."""
+    return Fault(Termination.CRASH, message, evidence)
+
+
+def bad_output(message: str, answer: str, **evidence: Any) -> Fault:
+    """An answer the arena cannot read; ``answer`` is what it said, already cut to size by the
+    reader (``protocol.truncate``: the protocol's errors carry it so)."""
+    return Fault(Termination.BAD_OUTPUT, message, {"answer": answer, **evidence})
+
+
+def illegal_move(text: str, position: str) -> Fault:
+    """A well-formed move that is not legal in ``position``."""
+    return Fault(
+        Termination.ILLEGAL_MOVE,
+        f"illegal move {truncate(text, 40)!r}",
+        {"move": truncate(text), "position": position},
+    )
