@@ -35,8 +35,9 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 from bot_arena import games
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.tournament.create import create
 from bot_arena.arena.tournament.job_handle import start_job_server
-from bot_arena.arena.tournament.runner import Runner, create
+from bot_arena.arena.tournament.runner import Runner
 from bot_arena.db.session import make_engine, session_factory
 
 FIELD = ["random:seed=1", "random:seed=2", "random:seed=3", "random:seed=4"]

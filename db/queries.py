@@ -183,7 +183,7 @@ def tournaments(session: Session) -> list[dict[str, Any]]:
     return out
 
 
-def matches_query(
+def _matches_query(
     tournament_id: int | None = None, bot: str | None = None, status: str | None = None
 ) -> Select[Match]:
     query = (
@@ -205,6 +205,28 @@ def matches_query(
             )
         )
     return query
+
+
+def find_matches(
+    session: Session,
+    tournament_id: int | None = None,
+    bot: str | None = None,
+    status: str | None = None,
+) -> list[Match]:
+    """Matches (of a tournament, with a bot, of a status) with their seats and bots, by id."""
+    return list(session.scalars(_matches_query(tournament_id, bot, status)))
+
+
+def match_ids(
+    session: Session, tournament_id: int | None = None, status: str | None = None
+) -> list[int]:
+    """The ids of the matches (of a tournament, of a status), in order."""
+    query = select(Match.id).order_by(Match.id)
+    if tournament_id is not None:
+        query = query.where(Match.tournament_id == tournament_id)
+    if status is not None:
+        query = query.where(Match.status == status)
+    return list(session.scalars(query))
 
 
 def move_counts(session: Session, match_ids: Sequence[int]) -> dict[int, int]:

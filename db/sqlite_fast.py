@@ -1,11 +1,12 @@
-"""The tournament runner's per-match write on SQLite, through the DBAPI cursor.
+"""The tournament's bulk writes on SQLite, through the DBAPI cursor (see ``db.writer``).
 
 Completing a match is the one write that happens thousands of times per tournament; through
 SQLAlchemy's execution layer it costs several times what SQLite itself needs (about 0.3 ms), which
-would make the database a large share of a fast game. This module issues the same four statements
-as ``db.store.complete_match`` with the values converted exactly as the column types would (JSON
-text, ``YYYY-MM-DD HH:MM:SS.ffffff`` UTC timestamps, NULL for absent JSON); a test checks that both
-paths write identical rows. It runs inside the caller's transaction on the same connection.
+would make the database a large share of a fast game. ``SQLiteWriter`` issues the statements of
+``db.core_writer.CoreWriter`` with the values converted exactly as the column types would (JSON
+text, ``YYYY-MM-DD HH:MM:SS.ffffff`` UTC timestamps, NULL for absent JSON); the parity tests
+check that both write identical rows. It runs inside the caller's transaction on the caller's
+connection.
 
 The runner stores the results that are ready together (``complete_matches``: one transaction,
 one ``executemany`` per table across the matches), so a commit and each statement's overhead are
@@ -18,10 +19,22 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot_arena.arena.match.record import MatchRecord
+from sqlalchemy import Connection
 
+from bot_arena.db.core_writer import fault_reason
+
+if TYPE_CHECKING:  # db.writer imports this module
+    from bot_arena.db.writer import Completion, ScheduledMatch
+
+_SCHEDULE = (
+    "INSERT INTO matches (tournament_id, round, game, params, time_control, players, seed,"
+    " opening, start_position, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')"
+)
+_SCHEDULED_IDS = "SELECT id FROM matches WHERE tournament_id = ? ORDER BY id"
+_SCHEDULE_SEAT = "INSERT INTO seats (match_id, players, seat, bot_version_id) VALUES (?, ?, ?, ?)"
+_MARK_RUNNING = "UPDATE matches SET status = 'running' WHERE id = ? AND status = 'pending'"
 _COMPLETE = (
     "UPDATE matches SET time_control = ?, start_position = ?, final_position = ?,"
     " termination = ?, fault_reason = ?, started = ?, finished = ?, duration_s = ?,"
@@ -39,68 +52,6 @@ _MOVE = (
     "INSERT INTO moves (match_id, ply, seat, move, time_ms, info, forced)"
     " VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
-
-
-_SCHEDULE = (
-    "INSERT INTO matches (tournament_id, round, game, params, time_control, players, seed,"
-    " opening, start_position, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')"
-)
-_SCHEDULED_IDS = "SELECT id FROM matches WHERE tournament_id = ? ORDER BY id"
-_SCHEDULE_SEAT = "INSERT INTO seats (match_id, players, seat, bot_version_id) VALUES (?, ?, ?, ?)"
-
-ScheduledMatch = tuple[int, int, str, str | None, Sequence[int]]
-"""A match of a new schedule: (round, seed, opening, start position, bot version per seat)."""
-
-
-def insert_schedule(
-    dbapi_conn: Any,
-    tournament_id: int,
-    game: str,
-    params: dict[str, Any],
-    time_control: dict[str, Any],
-    players: int,
-    matches: Sequence[ScheduledMatch],
-) -> list[int]:
-    """``db.store.insert_schedule`` on SQLite: the same rows, through the DBAPI cursor (the
-    JSON columns are dumped once for all rows). The tournament is new and the write lock is the
-    caller's (BEGIN IMMEDIATE), so its matches' ids in id order are the rows in insertion order."""
-    cursor = dbapi_conn.cursor()
-    try:
-        params_text, tc_text = json.dumps(params), json.dumps(time_control)
-        cursor.executemany(
-            _SCHEDULE,
-            [
-                (tournament_id, rnd, game, params_text, tc_text, players, seed, opening, start)
-                for rnd, seed, opening, start, _ in matches
-            ],
-        )
-        cursor.execute(_SCHEDULED_IDS, (tournament_id,))
-        ids = [row[0] for row in cursor.fetchall()]
-        if len(ids) != len(matches):
-            raise RuntimeError(f"tournament {tournament_id} had matches before its schedule")
-        cursor.executemany(
-            _SCHEDULE_SEAT,
-            [
-                (match_id, players, seat, version)
-                for match_id, match in zip(ids, matches, strict=True)
-                for seat, version in enumerate(match[4])
-            ],
-        )
-        return ids
-    finally:
-        cursor.close()
-
-
-_MARK_RUNNING = "UPDATE matches SET status = 'running' WHERE id = ? AND status = 'pending'"
-
-
-def mark_running(dbapi_conn: Any, match_ids: Sequence[int]) -> None:
-    """``db.store.mark_running`` on SQLite."""
-    cursor = dbapi_conn.cursor()
-    try:
-        cursor.executemany(_MARK_RUNNING, [(m,) for m in match_ids])
-    finally:
-        cursor.close()
 
 
 def timestamp(seconds: float) -> str:
@@ -121,105 +72,145 @@ def _json(value: dict[str, Any] | None) -> str | None:
     return None if value is None else json.dumps(value)
 
 
-Completion = tuple[int, MatchRecord, Sequence[int], str | None, bool]
-"""A match to complete: (match id, record, bot version per seat, fault reason, replace_partial)."""
+class SQLiteWriter:
+    """``db.writer.MatchWriter`` on SQLite's DBAPI connection under ``connection``."""
 
+    def __init__(self, connection: Connection) -> None:
+        if connection.dialect.name != "sqlite":
+            raise ValueError(f"SQLiteWriter on a {connection.dialect.name} connection")
+        self.connection = connection
 
-def complete_match(
-    dbapi_conn: Any,
-    match_id: int,
-    record: MatchRecord,
-    version_ids: Sequence[int],
-    fault_reason: str | None,
-    *,
-    replace_partial: bool,
-) -> bool:
-    return complete_matches(
-        dbapi_conn, [(match_id, record, version_ids, fault_reason, replace_partial)]
-    )[0]
+    def _cursor(self) -> Any:
+        # looked up per write: SQLAlchemy replaces the DBAPI connection after an invalidation
+        raw: Any = self.connection.connection.dbapi_connection
+        return raw.cursor()
 
-
-def complete_matches(dbapi_conn: Any, items: Sequence[Completion]) -> list[bool]:
-    """Complete several matches in the caller's transaction (group commit): one read finds the
-    ones still open, then one ``executemany`` per table for all of them. Returns, per item,
-    whether it was stored (False: done already, void, missing, or another number of seats).
-    Only a pending or running match is completed: a match voided while its result was on the
-    way is not stored (and never turned back into a done one)."""
-    if not items:
-        return []
-    cursor = dbapi_conn.cursor()
-    try:
-        ids = [item[0] for item in items]
-        open_players: dict[int, int] = {}
-        for start in range(0, len(ids), _MAX_VARS):
-            chunk = ids[start : start + _MAX_VARS]
-            cursor.execute(_OPEN.format(",".join("?" * len(chunk))), chunk)
-            open_players.update(cursor.fetchall())
-        stored: list[bool] = []
-        chosen: list[Completion] = []
-        for item in items:
-            ok = open_players.pop(item[0], None) == len(item[1].seats)  # pop: once per batch
-            stored.append(ok)
-            if ok:
-                chosen.append(item)
-        if not chosen:
-            return stored
-        dumps = json.dumps
-        tc_texts: dict[str, str] = {}  # a tournament's matches share one time control
-        cursor.executemany(
-            _COMPLETE,
-            [
-                (
-                    _tc_text(record.time_control, tc_texts),
-                    record.start_position,
-                    record.final_position,
-                    record.termination.value,
-                    reason,
-                    timestamp(record.started),
-                    timestamp(record.finished),
-                    max(0.0, record.duration_s),
-                    match_id,
-                    len(record.seats),
-                )
-                for match_id, record, _, reason, _ in chosen
-            ],
-        )
-        if cursor.rowcount != len(chosen):  # the write lock is ours (BEGIN IMMEDIATE)
-            raise RuntimeError("matches changed under the writer's lock")
-        partial = [(item[0],) for item in chosen if item[4]]
-        if partial:
-            cursor.executemany(_DELETE_MOVES, partial)
-        cursor.executemany(
-            _SEAT,
-            [
-                (
-                    vid,
-                    r.utility,
-                    r.rank,
-                    r.score,
-                    _json(r.fault.to_dict() if r.fault is not None else None),
-                    match_id,
-                    i,
-                )
-                for match_id, record, versions, _, _ in chosen
-                for i, (r, vid) in enumerate(zip(record.seats, versions, strict=True))
-            ],
-        )
-        moves = [
-            (
-                match_id,
-                ply,
-                m.seat,
-                m.move,
-                m.time_ms if m.time_ms > 0.0 else 0.0,
-                None if m.info is None else dumps(m.info),
-                m.forced,
+    def insert_schedule(
+        self,
+        tournament_id: int,
+        game: str,
+        params: dict[str, Any],
+        time_control: dict[str, Any],
+        players: int,
+        matches: Sequence[ScheduledMatch],
+    ) -> list[int]:
+        """The JSON columns are dumped once for all rows. The tournament is new and the write
+        lock is the caller's (BEGIN IMMEDIATE), so its matches' ids in id order are the rows in
+        insertion order."""
+        cursor = self._cursor()
+        try:
+            params_text, tc_text = json.dumps(params), json.dumps(time_control)
+            cursor.executemany(
+                _SCHEDULE,
+                [
+                    (tournament_id, rnd, game, params_text, tc_text, players, seed, opening, start)
+                    for rnd, seed, opening, start, _ in matches
+                ],
             )
-            for match_id, record, _, _, _ in chosen
-            for ply, m in enumerate(record.moves)
-        ]
-        if moves:
-            cursor.executemany(_MOVE, moves)
-        return stored
-    finally:
-        cursor.close()
+            cursor.execute(_SCHEDULED_IDS, (tournament_id,))
+            ids = [row[0] for row in cursor.fetchall()]
+            if len(ids) != len(matches):
+                raise RuntimeError(f"tournament {tournament_id} had matches before its schedule")
+            cursor.executemany(
+                _SCHEDULE_SEAT,
+                [
+                    (match_id, players, seat, version)
+                    for match_id, match in zip(ids, matches, strict=True)
+                    for seat, version in enumerate(match[4])
+                ],
+            )
+            return ids
+        finally:
+            cursor.close()
+
+    def mark_running(self, match_ids: Sequence[int]) -> None:
+        if not match_ids:
+            return
+        cursor = self._cursor()
+        try:
+            cursor.executemany(_MARK_RUNNING, [(m,) for m in match_ids])
+        finally:
+            cursor.close()
+
+    def complete_matches(self, items: Sequence[Completion]) -> list[bool]:
+        """One read finds the matches still open, then one ``executemany`` per table for all
+        of them. A match voided while its result was on the way is not stored (and never turned
+        back into a done one)."""
+        if not items:
+            return []
+        cursor = self._cursor()
+        try:
+            ids = [item[0] for item in items]
+            open_players: dict[int, int] = {}
+            for start in range(0, len(ids), _MAX_VARS):
+                chunk = ids[start : start + _MAX_VARS]
+                cursor.execute(_OPEN.format(",".join("?" * len(chunk))), chunk)
+                open_players.update(cursor.fetchall())
+            stored: list[bool] = []
+            chosen: list[Completion] = []
+            for item in items:
+                ok = open_players.pop(item[0], None) == len(item[1].seats)  # pop: once per call
+                stored.append(ok)
+                if ok:
+                    chosen.append(item)
+            if not chosen:
+                return stored
+            dumps = json.dumps
+            tc_texts: dict[str, str] = {}  # a tournament's matches share one time control
+            cursor.executemany(
+                _COMPLETE,
+                [
+                    (
+                        _tc_text(record.time_control, tc_texts),
+                        record.start_position,
+                        record.final_position,
+                        record.termination.value,
+                        fault_reason(record),
+                        timestamp(record.started),
+                        timestamp(record.finished),
+                        max(0.0, record.duration_s),
+                        match_id,
+                        len(record.seats),
+                    )
+                    for match_id, record, _, _ in chosen
+                ],
+            )
+            if cursor.rowcount != len(chosen):  # the write lock is ours (BEGIN IMMEDIATE)
+                raise RuntimeError("matches changed under the writer's lock")
+            partial = [(item[0],) for item in chosen if item[3]]
+            if partial:
+                cursor.executemany(_DELETE_MOVES, partial)
+            cursor.executemany(
+                _SEAT,
+                [
+                    (
+                        vid,
+                        r.utility,
+                        r.rank,
+                        r.score,
+                        _json(r.fault.to_dict() if r.fault is not None else None),
+                        match_id,
+                        i,
+                    )
+                    for match_id, record, versions, _ in chosen
+                    for i, (r, vid) in enumerate(zip(record.seats, versions, strict=True))
+                ],
+            )
+            moves = [
+                (
+                    match_id,
+                    ply,
+                    m.seat,
+                    m.move,
+                    m.time_ms if m.time_ms > 0.0 else 0.0,
+                    None if m.info is None else dumps(m.info),
+                    m.forced,
+                )
+                for match_id, record, _, _ in chosen
+                for ply, m in enumerate(record.moves)
+            ]
+            if moves:
+                cursor.executemany(_MOVE, moves)
+            return stored
+        finally:
+            cursor.close()

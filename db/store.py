@@ -7,24 +7,33 @@ committed entirely or not at all.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Connection, Table, bindparam, insert, select
+from sqlalchemy import Connection, Table, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.sql.dml import Insert
 
 from bot_arena.arena.match.botref import BotRef
 from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
-from bot_arena.db import sqlite_fast
-from bot_arena.db.models import Bot, BotVersion, Match, Move, Seat
+from bot_arena.db.core_writer import insert_moves, match_values
+from bot_arena.db.models import Bot, BotVersion, Match, Seat
+from bot_arena.db.writer import Completion, ScheduledMatch, writer_for
 
 
-def epoch_to_datetime(seconds: float) -> datetime:
-    return datetime.fromtimestamp(seconds, UTC)
+def _ignoring_conflicts(session: Session, table: Table) -> Insert | None:
+    """An INSERT into ``table`` that skips a row whose unique key is taken (ON CONFLICT DO
+    NOTHING), where the dialect has one (PostgreSQL, SQLite); None elsewhere."""
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        return pg_insert(table).on_conflict_do_nothing()
+    if dialect == "sqlite":
+        return sqlite_insert(table).on_conflict_do_nothing()
+    return None
 
 
 def _insert_if_absent(session: Session, table: Table, values: dict[str, Any]) -> bool:
@@ -34,10 +43,9 @@ def _insert_if_absent(session: Session, table: Table, values: dict[str, Any]) ->
     PostgreSQL both would see no row and the second insert would fail, so the insert itself
     skips a conflict (and waits for the other transaction to decide) instead of a read first.
     """
-    dialect = session.get_bind().dialect.name
-    if dialect in ("postgresql", "sqlite"):
-        module = pg_insert if dialect == "postgresql" else sqlite_insert
-        stmt = module(table).values(**values).on_conflict_do_nothing().returning(table.c.id)
+    skipping = _ignoring_conflicts(session, table)
+    if skipping is not None:
+        stmt = skipping.values(**values).returning(table.c.id)
         return session.execute(stmt).first() is not None
     try:
         with session.begin_nested():
@@ -132,10 +140,9 @@ def _versions_of(session: Session, bots: Iterable[Bot]) -> dict[tuple[int, str],
 
 def _insert_all_if_absent(session: Session, table: Table, rows: list[dict[str, Any]]) -> None:
     """``_insert_if_absent`` for several rows (one statement where the dialect allows)."""
-    dialect = session.get_bind().dialect.name
-    if dialect in ("postgresql", "sqlite"):
-        module = pg_insert if dialect == "postgresql" else sqlite_insert
-        session.execute(module(table).on_conflict_do_nothing(), rows)
+    skipping = _ignoring_conflicts(session, table)
+    if skipping is not None:
+        session.execute(skipping, rows)
         return
     for row in rows:
         _insert_if_absent(session, table, row)
@@ -187,85 +194,29 @@ def bot_versions(session: Session, name: str) -> list[BotVersion]:
     )
 
 
-def _fault_reason(record: MatchRecord) -> str | None:
-    for index, seat in enumerate(record.seats):
-        if seat.fault is not None:
-            return (
-                f"seat {index} ({seat.bot}): {seat.fault.termination.value}: {seat.fault.message}"
-            )
-    return None
+def insert_schedule(
+    session: Session,
+    tournament_id: int,
+    game: str,
+    params: dict[str, Any],
+    time_control: dict[str, Any],
+    players: int,
+    matches: Sequence[ScheduledMatch],
+    *,
+    fast: bool = True,
+) -> list[int]:
+    """Store a new tournament's schedule as pending matches with their seats, in the caller's
+    transaction; returns the match ids in schedule order (see ``db.writer``; ``fast`` False:
+    SQLAlchemy Core on SQLite too)."""
+    writer = writer_for(session.connection(), fast=fast)
+    return writer.insert_schedule(tournament_id, game, params, time_control, players, matches)
 
 
-def _match_values(record: MatchRecord) -> dict[str, Any]:
-    return {
-        "time_control": record.time_control,
-        "start_position": record.start_position,
-        "final_position": record.final_position,
-        "termination": record.termination.value,
-        "fault_reason": _fault_reason(record),
-        "started": epoch_to_datetime(record.started),
-        "finished": epoch_to_datetime(record.finished),
-        "duration_s": max(0.0, record.duration_s),
-        "status": "done",
-    }
-
-
-def _insert_moves(conn: Connection, match_id: int, moves: Sequence[MoveRecord]) -> None:
-    if moves:
-        conn.execute(
-            _INSERT_MOVES,
-            [
-                {
-                    "match_id": match_id,
-                    "ply": ply,
-                    "seat": m.seat,
-                    "move": m.move,
-                    "time_ms": max(0.0, m.time_ms),
-                    "info": m.info,
-                    "forced": m.forced,
-                }
-                for ply, m in enumerate(moves)
-            ],
-        )
-
-
-_MATCHES = cast(Table, Match.__table__)
-_SEATS = cast(Table, Seat.__table__)
-_MOVES = cast(Table, Move.__table__)
-_MATCH_RESULT_COLUMNS = (
-    "time_control",
-    "start_position",
-    "final_position",
-    "termination",
-    "fault_reason",
-    "started",
-    "finished",
-    "duration_s",
-    "status",
-)
-# Built once: the runner executes these for every match, so no per-call statement building.
-_COMPLETE = (
-    _MATCHES.update()
-    .where(
-        _MATCHES.c.id == bindparam("mid"),
-        _MATCHES.c.status.in_(("pending", "running")),  # never a done or void match
-        _MATCHES.c.players == bindparam("n"),
-    )
-    .values({c: bindparam(f"p_{c}") for c in _MATCH_RESULT_COLUMNS})
-)
-_DELETE_MOVES = _MOVES.delete().where(_MOVES.c.match_id == bindparam("mid"))
-_SEAT_RESULT = (
-    _SEATS.update()
-    .where(_SEATS.c.match_id == bindparam("mid"), _SEATS.c.seat == bindparam("s"))
-    .values(
-        bot_version_id=bindparam("v"),
-        utility=bindparam("u"),
-        rank=bindparam("r"),
-        score=bindparam("sc"),
-        fault=bindparam("f"),
-    )
-)
-_INSERT_MOVES = _MOVES.insert()
+def complete_matches(conn: Connection, items: Sequence[Completion]) -> list[bool]:
+    """Store several results, (match id, record, version ids, replace_partial) each, in the
+    caller's transaction: the runner's group commit (see ``db.writer``). Returns, per item,
+    whether it was stored."""
+    return writer_for(conn).complete_matches(items)
 
 
 def complete_match(
@@ -282,131 +233,12 @@ def complete_match(
     seats.
 
     Seat results are overwritten; with ``replace_partial`` any moves an interrupted earlier
-    attempt left are deleted first (the runner asks for it for matches it found 'running'), so
-    a replayed match is stored exactly once. Prebuilt SQL statements, no ORM bookkeeping: this
-    is the tournament runner's per-match write (on SQLite through ``db.sqlite_fast`` unless
-    ``fast`` is False).
+    attempt left are deleted first, so a replayed match is stored exactly once (``fast`` False:
+    SQLAlchemy Core on SQLite too).
     """
     conn = session.connection() if isinstance(session, Session) else session
-    if conn.dialect.name == "sqlite" and fast:
-        return sqlite_fast.complete_match(
-            conn.connection.dbapi_connection,
-            match_id,
-            record,
-            version_ids,
-            _fault_reason(record),
-            replace_partial=replace_partial,
-        )
-    params = {f"p_{k}": v for k, v in _match_values(record).items()}
-    updated = conn.execute(_COMPLETE, {"mid": match_id, "n": len(record.seats), **params})
-    if updated.rowcount != 1:
-        return False
-    if replace_partial:
-        conn.execute(_DELETE_MOVES, {"mid": match_id})
-    conn.execute(
-        _SEAT_RESULT,
-        [
-            {
-                "mid": match_id,
-                "s": i,
-                "v": vid,
-                "u": r.utility,
-                "r": r.rank,
-                "sc": r.score,
-                "f": r.fault.to_dict() if r.fault is not None else None,
-            }
-            for i, (r, vid) in enumerate(zip(record.seats, version_ids, strict=True))
-        ],
-    )
-    _insert_moves(conn, match_id, record.moves)
-    return True
-
-
-def insert_schedule(
-    session: Session,
-    tournament_id: int,
-    game: str,
-    params: dict[str, Any],
-    time_control: dict[str, Any],
-    players: int,
-    matches: Sequence[sqlite_fast.ScheduledMatch],
-    *,
-    fast: bool = True,
-) -> list[int]:
-    """Store a new tournament's schedule as pending matches with their seats, in the caller's
-    transaction; returns the match ids in schedule order. One ``executemany`` per table (the
-    ORM's unit of work would cost about as much as playing a thousand quick games); on SQLite
-    through the DBAPI cursor (``sqlite_fast``) unless ``fast`` is False."""
-    conn = session.connection()
-    if conn.dialect.name == "sqlite" and fast:
-        dbapi = conn.connection.dbapi_connection
-        return sqlite_fast.insert_schedule(
-            dbapi, tournament_id, game, params, time_control, players, matches
-        )
-    match_ids = list(
-        session.execute(
-            insert(_MATCHES).returning(_MATCHES.c.id, sort_by_parameter_order=True),
-            [
-                {
-                    "tournament_id": tournament_id,
-                    "round": rnd,
-                    "game": game,
-                    "params": params,
-                    "time_control": time_control,
-                    "players": players,
-                    "seed": seed,
-                    "opening": opening,
-                    "start_position": start,
-                    "status": "pending",
-                }
-                for rnd, seed, opening, start, _ in matches
-            ],
-        ).scalars()
-    )
-    session.execute(
-        insert(_SEATS),
-        [
-            {"match_id": mid, "players": players, "seat": seat, "bot_version_id": version}
-            for mid, match in zip(match_ids, matches, strict=True)
-            for seat, version in enumerate(match[4])
-        ],
-    )
-    return match_ids
-
-
-_MARK_RUNNING = (
-    _MATCHES.update()
-    .where(_MATCHES.c.id == bindparam("mid"), _MATCHES.c.status == "pending")
-    .values(status="running")
-)
-
-
-def mark_running(conn: Connection, match_ids: Sequence[int]) -> None:
-    """Mark pending matches 'running' (one ``executemany``; on SQLite through the cursor)."""
-    if not match_ids:
-        return
-    if conn.dialect.name == "sqlite":
-        sqlite_fast.mark_running(conn.connection.dbapi_connection, match_ids)
-        return
-    conn.execute(_MARK_RUNNING, [{"mid": m} for m in match_ids])
-
-
-def complete_matches(
-    conn: Connection, items: Sequence[tuple[int, MatchRecord, Sequence[int], bool]]
-) -> list[bool]:
-    """Several :func:`complete_match` calls, (match id, record, version ids, replace_partial)
-    each, in the caller's transaction: the runner's group commit. On SQLite one statement per
-    table for the whole group; elsewhere one match after the other. Returns, per item, whether
-    it was stored."""
-    if conn.dialect.name == "sqlite":
-        return sqlite_fast.complete_matches(
-            conn.connection.dbapi_connection,
-            [(mid, rec, vids, _fault_reason(rec), partial) for mid, rec, vids, partial in items],
-        )
-    return [
-        complete_match(conn, mid, rec, vids, replace_partial=partial)
-        for mid, rec, vids, partial in items
-    ]
+    item = (match_id, record, version_ids, replace_partial)
+    return writer_for(conn, fast=fast).complete_matches([item])[0]
 
 
 def save_match(
@@ -439,7 +271,7 @@ def save_match(
         game=record.game,
         params=record.params,
         players=len(record.seats),
-        **_match_values(record),
+        **match_values(record),
     )
     session.add(match)
     session.flush()
@@ -457,7 +289,7 @@ def save_match(
         for i, (r, vid) in enumerate(zip(record.seats, version_ids, strict=True))
     )
     session.flush()
-    _insert_moves(session.connection(), match.id, record.moves)
+    insert_moves(session.connection(), match.id, record.moves)
     return match.id
 
 
@@ -474,6 +306,14 @@ def load_matches(session: Session, match_ids: Sequence[int]) -> list[Match]:
             .order_by(Match.id)
         )
     )
+
+
+def load_matches_chunked(session: Session, match_ids: Sequence[int], chunk: int) -> Iterator[Match]:
+    """``load_matches`` ``chunk`` ids at a time, each chunk let go by the session once the next
+    is asked for (exports can be large)."""
+    for start in range(0, len(match_ids), chunk):
+        yield from load_matches(session, match_ids[start : start + chunk])
+        session.expunge_all()
 
 
 def load_match(session: Session, match_id: int) -> Match | None:

@@ -26,10 +26,6 @@ DbOption = Annotated[
 ]
 
 
-class UserError(Exception):
-    """Bad input from the user: printed as one line, exit code 2, never a traceback."""
-
-
 def fail(message: str, code: int = USAGE_EXIT) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
@@ -70,3 +66,13 @@ def open_db(url: str | None) -> sessionmaker[Session]:
         return session_factory(make_engine(url))
     except DatabaseOpenError as exc:
         fail(str(exc))
+
+
+def open_existing_db(url: str | None) -> sessionmaker[Session]:
+    """The database for a command that only reads it: a SQLite file that is not there is an
+    error (a wrong directory or URL), not a new empty database."""
+    from bot_arena.db.session import database_url, exists
+
+    if not exists(database_url(url)):
+        fail(f"no database at {database_url(url)} (give --db or $ARENA_DB)")
+    return open_db(url)

@@ -18,14 +18,14 @@ from sqlalchemy.orm import Session
 from tabulate import tabulate
 
 from bot_arena import games
-from bot_arena.arena.cli.common import DbOption, fail
-from bot_arena.arena.cli.tournament_cmd import open_existing_db
+from bot_arena.arena.cli.common import DbOption, fail, open_existing_db
 from bot_arena.arena.formats.csv_results import EXPORT_COLUMNS, export_row
 from bot_arena.arena.formats.pgn import GameTags, result_of_ranks, write_game
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.db import queries
-from bot_arena.db.models import Match, Tournament
-from bot_arena.db.store import load_match, load_matches, record_of
+from bot_arena.db.models import Match
+from bot_arena.db.store import load_match, load_matches_chunked, record_of
+from bot_arena.db.tournaments import get_tournament
 from bot_arena.games.base import GameError
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -85,7 +85,7 @@ def matches_command(
         return
     factory = open_existing_db(db)
     with factory() as session:
-        found = list(session.scalars(queries.matches_query(tournament, bot, status)))
+        found = queries.find_matches(session, tournament, bot, status)
         if limit > 0:
             found = found[-limit:]
         plies = queries.move_counts(session, [m.id for m in found])
@@ -267,11 +267,9 @@ class ExportFormat(StrEnum):
 
 def _done_matches(session: Session, tournament: int | None) -> Iterator[tuple[Match, MatchRecord]]:
     """Done matches with their records, loaded in chunks (exports can be large)."""
-    ids = [m.id for m in session.scalars(queries.matches_query(tournament, None, "done"))]
-    for start in range(0, len(ids), EXPORT_CHUNK):
-        for match in load_matches(session, ids[start : start + EXPORT_CHUNK]):
-            yield match, record_of(match)
-        session.expunge_all()
+    ids = queries.match_ids(session, tournament, "done")
+    for match in load_matches_chunked(session, ids, EXPORT_CHUNK):
+        yield match, record_of(match)
 
 
 def export_command(
@@ -286,7 +284,7 @@ def export_command(
     """Export done matches: JSON match records, one CSV row per match, or PGN (two players)."""
     factory = open_existing_db(db)
     with factory() as session:
-        if tournament is not None and session.get(Tournament, tournament) is None:
+        if tournament is not None and get_tournament(session, tournament) is None:
             fail(f"no tournament {tournament}")
         events: dict[int | None, str] = {None: "arena"}
         if fmt is ExportFormat.JSON:
@@ -310,11 +308,10 @@ def export_command(
                 if len(r.seats) != 2:
                     skipped += 1
                     continue
-                if m.tournament_id not in events:
-                    t = session.get(Tournament, m.tournament_id)
-                    events[m.tournament_id] = (
-                        (t.name or f"tournament {t.id}") if t is not None else "arena"
-                    )
+                tid = m.tournament_id
+                if tid is not None and tid not in events:
+                    t = get_tournament(session, tid)
+                    events[tid] = (t.name or f"tournament {t.id}") if t is not None else "arena"
                 tags = GameTags(events[m.tournament_id], m.round, m.id, m.started, m.opening)
                 games_out.append(write_game(r, tags))
             if skipped:

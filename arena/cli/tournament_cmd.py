@@ -11,22 +11,20 @@ import typer
 from sqlalchemy.orm import Session, sessionmaker
 from tabulate import tabulate
 
-from bot_arena.arena.cli.common import DbOption, fail, load_game, open_db
+from bot_arena.arena.cli.common import DbOption, fail, load_game, open_db, open_existing_db
 from bot_arena.arena.match.botref import BotRef, BotSpecError
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.timecontrol import TimeControl, TimeControlError
-from bot_arena.arena.tournament.job_handle import start_job_server
-from bot_arena.arena.tournament.runner import (
-    Outcome,
-    Runner,
+from bot_arena.arena.tournament.create import (
     TournamentError,
     active_runner,
     check_field,
     create,
-    default_jobs,
     load_tournament,
     resolve_field,
 )
+from bot_arena.arena.tournament.job_handle import start_job_server
+from bot_arena.arena.tournament.runner import Outcome, Runner, default_jobs
 from bot_arena.arena.tournament.schedule import ScheduleError
 from bot_arena.arena.transport.forkserver import ForkServer
 from bot_arena.db import queries
@@ -64,14 +62,6 @@ def _lookup(url: str | None) -> tuple[Any, list[sessionmaker[Session]]]:
             return lookup_bot(session, name)
 
     return lookup, opened
-
-
-def open_existing_db(url: str | None) -> sessionmaker[Session]:
-    """The database for a command that only reads it: a SQLite file that is not there is an
-    error (a wrong directory or URL), not a new empty database."""
-    if not exists(database_url(url)):
-        fail(f"no database at {database_url(url)} (give --db or $ARENA_DB)")
-    return open_db(url)
 
 
 @tournament_app.command("run")

@@ -21,9 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot_arena.arena.ratings.crosstable import crosstable
@@ -33,7 +31,9 @@ from bot_arena.arena.ratings.render import Faults, render
 from bot_arena.arena.ratings.results import GameResult, RatingInputError
 from bot_arena.arena.ratings.sequential import fit_sequential
 from bot_arena.arena.ratings.table import RatingTable
-from bot_arena.db.models import Bot, BotVersion, Match, Seat, Tournament
+from bot_arena.db import results as stored
+from bot_arena.db.models import Tournament
+from bot_arena.db.tournaments import get_tournament
 
 SHORT_HASH = 7
 METHODS = ("ml", "elo")
@@ -64,60 +64,39 @@ class Selection:
         return ", ".join(parts)
 
 
-def latest_game(session: Session) -> str | None:
-    """The game of the most recently finished match (None on an empty database)."""
-    return session.scalars(
-        select(Match.game)
-        .where(Match.status == "done")
-        .order_by(Match.finished.desc(), Match.id.desc())
-        .limit(1)
-    ).first()
-
-
 def select_results(
     session: Session, *, tournament_id: int | None = None, game: str | None = None
 ) -> Selection:
     tournament: Tournament | None = None
     if tournament_id is not None:
-        tournament = session.get(Tournament, tournament_id)
+        tournament = get_tournament(session, tournament_id)
         if tournament is None:
             raise LeaderboardError(f"no tournament with id {tournament_id}")
         game = game or tournament.game
     elif game is None:
-        game = latest_game(session)
-    elif session.scalars(select(Match.id).where(Match.game == game).limit(1)).first() is None:
+        game = stored.latest_game(session)
+    elif not stored.game_played(session, game):
         raise LeaderboardError(f"no matches of game {game!r} in the database")
     sel = Selection(game, tournament)
-    query: Any = (
-        select(Match.id, Seat.rank, Seat.fault, Bot.name, BotVersion.sha256)
-        .join(Seat, Seat.match_id == Match.id)
-        .join(BotVersion, BotVersion.id == Seat.bot_version_id)
-        .join(Bot, Bot.id == BotVersion.bot_id)
-        .where(Match.status == "done", Seat.rank.is_not(None))
-        .order_by(Match.finished, Match.id, Seat.seat)
-    )
-    if tournament_id is not None:
-        query = query.where(Match.tournament_id == tournament_id)
-    if game is not None:
-        query = query.where(Match.game == game)
-    rows = session.execute(query).all()
+    rows = stored.rated_seats(session, tournament_id=tournament_id, game=game)
     names: dict[str, set[str]] = {}
-    for _, _, _, name, sha in rows:
-        names.setdefault(name, set()).add(sha)
+    for row in rows:
+        names.setdefault(row.bot, set()).add(row.sha256)
     current: int | None = None
     players: list[str] = []
     ranks: list[int] = []
-    for match_id, rank, fault, name, sha in rows:
-        if match_id != current:
+    for row in rows:
+        if row.match_id != current:
             if len(players) >= 2:
                 sel.results.append(GameResult(tuple(players), tuple(ranks)))
-            players, ranks, current = [], [], match_id
-        key = name if len(names[name]) == 1 else f"{name}@{sha[:SHORT_HASH]}"
-        sel.labels[key] = (name, sha[:SHORT_HASH])
+            players, ranks, current = [], [], row.match_id
+        short = row.sha256[:SHORT_HASH]
+        key = row.bot if len(names[row.bot]) == 1 else f"{row.bot}@{short}"
+        sel.labels[key] = (row.bot, short)
         players.append(key)
-        ranks.append(int(rank))
-        if fault:
-            sel.faults[key] = sel.faults.get(key, Faults()).add(str(fault.get("termination")))
+        ranks.append(row.rank)
+        if row.fault is not None:
+            sel.faults[key] = sel.faults.get(key, Faults()).add(row.fault)
     if len(players) >= 2:
         sel.results.append(GameResult(tuple(players), tuple(ranks)))
     return sel

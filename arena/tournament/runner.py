@@ -1,5 +1,5 @@
-"""Tournaments: create one (its whole schedule stored as pending matches), run it with parallel
-jobs, resume it after an interruption.
+"""Playing a tournament (created by ``create.py``) with parallel jobs, and again after an
+interruption.
 
 Only the main process writes to the database. With ``jobs == 1`` it plays the matches itself
 (one BotPool); otherwise each job is a process (``job.py``; the runner's side: ``job_handle.py``)
@@ -14,40 +14,36 @@ its group, a match already done is never stored again, and one left ``running`` 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import os
-import socket
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from multiprocessing.connection import wait
-from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, select, update
-from sqlalchemy.orm import Session, selectinload, sessionmaker
+from sqlalchemy import Connection
+from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena import games
-from bot_arena.arena.match.botref import BotRef, BotSpecError
-from bot_arena.arena.match.botspec import resolve
+from bot_arena.arena.match.botref import BotRef
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.tournament.create import load_tournament, this_host
 from bot_arena.arena.tournament.job import Job, Plan
 from bot_arena.arena.tournament.job_handle import JobHandle, start_job_server
 from bot_arena.arena.tournament.progress import Progress, Standings
-from bot_arena.arena.tournament.schedule import openings, schedule
 from bot_arena.arena.transport.forkserver import (
     ForkServer,
     ForkServerError,
 )
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.db import queries
-from bot_arena.db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
-from bot_arena.db.store import complete_matches, insert_schedule, mark_running, versions_for
-from bot_arena.games.base import Game
+from bot_arena.db import tournaments as stored
+from bot_arena.db.models import Tournament
+from bot_arena.db.store import versions_for
+from bot_arena.db.writer import MatchWriter, writer_for
 
 PREFETCH = 2  # matches queued per job, so a job never waits for the writer
 GROUP_MAX = 64  # results stored in one transaction at most (group commit)
@@ -55,173 +51,16 @@ GROUP_WAIT_S = 0.05  # the longest a finished game waits for its group to be sto
 MAX_WORKER_RESTARTS = 4
 
 
-class TournamentError(ValueError):
-    """A tournament that cannot be created or resumed (one-line message)."""
-
-
-# --- creation --------------------------------------------------------------------------------
-
-
-def check_field(refs: Sequence[BotRef]) -> None:
-    names = [r.name for r in refs]
-    for ref in refs:
-        if ref.kind == "human":
-            raise TournamentError("a human cannot play in a tournament (use `arena play`)")
-        if names.count(ref.name) > 1:
-            raise TournamentError(
-                f"bot {ref.name!r} is in the field twice (register distinct names with "
-                "`arena bots add` to enter two versions)"
-            )
-
-
-def create(
-    factory: sessionmaker[Session],
-    game: Game[Any, Any],
-    specs: Sequence[str],
-    refs: Sequence[BotRef],
-    *,
-    fmt: str,
-    games_per_group: int | None,
-    time_control: TimeControl,
-    seed: int,
-    opening_plies: int,
-    name: str | None = None,
-) -> int:
-    """Store a new tournament with every match pending (one transaction); returns its id.
-
-    The schedule and the openings are computed before anything is written, so a schedule error
-    (ScheduleError) leaves the database untouched.
-    """
-    check_field(refs)
-    pairings = schedule(fmt, len(refs), game.num_players, games_per_group, seed)
-    opens = openings(game, pairings, seed, opening_plies)
-    settings = {
-        "bots": list(specs),
-        "games": games_per_group if games_per_group is not None else game.num_players,
-        "opening_plies": opening_plies,
-        "matches": len(pairings),
-    }
-    with factory.begin() as session:
-        versions = versions_for(session, refs)
-        tournament = Tournament(
-            name=name,
-            game=game.name,
-            params=dict(game.params),
-            time_control=time_control.to_dict(),
-            format=fmt,
-            settings=settings,
-            seed=seed,
-            status="running",
-        )
-        session.add(tournament)
-        session.flush()
-        session.add_all(
-            Entry(tournament_id=tournament.id, position=i, spec=spec, bot_version_id=v.id)
-            for i, (spec, v) in enumerate(zip(specs, versions, strict=True))
-        )
-        insert_schedule(
-            session,
-            tournament.id,
-            game.name,
-            dict(game.params),
-            time_control.to_dict(),
-            game.num_players,
-            [
-                (p.round, p.seed, o.text, o.position, [versions[bot].id for bot in p.seats])
-                for p, o in zip(pairings, opens, strict=True)
-            ],
-        )
-        return tournament.id
-
-
 # --- what a job needs ------------------------------------------------------------------------
 
 
-def load_tournament(session: Session, tournament_id: int) -> Tournament:
-    found = session.scalars(
-        select(Tournament)
-        .where(Tournament.id == tournament_id)
-        .options(selectinload(Tournament.entries).selectinload(Entry.version))
-    ).one_or_none()
-    if found is None:
-        raise TournamentError(f"no tournament {tournament_id}")
-    return found
-
-
-def _this_host() -> str:
-    return socket.gethostname()
-
-
-def active_runner(tournament: Tournament) -> int | None:
-    """The pid of a live arena process on this machine that is playing ``tournament``, if any.
-
-    A runner records itself in the tournament's settings when it starts and clears the entry when
-    it ends; an entry left by a killed runner names a process that is gone (or is no longer an
-    arena), so it does not count.
-    """
-    runner = tournament.settings.get("runner")
-    if not isinstance(runner, dict) or runner.get("host") != _this_host():
-        return None
-    pid = runner.get("pid")
-    if not isinstance(pid, int) or pid == os.getpid():
-        return None
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return None
-    return pid if b"arena" in cmdline else None
-
-
-def resolve_field(
-    session: Session, tournament: Tournament, lookup: Callable[[str], BotRef | None]
-) -> tuple[list[BotRef], list[str]]:
-    """The field resolved again from the stored specs, and a line for each bot whose version
-    (SHA-256) differs from the one the tournament started with."""
-    refs: list[BotRef] = []
-    changed: list[str] = []
-    for entry in tournament.entries:
-        try:
-            ref = resolve(entry.spec, lookup)
-        except BotSpecError as exc:
-            raise TournamentError(
-                f"bot {entry.spec!r} of tournament {tournament.id}: {exc}"
-            ) from None
-        stored = entry.version
-        if ref.sha256 != stored.sha256:
-            changed.append(
-                f"{ref.name} changed since tournament {tournament.id} started "
-                f"({stored.sha256[:12]} -> {ref.sha256[:12]})"
-            )
-        refs.append(ref)
-    return refs, changed
-
-
 def pending_jobs(session: Session, tournament: Tournament) -> list[Job]:
-    """The matches not done yet, in schedule order, with their seats as field positions (one
-    query over plain rows: loading thousands of ORM matches took longer than creating them)."""
+    """The matches not done yet, in schedule order, with their seats as field positions."""
     position = {e.version.bot.name: e.position for e in tournament.entries}
-    rows = session.execute(
-        select(Match.id, Match.start_position, Match.seed, Match.status, Bot.name)
-        .join(Seat, Seat.match_id == Match.id)
-        .join(BotVersion, BotVersion.id == Seat.bot_version_id)
-        .join(Bot, Bot.id == BotVersion.bot_id)
-        .where(Match.tournament_id == tournament.id, Match.status.in_(("pending", "running")))
-        .order_by(Match.id, Seat.seat)
-    )
-    jobs = []
-    for match_id, group in itertools.groupby(rows, key=lambda row: row[0]):
-        seats = list(group)
-        _, start, seed, status, _ = seats[0]
-        jobs.append(
-            Job(
-                match_id,
-                tuple(position[row[4]] for row in seats),
-                start,
-                seed,
-                status == "running",
-            )
-        )
-    return jobs
+    return [
+        Job(m.match_id, tuple(position[b] for b in m.bots), m.start_position, m.seed, m.running)
+        for m in stored.open_matches(session, tournament.id)
+    ]
 
 
 # --- the runner (main process, the one writer) -----------------------------------------------
@@ -264,7 +103,8 @@ class Runner:
         self.progress_stream = progress_stream
         self.tty = tty
         self._to_mark: list[int] = []  # started since the last write
-        self._conn: Connection | None = None
+        self._conn: Connection | None = None  # the writes' connection, opened on first use
+        self._writer: MatchWriter | None = None  # its writer, chosen when it opens
         self._ready: list[tuple[Job, MatchRecord]] = []  # played, not stored yet
         self._ready_since = 0.0  # monotonic time the oldest of them arrived
         self._group = 1  # group size that triggers a write: doubles up to GROUP_MAX
@@ -277,10 +117,7 @@ class Runner:
     def _prepare(self) -> tuple[Plan, list[Job], Progress]:
         with self.factory.begin() as session:
             tournament = load_tournament(session, self.tournament_id)
-            tournament.settings = {
-                **tournament.settings,
-                "runner": {"host": _this_host(), "pid": os.getpid()},
-            }
+            stored.record_runner(session, tournament, this_host(), os.getpid())
             self.version_ids = [v.id for v in versions_for(session, self.refs)]
             jobs = pending_jobs(session, tournament)
             counts = queries.status_counts(session, self.tournament_id)
@@ -294,7 +131,9 @@ class Runner:
                 self.limits,
             )
             if jobs:
-                self._repoint_pending(session, tournament)
+                # after a forced resume with changed bots, the seats still to play point at
+                # the versions that will play them (results name the exact version that played)
+                stored.repoint_open_seats(session, tournament, self.version_ids)
                 plan = dataclasses.replace(
                     plan, playing=tuple(sorted({i for job in jobs for i in job.seats}))
                 )
@@ -310,22 +149,6 @@ class Runner:
         )
         return plan, jobs, progress
 
-    def _repoint_pending(self, session: Session, tournament: Tournament) -> None:
-        """After a forced resume with changed bots, the seats still to play point at the
-        versions that will play them (results always name the exact version that played)."""
-        pending = select(Match.id).where(
-            Match.tournament_id == tournament.id, Match.status.in_(("pending", "running"))
-        )
-        for entry, new_id in zip(tournament.entries, self.version_ids, strict=True):
-            if entry.bot_version_id == new_id:
-                continue
-            same_bot = select(BotVersion.id).where(BotVersion.bot_id == entry.version.bot_id)
-            session.execute(
-                update(Seat)
-                .where(Seat.match_id.in_(pending), Seat.bot_version_id.in_(same_bot))
-                .values(bot_version_id=new_id)
-            )
-
     def _claim(self, job: Job) -> None:
         """Note that ``job`` starts: the next write marks it 'running', unless its result is
         stored by that same write (then it goes from 'pending' straight to 'done'). So the
@@ -333,21 +156,23 @@ class Runner:
         costs one row update, not two."""
         self._to_mark.append(job.match_id)
 
-    def _mark_running(self, conn: Connection, finishing: AbstractSet[int] = frozenset()) -> None:
+    def _mark_running(self, writer: MatchWriter, finishing: AbstractSet[int] = frozenset()) -> None:
         ids = [m for m in self._to_mark if m not in finishing]
         self._to_mark.clear()
-        mark_running(conn, ids)
+        writer.mark_running(ids)
 
-    def _connection(self) -> Connection:
-        if self._conn is None:
+    def _connection(self) -> tuple[Connection, MatchWriter]:
+        """The writes' connection and its writer (chosen once per connection)."""
+        if self._conn is None or self._writer is None:
             self._conn = self.factory.kw["bind"].connect()
-        return self._conn
+            self._writer = writer_for(self._conn)
+        return self._conn, self._writer
 
     def _flush_marks(self) -> None:
         if self._to_mark:
-            conn = self._connection()
+            conn, writer = self._connection()
             with conn.begin():
-                self._mark_running(conn)
+                self._mark_running(writer)
 
     def _add(self, job: Job, record: MatchRecord) -> None:
         """Queue a result for the next group commit."""
@@ -371,21 +196,20 @@ class Runner:
         if not self._ready:
             return
         start = time.perf_counter()
-        conn = self._connection()
+        conn, writer = self._connection()
         batch = self._ready
         with conn.begin():
-            self._mark_running(conn, {job.match_id for job, _ in batch})
-            stored = complete_matches(
-                conn,
+            self._mark_running(writer, {job.match_id for job, _ in batch})
+            done = writer.complete_matches(
                 [
                     (job.match_id, record, [self.version_ids[i] for i in job.seats], job.recovered)
                     for job, record in batch
-                ],
+                ]
             )
         self._ready = []
         self._group = min(GROUP_MAX, 2 * self._group)
         self.db_seconds += time.perf_counter() - start
-        for (job, record), ok in zip(batch, stored, strict=True):
+        for (job, record), ok in zip(batch, done, strict=True):
             if ok:
                 out.played += 1
                 self._report(progress, job, record)
@@ -397,13 +221,7 @@ class Runner:
             counts = queries.status_counts(session, self.tournament_id)
             outcome.done = counts["done"]
             outcome.total = sum(counts.values()) - counts["void"]
-            tournament = session.get(Tournament, self.tournament_id)
-            if tournament is None:
-                return
-            tournament.settings = {k: v for k, v in tournament.settings.items() if k != "runner"}
-            if outcome.finished and tournament.status != "done":
-                tournament.status = "done"
-                tournament.finished = datetime.now(UTC)
+            stored.end_run(session, self.tournament_id, finished=outcome.finished)
 
     def _report(self, progress: Progress, job: Job, record: MatchRecord) -> None:
         faults = [
@@ -464,7 +282,7 @@ class Runner:
             progress.close()
             if self._conn is not None:
                 self._conn.close()
-                self._conn = None
+                self._conn = self._writer = None
         self._finish(outcome)
         return outcome
 

@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 
-from bot_arena.arena.tournament.runner import active_runner
-from bot_arena.db.models import Match, Seat, Tournament
+from bot_arena.arena.tournament.create import active_runner
+from bot_arena.db import tournaments as stored
+from bot_arena.db.models import Tournament
+from bot_arena.db.voiding import lock_matches, schedule_copy, void_match
 
 
 class VoidError(ValueError):
@@ -67,15 +68,7 @@ def void_matches(
     ids = list(dict.fromkeys(match_ids))
     if not ids:
         raise VoidError("no match given")
-    found = {
-        m.id: m
-        for m in session.scalars(
-            select(Match)
-            .where(Match.id.in_(ids))
-            .options(selectinload(Match.seats))
-            .with_for_update(of=Match)  # PostgreSQL: the runner's completion waits for us
-        )
-    }
+    found = lock_matches(session, ids)  # PostgreSQL: the runner's completion waits for us
     tournaments: dict[int, Tournament] = {}
     runners: dict[int, int | None] = {}
     for mid in ids:
@@ -93,7 +86,7 @@ def void_matches(
                 )
             continue
         if tid not in tournaments:
-            tournament = session.get(Tournament, tid, with_for_update=True)
+            tournament = stored.get_tournament(session, tid, for_update=True)
             assert tournament is not None  # a foreign key
             tournaments[tid] = tournament
             runners[tid] = active_runner(tournament)
@@ -107,57 +100,16 @@ def void_matches(
     for mid in ids:
         match = found[mid]
         previous = match.status
-        match.status = "void"
-        match.void_reason = reason
-        match.voided = when
-        copy_id = _schedule_copy(session, match) if replay else None
+        void_match(session, match, reason, when)
+        copy_id = schedule_copy(session, match) if replay else None
         out.append(Voided(mid, match.tournament_id, previous, copy_id))
-    session.flush()
     for tid, tournament in tournaments.items():
         if replay:
-            tournament.status = "running"
-            tournament.finished = None
-        elif tournament.status == "running" and runners[tid] is None and not _left(session, tid):
-            tournament.status = "done"
-            tournament.finished = when
-    session.flush()
+            stored.reopen(session, tournament)
+        elif (
+            tournament.status == "running"
+            and runners[tid] is None
+            and not stored.left_to_play(session, tid)
+        ):
+            stored.mark_done(session, tournament, when)
     return out
-
-
-def _schedule_copy(session: Session, match: Match) -> int:
-    copy = Match(
-        tournament_id=match.tournament_id,
-        round=match.round,
-        game=match.game,
-        params=dict(match.params),
-        time_control=dict(match.time_control),
-        players=match.players,
-        seed=match.seed,
-        opening=match.opening,
-        start_position=match.start_position,
-        status="pending",
-    )
-    session.add(copy)
-    session.flush()
-    session.add_all(
-        Seat(
-            match_id=copy.id,
-            players=copy.players,
-            seat=s.seat,
-            bot_version_id=s.bot_version_id,
-        )
-        for s in match.seats
-    )
-    return copy.id
-
-
-def _left(session: Session, tournament_id: int) -> int:
-    """Matches of the tournament still to play (pending or running)."""
-    return int(
-        session.scalar(
-            select(func.count())
-            .select_from(Match)
-            .where(Match.tournament_id == tournament_id, Match.status.in_(("pending", "running")))
-        )
-        or 0
-    )

@@ -18,7 +18,7 @@ from bot_arena import games
 from bot_arena.arena.cli.app import app
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.timecontrol import TimeControl
-from bot_arena.arena.tournament.runner import create
+from bot_arena.arena.tournament.create import create
 from bot_arena.db.session import make_engine, session_factory
 from tests.db.dbtest import BACKENDS, database
 

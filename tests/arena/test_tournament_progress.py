@@ -11,8 +11,9 @@ from sqlalchemy import func, select
 from bot_arena import games
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.tournament.create import create
 from bot_arena.arena.tournament.progress import Progress, Standings, format_duration
-from bot_arena.arena.tournament.runner import Runner, create
+from bot_arena.arena.tournament.runner import Runner
 from bot_arena.arena.tournament.voiding import void_matches
 from bot_arena.db.models import Match, Move
 from bot_arena.db.session import make_engine, session_factory

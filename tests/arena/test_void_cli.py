@@ -19,7 +19,7 @@ from sqlalchemy import create_engine, text
 from bot_arena import games
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.timecontrol import TimeControl
-from bot_arena.arena.tournament.runner import create
+from bot_arena.arena.tournament.create import create
 from bot_arena.db.models import Tournament
 from bot_arena.db.session import make_engine, session_factory
 from tests.arena.test_tournament_cli import _error_line, arena, run_args, sql

@@ -1,0 +1,150 @@
+"""Creating a tournament (its whole schedule stored as pending matches) and what a resume
+checks: the stored tournament, whether a live process is playing it, and its field resolved
+again from the stored specs. Playing it is ``runner.py``'s job.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from bot_arena.arena.match.botref import BotRef, BotSpecError
+from bot_arena.arena.match.botspec import resolve
+from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.tournament.schedule import openings, schedule
+from bot_arena.db import tournaments as stored
+from bot_arena.db.models import Tournament
+from bot_arena.db.store import insert_schedule, versions_for
+from bot_arena.games.base import Game
+
+
+class TournamentError(ValueError):
+    """A tournament that cannot be created or resumed (one-line message)."""
+
+
+def check_field(refs: Sequence[BotRef]) -> None:
+    names = [r.name for r in refs]
+    for ref in refs:
+        if ref.kind == "human":
+            raise TournamentError("a human cannot play in a tournament (use `arena play`)")
+        if names.count(ref.name) > 1:
+            raise TournamentError(
+                f"bot {ref.name!r} is in the field twice (register distinct names with "
+                "`arena bots add` to enter two versions)"
+            )
+
+
+def create(
+    factory: sessionmaker[Session],
+    game: Game[Any, Any],
+    specs: Sequence[str],
+    refs: Sequence[BotRef],
+    *,
+    fmt: str,
+    games_per_group: int | None,
+    time_control: TimeControl,
+    seed: int,
+    opening_plies: int,
+    name: str | None = None,
+) -> int:
+    """Store a new tournament with every match pending (one transaction); returns its id.
+
+    The schedule and the openings are computed before anything is written, so a schedule error
+    (ScheduleError) leaves the database untouched.
+    """
+    check_field(refs)
+    pairings = schedule(fmt, len(refs), game.num_players, games_per_group, seed)
+    opens = openings(game, pairings, seed, opening_plies)
+    settings = {
+        "bots": list(specs),
+        "games": games_per_group if games_per_group is not None else game.num_players,
+        "opening_plies": opening_plies,
+        "matches": len(pairings),
+    }
+    with factory.begin() as session:
+        versions = versions_for(session, refs)
+        tournament_id = stored.create_tournament(
+            session,
+            name=name,
+            game=game.name,
+            params=dict(game.params),
+            time_control=time_control.to_dict(),
+            fmt=fmt,
+            settings=settings,
+            seed=seed,
+            entries=[(spec, v.id) for spec, v in zip(specs, versions, strict=True)],
+        )
+        insert_schedule(
+            session,
+            tournament_id,
+            game.name,
+            dict(game.params),
+            time_control.to_dict(),
+            game.num_players,
+            [
+                (p.round, p.seed, o.text, o.position, [versions[bot].id for bot in p.seats])
+                for p, o in zip(pairings, opens, strict=True)
+            ],
+        )
+        return tournament_id
+
+
+def load_tournament(session: Session, tournament_id: int) -> Tournament:
+    """The tournament with its field; TournamentError if there is none."""
+    found = stored.load_tournament(session, tournament_id)
+    if found is None:
+        raise TournamentError(f"no tournament {tournament_id}")
+    return found
+
+
+def this_host() -> str:
+    return socket.gethostname()
+
+
+def active_runner(tournament: Tournament) -> int | None:
+    """The pid of a live arena process on this machine that is playing ``tournament``, if any.
+
+    A runner records itself in the tournament's settings when it starts and clears the entry when
+    it ends; an entry left by a killed runner names a process that is gone (or is no longer an
+    arena), so it does not count.
+    """
+    runner = stored.recorded_runner(tournament)
+    if runner is None or runner[0] != this_host():
+        return None
+    pid = runner[1]
+    if pid == os.getpid():
+        return None
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return pid if b"arena" in cmdline else None
+
+
+def resolve_field(
+    session: Session, tournament: Tournament, lookup: Callable[[str], BotRef | None]
+) -> tuple[list[BotRef], list[str]]:
+    """The field resolved again from the stored specs, and a line for each bot whose version
+    (SHA-256) differs from the one the tournament started with."""
+    refs: list[BotRef] = []
+    changed: list[str] = []
+    for entry in tournament.entries:
+        try:
+            ref = resolve(entry.spec, lookup)
+        except BotSpecError as exc:
+            raise TournamentError(
+                f"bot {entry.spec!r} of tournament {tournament.id}: {exc}"
+            ) from None
+        stored_version = entry.version
+        if ref.sha256 != stored_version.sha256:
+            changed.append(
+                f"{ref.name} changed since tournament {tournament.id} started "
+                f"({stored_version.sha256[:12]} -> {ref.sha256[:12]})"
+            )
+        refs.append(ref)
+    return refs, changed

@@ -1,0 +1,206 @@
+"""The tournament's bulk writes in SQLAlchemy Core, for any database (see ``db.writer``).
+
+Statements are built once at import: the runner executes them for every match, so no per-call
+statement building, and no ORM bookkeeping. Also the conversion of a match record into column
+values, which ``db.store.save_match`` shares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, cast
+
+from sqlalchemy import Connection, Table, bindparam, insert
+
+from bot_arena.arena.match.record import MatchRecord, MoveRecord
+from bot_arena.db.models import Match, Move, Seat
+
+if TYPE_CHECKING:  # db.writer imports this module
+    from bot_arena.db.writer import Completion, ScheduledMatch
+
+
+def epoch_to_datetime(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def fault_reason(record: MatchRecord) -> str | None:
+    """The text of ``matches.fault_reason``: the first seat's fault, or None."""
+    for index, seat in enumerate(record.seats):
+        if seat.fault is not None:
+            return (
+                f"seat {index} ({seat.bot}): {seat.fault.termination.value}: {seat.fault.message}"
+            )
+    return None
+
+
+def match_values(record: MatchRecord) -> dict[str, Any]:
+    """The result columns of a done match."""
+    return {
+        "time_control": record.time_control,
+        "start_position": record.start_position,
+        "final_position": record.final_position,
+        "termination": record.termination.value,
+        "fault_reason": fault_reason(record),
+        "started": epoch_to_datetime(record.started),
+        "finished": epoch_to_datetime(record.finished),
+        "duration_s": max(0.0, record.duration_s),
+        "status": "done",
+    }
+
+
+_MATCHES = cast(Table, Match.__table__)
+_SEATS = cast(Table, Seat.__table__)
+_MOVES = cast(Table, Move.__table__)
+_MATCH_RESULT_COLUMNS = (
+    "time_control",
+    "start_position",
+    "final_position",
+    "termination",
+    "fault_reason",
+    "started",
+    "finished",
+    "duration_s",
+    "status",
+)
+_SCHEDULE = insert(_MATCHES).returning(_MATCHES.c.id, sort_by_parameter_order=True)
+_SCHEDULE_SEATS = insert(_SEATS)
+_MARK_RUNNING = (
+    _MATCHES.update()
+    .where(_MATCHES.c.id == bindparam("mid"), _MATCHES.c.status == "pending")
+    .values(status="running")
+)
+_COMPLETE = (
+    _MATCHES.update()
+    .where(
+        _MATCHES.c.id == bindparam("mid"),
+        _MATCHES.c.status.in_(("pending", "running")),  # never a done or void match
+        _MATCHES.c.players == bindparam("n"),
+    )
+    .values({c: bindparam(f"p_{c}") for c in _MATCH_RESULT_COLUMNS})
+)
+_DELETE_MOVES = _MOVES.delete().where(_MOVES.c.match_id == bindparam("mid"))
+_SEAT_RESULT = (
+    _SEATS.update()
+    .where(_SEATS.c.match_id == bindparam("mid"), _SEATS.c.seat == bindparam("s"))
+    .values(
+        bot_version_id=bindparam("v"),
+        utility=bindparam("u"),
+        rank=bindparam("r"),
+        score=bindparam("sc"),
+        fault=bindparam("f"),
+    )
+)
+_INSERT_MOVES = _MOVES.insert()
+
+
+def insert_moves(conn: Connection, match_id: int, moves: Sequence[MoveRecord]) -> None:
+    """The moves of a match, one ``executemany``."""
+    if moves:
+        conn.execute(
+            _INSERT_MOVES,
+            [
+                {
+                    "match_id": match_id,
+                    "ply": ply,
+                    "seat": m.seat,
+                    "move": m.move,
+                    "time_ms": max(0.0, m.time_ms),
+                    "info": m.info,
+                    "forced": m.forced,
+                }
+                for ply, m in enumerate(moves)
+            ],
+        )
+
+
+class CoreWriter:
+    """``db.writer.MatchWriter`` in SQLAlchemy Core: one ``executemany`` per table for a
+    schedule; one match after the other for a group of results (a conditional UPDATE each, so
+    on PostgreSQL a match being voided is waited for and then left alone)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+
+    def insert_schedule(
+        self,
+        tournament_id: int,
+        game: str,
+        params: dict[str, Any],
+        time_control: dict[str, Any],
+        players: int,
+        matches: Sequence[ScheduledMatch],
+    ) -> list[int]:
+        if not matches:
+            return []
+        match_ids = list(
+            self.connection.execute(
+                _SCHEDULE,
+                [
+                    {
+                        "tournament_id": tournament_id,
+                        "round": rnd,
+                        "game": game,
+                        "params": params,
+                        "time_control": time_control,
+                        "players": players,
+                        "seed": seed,
+                        "opening": opening,
+                        "start_position": start,
+                        "status": "pending",
+                    }
+                    for rnd, seed, opening, start, _ in matches
+                ],
+            ).scalars()
+        )
+        self.connection.execute(
+            _SCHEDULE_SEATS,
+            [
+                {"match_id": mid, "players": players, "seat": seat, "bot_version_id": version}
+                for mid, match in zip(match_ids, matches, strict=True)
+                for seat, version in enumerate(match[4])
+            ],
+        )
+        return match_ids
+
+    def mark_running(self, match_ids: Sequence[int]) -> None:
+        if match_ids:
+            self.connection.execute(_MARK_RUNNING, [{"mid": m} for m in match_ids])
+
+    def complete_matches(self, items: Sequence[Completion]) -> list[bool]:
+        return [
+            self._complete(match_id, record, version_ids, replace_partial)
+            for match_id, record, version_ids, replace_partial in items
+        ]
+
+    def _complete(
+        self,
+        match_id: int,
+        record: MatchRecord,
+        version_ids: Sequence[int],
+        replace_partial: bool,
+    ) -> bool:
+        conn = self.connection
+        params = {f"p_{k}": v for k, v in match_values(record).items()}
+        updated = conn.execute(_COMPLETE, {"mid": match_id, "n": len(record.seats), **params})
+        if updated.rowcount != 1:
+            return False
+        if replace_partial:
+            conn.execute(_DELETE_MOVES, {"mid": match_id})
+        conn.execute(
+            _SEAT_RESULT,
+            [
+                {
+                    "mid": match_id,
+                    "s": i,
+                    "v": vid,
+                    "u": r.utility,
+                    "r": r.rank,
+                    "sc": r.score,
+                    "f": r.fault.to_dict() if r.fault is not None else None,
+                }
+                for i, (r, vid) in enumerate(zip(record.seats, version_ids, strict=True))
+            ],
+        )
+        insert_moves(conn, match_id, record.moves)
+        return True

@@ -1,0 +1,181 @@
+"""Tournament rows: creating one with its field, reading it back, the runner's entry in its
+settings, the matches still to play, and its status (running, done).
+
+Every function works in the caller's transaction; the schedule itself is written by
+``db.writer`` (``db.store.insert_schedule``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session, selectinload
+
+from bot_arena.db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
+
+RUNNER = "runner"  # settings key: the process playing the tournament ({"host", "pid"})
+OPEN = ("pending", "running")  # statuses of a match still to play
+
+
+def create_tournament(
+    session: Session,
+    *,
+    name: str | None,
+    game: str,
+    params: dict[str, Any],
+    time_control: dict[str, Any],
+    fmt: str,
+    settings: dict[str, Any],
+    seed: int,
+    entries: Sequence[tuple[str, int]],
+) -> int:
+    """Store a new running tournament and its field, (spec, bot version id) per position;
+    returns its id."""
+    tournament = Tournament(
+        name=name,
+        game=game,
+        params=params,
+        time_control=time_control,
+        format=fmt,
+        settings=settings,
+        seed=seed,
+        status="running",
+    )
+    session.add(tournament)
+    session.flush()
+    session.add_all(
+        Entry(tournament_id=tournament.id, position=i, spec=spec, bot_version_id=version)
+        for i, (spec, version) in enumerate(entries)
+    )
+    session.flush()
+    return tournament.id
+
+
+def get_tournament(
+    session: Session, tournament_id: int, *, for_update: bool = False
+) -> Tournament | None:
+    """The tournament row (``for_update``: locked until the transaction ends, on PostgreSQL)."""
+    return session.get(Tournament, tournament_id, with_for_update=for_update)
+
+
+def load_tournament(session: Session, tournament_id: int) -> Tournament | None:
+    """The tournament with its field loaded (entries, their versions and bots)."""
+    return session.scalars(
+        select(Tournament)
+        .where(Tournament.id == tournament_id)
+        .options(
+            selectinload(Tournament.entries)
+            .selectinload(Entry.version)
+            .selectinload(BotVersion.bot)
+        )
+    ).one_or_none()
+
+
+def record_runner(session: Session, tournament: Tournament, host: str, pid: int) -> None:
+    """Note in the tournament's settings that process ``pid`` on ``host`` is playing it."""
+    tournament.settings = {**tournament.settings, RUNNER: {"host": host, "pid": pid}}
+
+
+def recorded_runner(tournament: Tournament) -> tuple[str, int] | None:
+    """(host, pid) of the process that noted it is playing the tournament, if any (it may have
+    died since without clearing its entry)."""
+    runner = tournament.settings.get(RUNNER)
+    if not isinstance(runner, dict):
+        return None
+    host, pid = runner.get("host"), runner.get("pid")
+    if not isinstance(host, str) or not isinstance(pid, int):
+        return None
+    return host, pid
+
+
+def end_run(session: Session, tournament_id: int, *, finished: bool) -> None:
+    """The runner's last write: clear its entry and, when no match is left to play, mark the
+    tournament done (if it is not yet)."""
+    tournament = session.get(Tournament, tournament_id)
+    if tournament is None:
+        return
+    tournament.settings = {k: v for k, v in tournament.settings.items() if k != RUNNER}
+    if finished and tournament.status != "done":
+        mark_done(session, tournament, datetime.now(UTC))
+
+
+def mark_done(session: Session, tournament: Tournament, when: datetime) -> None:
+    tournament.status = "done"
+    tournament.finished = when
+    session.flush()
+
+
+def reopen(session: Session, tournament: Tournament) -> None:
+    """Set a tournament running again (it has matches to play)."""
+    tournament.status = "running"
+    tournament.finished = None
+    session.flush()
+
+
+def left_to_play(session: Session, tournament_id: int) -> int:
+    """Matches of the tournament still to play (pending or running)."""
+    return int(
+        session.scalar(
+            select(func.count())
+            .select_from(Match)
+            .where(Match.tournament_id == tournament_id, Match.status.in_(OPEN))
+        )
+        or 0
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class OpenMatch:
+    """A match of a tournament still to play."""
+
+    match_id: int
+    start_position: str | None
+    seed: int
+    running: bool  # left 'running' by an interrupted run (its partial moves must go)
+    bots: tuple[str, ...]  # bot name per seat
+
+
+def open_matches(session: Session, tournament_id: int) -> list[OpenMatch]:
+    """The tournament's pending and running matches in schedule order (one query over plain
+    rows: loading thousands of ORM matches took longer than creating them)."""
+    rows = session.execute(
+        select(Match.id, Match.start_position, Match.seed, Match.status, Bot.name)
+        .join(Seat, Seat.match_id == Match.id)
+        .join(BotVersion, BotVersion.id == Seat.bot_version_id)
+        .join(Bot, Bot.id == BotVersion.bot_id)
+        .where(Match.tournament_id == tournament_id, Match.status.in_(OPEN))
+        .order_by(Match.id, Seat.seat)
+    )
+    found = []
+    for match_id, group in itertools.groupby(rows, key=lambda row: row[0]):
+        seats = list(group)
+        _, start, seed, status, _ = seats[0]
+        found.append(
+            OpenMatch(match_id, start, seed, status == "running", tuple(r[4] for r in seats))
+        )
+    return found
+
+
+def repoint_open_seats(
+    session: Session, tournament: Tournament, version_ids: Sequence[int]
+) -> None:
+    """Point the seats of the matches still to play at ``version_ids`` (one per entry, in field
+    order) wherever they hold another version of the same bot: after a forced resume with
+    changed bots, results name the exact version that played."""
+    still_open = select(Match.id).where(
+        Match.tournament_id == tournament.id, Match.status.in_(OPEN)
+    )
+    for entry, new_id in zip(tournament.entries, version_ids, strict=True):
+        if entry.bot_version_id == new_id:
+            continue
+        same_bot = select(BotVersion.id).where(BotVersion.bot_id == entry.version.bot_id)
+        session.execute(
+            update(Seat)
+            .where(Seat.match_id.in_(still_open), Seat.bot_version_id.in_(same_bot))
+            .values(bot_version_id=new_id)
+        )

@@ -1,0 +1,70 @@
+"""The tournament's bulk writes behind one interface, its implementation chosen once per
+connection.
+
+Three writes run thousands of times per tournament: storing a schedule, marking matches
+'running', completing matches with their seats and moves (the runner's group commit). They have
+two implementations that write exactly the same rows (tests/db/test_writer_parity.py):
+
+- ``CoreWriter`` (``db.core_writer``): SQLAlchemy Core statements, for any database;
+- ``SQLiteWriter`` (``db.sqlite_fast``): the same statements through SQLite's DBAPI cursor,
+  because SQLAlchemy's execution layer costs several times what SQLite itself needs per match.
+
+``writer_for(connection)`` picks one; every write runs in the caller's transaction on that
+connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from sqlalchemy import Connection
+
+from bot_arena.arena.match.record import MatchRecord
+from bot_arena.db.core_writer import CoreWriter
+from bot_arena.db.sqlite_fast import SQLiteWriter
+
+ScheduledMatch = tuple[int, int, str, str | None, Sequence[int]]
+"""A match of a new schedule: (round, seed, opening, start position, bot version per seat)."""
+
+Completion = tuple[int, MatchRecord, Sequence[int], bool]
+"""A match to complete: (match id, record, bot version per seat, replace_partial)."""
+
+
+class MatchWriter(Protocol):
+    """The bulk writes of a tournament, each in the caller's transaction."""
+
+    def insert_schedule(
+        self,
+        tournament_id: int,
+        game: str,
+        params: dict[str, Any],
+        time_control: dict[str, Any],
+        players: int,
+        matches: Sequence[ScheduledMatch],
+    ) -> list[int]:
+        """Store a new tournament's schedule as pending matches with their seats (unplayed);
+        the match ids in schedule order. The tournament must have no match yet."""
+        ...
+
+    def mark_running(self, match_ids: Sequence[int]) -> None:
+        """Mark the pending ones of ``match_ids`` 'running' (any other status stays)."""
+        ...
+
+    def complete_matches(self, items: Sequence[Completion]) -> list[bool]:
+        """Store each result if its match is still pending or running and has as many seats as
+        the record; per item, whether it was stored (a match is stored once per call).
+
+        The match row gets the result and status 'done', its seats their results; with
+        ``replace_partial`` the moves an interrupted earlier attempt left are deleted first, so
+        a replayed match is stored exactly once. A done or void match is never touched.
+        """
+        ...
+
+
+def writer_for(connection: Connection, *, fast: bool = True) -> MatchWriter:
+    """The writer for ``connection``: on SQLite the DBAPI fast path (unless ``fast`` is
+    False), SQLAlchemy Core everywhere else."""
+    if fast and connection.dialect.name == "sqlite":
+        return SQLiteWriter(connection)
+    return CoreWriter(connection)
