@@ -1,9 +1,9 @@
 """A job of a parallel tournament: a process that plays the matches its parent sends.
 
-Started as ``python -m arena.tournament_job READ_FD WRITE_FD`` with two pipes. The parent sends a
-Plan (or None: not needed after all), then one Job at a time (None to stop); the job answers
-each with ``("ok", match_id, MatchRecord)`` or ``("error", match_id, text)``. Messages are
-pickles framed by ``multiprocessing.connection.Connection``. One BotPool serves all the job's
+Started as ``python -m bot_arena.arena.tournament.job READ_FD WRITE_FD`` (or forked by the fork
+server) with two pipes. The parent sends a Plan (or None: not needed after all), then one Job
+at a time (None to stop); the job answers each with ``("ok", match_id, MatchRecord)`` or
+``("error", match_id, text)``. Messages are pickles framed by ``multiprocessing.connection.Connection``. One BotPool serves all the job's
 matches, so bot processes are reused between games.
 
 This module imports only what playing needs (no database, no command line), so a job starts in
@@ -26,7 +26,10 @@ from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.transport.limits import ResourceLimits
 
 if TYPE_CHECKING:
+    from bot_arena.arena.match.pool import BotPool
+    from bot_arena.arena.match.record import MatchRecord
     from bot_arena.arena.transport.forkserver import ForkServer
+    from bot_arena.games.base import Game
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,17 @@ class Job:
     start_position: str | None
     seed: int
     recovered: bool = False  # left 'running' by an interrupted run: replace what it left
+
+
+def play(pool: BotPool, game: Game[Any, Any], plan: Plan, job: Job) -> MatchRecord:
+    """Play one job's match with ``pool`` (a job process and the runner's own loop alike)."""
+    return pool.play(
+        game,
+        [plan.refs[i] for i in job.seats],
+        time_control=plan.time_control,
+        start_position=job.start_position,
+        seed=job.seed,
+    )
 
 
 def serve(inbox: Connection, outbox: Connection, forkserver: ForkServer | None = None) -> None:
@@ -74,13 +88,7 @@ def serve(inbox: Connection, outbox: Connection, forkserver: ForkServer | None =
             if job is None:
                 return
             try:
-                record = pool.play(
-                    game,
-                    [plan.refs[i] for i in job.seats],
-                    time_control=plan.time_control,
-                    start_position=job.start_position,
-                    seed=job.seed,
-                )
+                record = play(pool, game, plan, job)
                 reply: tuple[str, int, Any] = ("ok", job.match_id, record)
             except Exception as exc:
                 where = traceback.format_exc().strip().splitlines()[-1]

@@ -31,7 +31,7 @@ from bot_arena.arena.match.botref import BotRef
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.tournament.create import load_tournament, this_host
-from bot_arena.arena.tournament.job import Job, Plan
+from bot_arena.arena.tournament.job import Job, Plan, play
 from bot_arena.arena.tournament.job_handle import JobHandle, start_job_server
 from bot_arena.arena.tournament.progress import Progress, Standings
 from bot_arena.arena.transport.forkserver import (
@@ -298,13 +298,7 @@ class Runner:
             while True:
                 began = time.monotonic()
                 try:
-                    record = pool.play(
-                        game,
-                        [plan.refs[i] for i in job.seats],
-                        time_control=plan.time_control,
-                        start_position=job.start_position,
-                        seed=job.seed,
-                    )
+                    record = play(pool, game, plan, job)
                 except (KeyboardInterrupt, SystemExit):
                     raise
                 except Exception as exc:
