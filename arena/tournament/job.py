@@ -1,13 +1,14 @@
 """A job of a parallel tournament: a process that plays the matches its parent sends.
 
 Started as ``python -m bot_arena.arena.tournament.job READ_FD WRITE_FD`` (or forked by the fork
-server) with two pipes. The parent sends a Plan (or None: not needed after all), then one Job
-at a time (None to stop); the job answers each with ``("ok", match_id, MatchRecord)`` or
-``("error", match_id, text)``. Messages are pickles framed by ``multiprocessing.connection.Connection``. One BotPool serves all the job's
-matches, so bot processes are reused between games.
+server) with two pipes. The parent sends a Plan (or None: not needed after all), then one Job at
+a time (None to stop); the job answers each with ``("ok", match_id, MatchRecord)`` or
+``("error", match_id, text)``. Messages are pickles framed by
+``multiprocessing.connection.Connection``. One BotPool serves all the job's matches, so bot
+processes are reused between games.
 
-This module imports only what playing needs (no database, no command line), so a job starts in
-a fraction of the time a ``multiprocessing`` spawn of the CLI would take. When the parent dies,
+This module imports only what playing needs (no database, no command line), so a job starts in a
+fraction of the time a ``multiprocessing`` spawn of the CLI would take. When the parent dies,
 the pipe reaches end-of-file and the job closes its bots and exits.
 """
 
