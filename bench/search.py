@@ -1,6 +1,8 @@
 """Speed of the search bots, each beside a plain reference measured in the same run.
 
 Run: ``python bench/search.py`` (``--depth D`` for Connect Four, ``--repeats N``, ``--quick``).
+``--iterative-baseline FILE`` (a copy of ``bots/iterative.py``, e.g. the version before a change)
+also times that file's iterative deepening against this tree's, paired, on the same search.
 
 1. Fixed-depth alpha-beta on Connect Four from the empty board through the game API
    (``bots.alphabeta.alphabeta``), in nodes per second, beside a minimal hand-written negamax
@@ -20,6 +22,7 @@ for a core, so the searches also print their CPU time; the ratios pair runs made
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import statistics
 import subprocess
 import sys
@@ -213,13 +216,77 @@ def rss_with_table(size: int, seconds: float) -> tuple[int, int, int, int]:
     return entries, depth, nodes, rss_kb
 
 
+def load_module(path: Path, name: str) -> Any:
+    """The Python file ``path`` as a module of its own (imports resolve as for the installed
+    package, so an old ``bots/iterative.py`` runs against today's ``tt`` and ``search_common``)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+def compare_iterative(game: Any, state: Any, depth: int, repeats: int, path: Path) -> None:
+    """This tree's iterative deepening beside the one in ``path`` on equal work: run in pairs,
+    which of the two goes first alternating, and compared by the median of per-pair ratios."""
+    baseline = load_module(path.resolve(), "bot_arena.bots._iterative_baseline")
+    runs = {"this tree": DeepeningSearch, "baseline": baseline.DeepeningSearch}
+    wall: dict[str, list[float]] = {name: [] for name in runs}
+    cpu: dict[str, list[float]] = {name: [] for name in runs}
+    found: dict[str, Any] = {}
+    for i in range(repeats):
+        for name in list(runs)[:: 1 if i % 2 == 0 else -1]:
+            start, cpu_start = time.perf_counter(), time.process_time()
+            found[name] = runs[name](game, TranspositionTable(1 << 18), 0).run(state, depth)
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - cpu_start)
+    new, old = found["this tree"], found["baseline"]
+    same = (new.nodes, new.tt_hits, new.last.value, new.last.pv) == (
+        old.nodes,
+        old.tt_hits,
+        old.last.value,
+        old.last.pv,
+    )
+    med = statistics.median
+    print(f"\nIterative deepening to depth {depth}: this tree beside {path} (median of {repeats})")
+    for name in runs:
+        nodes = found[name].nodes
+        print(
+            f"  {name:<19}: {nodes:>9,} nodes {med(wall[name]):8.4f} s"
+            f" {nodes / med(wall[name]):>11,.0f} nodes/s ({nodes / med(cpu[name]):,.0f} per CPU"
+            " second)"
+        )
+    ratio = med(b / a for a, b in zip(wall["this tree"], wall["baseline"], strict=True))
+    cpu_ratio = med(b / a for a, b in zip(cpu["this tree"], cpu["baseline"], strict=True))
+    print(
+        f"  speed ratio this/baseline (median of pairs): {ratio:.3f} wall, {cpu_ratio:.3f} CPU"
+        f" ({'same' if same else 'DIFFERENT'} nodes, tt hits, value and PV)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depth", type=int, default=10, help="Connect Four search depth")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="depth 7, 3 repeats, no RSS runs")
+    parser.add_argument(
+        "--iterative-baseline",
+        type=Path,
+        metavar="FILE",
+        help="a copy of bots/iterative.py to time against this tree's (paired runs)",
+    )
+    parser.add_argument(
+        "--only-baseline", action="store_true", help="with --iterative-baseline: nothing else"
+    )
     args = parser.parse_args()
     depth, repeats = (7, 3) if args.quick else (args.depth, args.repeats)
+    if args.iterative_baseline is not None:
+        c4 = get_game("connect4")
+        compare_iterative(c4, c4.initial_state(), depth, repeats, args.iterative_baseline)
+        if args.only_baseline:
+            return
 
     c4 = get_game("connect4")
     start = c4.initial_state()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,28 +20,32 @@ class TimeBudget:
     """How long the current move may take, as the arena told the bot.
 
     ``move_time`` is a fixed per-move limit; ``remaining``/``increment`` a game clock (Fischer).
-    ``deadline`` is the ``time.monotonic()`` instant by which the answer must be sent, computed
-    in the bot's own process when the request arrived. All ``None`` means no limit.
+    ``deadline`` is the ``clock()`` instant by which the answer must be sent, computed in the
+    bot's own process when the request arrived. All ``None`` means no limit.
+
+    ``clock`` is the time source, ``time.monotonic`` unless a test injects a fake: bots that
+    manage their time read "now" from it, for the deadline and for their own time limit alike.
     """
 
     move_time: float | None = None
     remaining: float | None = None
     increment: float = 0.0
     deadline: float | None = None
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
 
     @classmethod
     def unlimited(cls) -> TimeBudget:
         return cls()
 
     @classmethod
-    def per_move(cls, seconds: float) -> TimeBudget:
-        return cls(move_time=seconds, deadline=time.monotonic() + seconds)
+    def per_move(cls, seconds: float, clock: Callable[[], float] = time.monotonic) -> TimeBudget:
+        return cls(move_time=seconds, deadline=clock() + seconds, clock=clock)
 
     def time_left(self) -> float | None:
         """Seconds until the hard deadline (``None`` without one)."""
         if self.deadline is None:
             return None
-        return self.deadline - time.monotonic()
+        return self.deadline - self.clock()
 
     def allocation(self, moves_to_go: int = 30, safety: float = 0.1) -> float | None:
         """A sensible time to spend on this move: all of a fixed move time less a safety share,

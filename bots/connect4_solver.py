@@ -35,6 +35,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from bot_arena.bots.search_common import SearchAborted
+
 Window = tuple[int, int] | None
 
 #: Default transposition-table capacity in entries: about 90 bytes each in CPython (a dict slot
@@ -42,15 +44,9 @@ Window = tuple[int, int] | None
 DEFAULT_TT_SIZE = 1 << 20
 
 
-class SolverTimeout(Exception):
-    """The deadline passed. ``lo``/``hi`` bound the score as far as proven, ``move`` is the best
-    column found so far (one reaching at least ``lo``) or ``None``."""
-
-    def __init__(self, lo: int = 0, hi: int = 0, move: int | None = None) -> None:
-        super().__init__("connect4 solver: deadline passed")
-        self.lo = lo
-        self.hi = hi
-        self.move = move
+#: The message of the solvers' :class:`SearchAborted` (deadline and node limit alike; the
+#: generic searches of :mod:`bots.solver` say the same).
+TIMEOUT_MESSAGE = "connect4 solver: deadline passed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +104,7 @@ class Connect4Solver:
         self.tt: dict[int, int] = {}
         self.nodes = 0
         self._deadline: float | None = None
+        self._clock: Callable[[], float] = time.perf_counter
         self._node_limit: int | None = None
         self._search = self._build()
 
@@ -126,11 +123,15 @@ class Connect4Solver:
         deadline: float | None = None,
         window: tuple[int, int] | None = None,
         node_limit: int | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> Solution:
         """The exact score of a position that is not over (nobody has four, the board not full).
 
-        ``deadline`` (a ``time.perf_counter()`` instant) makes the search raise SolverTimeout when
-        passed, and so does ``node_limit`` (checked every 2048 nodes) when exceeded.
+        ``deadline`` (an instant of ``clock``, ``time.perf_counter`` unless given) makes the
+        search raise :class:`~bot_arena.bots.search_common.SearchAborted` when passed (its
+        ``reason`` ``"time"``), and so does ``node_limit`` (checked every 2048 nodes) when
+        exceeded (``"nodes"``); its ``lo``/``hi`` bound the score as far as proven, ``move`` is
+        the best column found so far (one reaching at least ``lo``) or ``None``.
         ``window=(lo, hi)`` asks only whether the score is below, inside or above: the result is
         exact inside, and otherwise a bound on the side where it fell ("weak" solving is
         ``(-1, 1)``).
@@ -138,6 +139,7 @@ class Connect4Solver:
         start = time.perf_counter()
         self.nodes = 0
         self._deadline = deadline
+        self._clock = clock
         self._node_limit = node_limit
         score, move = self._search(current, mask, plies, want_move, window)
         return Solution(score, move, self.nodes, time.perf_counter() - start, len(self.tt))
@@ -239,7 +241,7 @@ class Connect4Solver:
             nonlocal nodes
             nodes += 1
             if not nodes & check_every and (nodes > node_limit or perf() > deadline):
-                raise SolverTimeout
+                raise SearchAborted("nodes" if nodes > node_limit else "time", TIMEOUT_MESSAGE)
             possible = (mask + bottom) & board
             forced = possible & r
             if forced:
@@ -345,7 +347,8 @@ class Connect4Solver:
         def search(
             cur: int, mask: int, plies: int, want_move: bool, window: Window
         ) -> tuple[int, int | None]:
-            nonlocal nodes, deadline, node_limit
+            nonlocal nodes, deadline, node_limit, perf
+            perf = solver._clock
             nodes = 0
             deadline = float("inf") if solver._deadline is None else solver._deadline
             node_limit = float("inf") if solver._node_limit is None else solver._node_limit
@@ -393,8 +396,10 @@ class Connect4Solver:
                     med = hi // 2
                 try:
                     r, move = root(cur, mask, plies, moves, med)
-                except SolverTimeout:
-                    raise SolverTimeout(lo, hi, best) from None
+                except SearchAborted as stop:
+                    raise SearchAborted(
+                        stop.reason, TIMEOUT_MESSAGE, lo=lo, hi=hi, move=best
+                    ) from None
                 if r <= med:
                     hi = r
                 else:
@@ -409,8 +414,10 @@ class Connect4Solver:
                     child_mask = mask | ((mask + bottom) & colmask[col])
                     try:
                         v = negamax(nxt, child_mask, plies + 1, -lo, made)
-                    except SolverTimeout:
-                        raise SolverTimeout(lo, hi, best) from None
+                    except SearchAborted as stop:
+                        raise SearchAborted(
+                            stop.reason, TIMEOUT_MESSAGE, lo=lo, hi=hi, move=best
+                        ) from None
                     if v <= -lo:
                         best = col
                         break

@@ -23,11 +23,12 @@ transposition table's best move first, and the previous principal variation is w
 table as hints before each iteration, so the PV is always searched first.
 
 The transposition table (``bots.tt``) is keyed by ``game.state_key(state)`` and bounded to
-``tt_size`` entries. An entry's value is used only when it was searched to exactly the remaining
-depth (or proven, see ``bots.tt.usable``), and a bound only when it decides the node by itself, so
-the value at depth *d* is always the fixed-depth minimax value at depth *d*. The table is kept
-between the moves of a game (fixed-depth values are properties of positions) and cleared by
-``new_game``.
+``tt_size`` entries. Every node asks it through ``TranspositionTable.lookup`` and stores through
+``TranspositionTable.store``, the table's own rules: an entry's value is used only when it was
+searched to exactly the remaining depth (or proven), and a bound only when it decides the node by
+itself, so the value at depth *d* is always the fixed-depth minimax value at depth *d*. The table
+is kept between the moves of a game (fixed-depth values are properties of positions) and cleared
+by ``new_game``.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from bot_arena.bots.search_common import (
     time_limit,
     zero_sum_vector,
 )
-from bot_arena.bots.tt import DEFAULT_SIZE, EXACT, HINT, LOWER, UPPER, TranspositionTable
+from bot_arena.bots.tt import DEFAULT_SIZE, EXACT, LOWER, UPPER, TranspositionTable
 from bot_arena.games.base import Game, GameKind
 
 CHECK_EVERY = 1024  # nodes between two reads of the clock
@@ -91,7 +92,7 @@ class DeepeningSearch:
         me: int,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
-        """``clock`` is read for the time limit (tests pass a scripted one)."""
+        """``clock`` is read for the time limit (the bot passes its budget's; tests a fake)."""
         self.game = game
         self.clock = clock
         self.table = table
@@ -150,11 +151,7 @@ class DeepeningSearch:
         """Make sure each position along the last PV offers its PV move to the next iteration."""
         game, table = self.game, self.table
         for move in pv:
-            key = game.state_key(state)
-            entry = table.probe(key)
-            if entry is None or entry[4] != move:
-                index = hash(key) % table.size
-                table.slots[index] = (key, -1, HINT, 0.0, move, False, table.generation)
+            table.hint(game.state_key(state), move)
             state = game.apply(state, move)
 
     def _root(self, state: Any, moves: list[Hashable], depth: int) -> Iteration:
@@ -196,11 +193,11 @@ class DeepeningSearch:
         while len(pv) < depth and not game.is_terminal(state):
             key = game.state_key(state)
             entry = table.probe(key)
-            if entry is None or entry[4] is None or key in seen or entry[2] != EXACT:
+            if entry is None or entry.move is None or key in seen or entry.flag != EXACT:
                 break
             seen.add(key)
-            pv.append(entry[4])
-            state = game.apply(state, entry[4])
+            pv.append(entry.move)
+            state = game.apply(state, entry.move)
         return pv
 
     def _make_search(self) -> tuple[Any, list[Line], Any]:
@@ -213,10 +210,8 @@ class DeepeningSearch:
         current_player = game.current_player
         state_key = game.state_key
         perf_counter = self.clock
-        table = self.table
-        slots = table.slots
-        size = table.size
-        generation = table.generation
+        lookup = self.table.lookup
+        store = self.table.store
         deadline = self.deadline
         me = self.me
         lines: list[Line] = [None] * (MAX_PLY + 2)
@@ -239,49 +234,78 @@ class DeepeningSearch:
                 lines[ply] = None
                 return evaluate(state)[me]
             key = state_key(state)
-            index = hash(key) % size
-            entry = slots[index]
-            hash_move = None
-            if entry is not None and entry[0] == key:
-                stored = entry[1]
-                if stored == depth or (entry[5] and 0 <= stored <= depth):
-                    flag = entry[2]
-                    value = entry[3]
-                    if (
-                        flag == EXACT
-                        or (flag == LOWER and value >= beta)
-                        or (flag == UPPER and value <= alpha)
-                    ):
-                        tt_hits += 1
-                        if not entry[5]:
-                            horizon += 1
-                        lines[ply] = None
-                        return value
-                hash_move = entry[4]
+            cutoff, value, proven, hash_move, index = lookup(key, depth, alpha, beta)
+            if cutoff:
+                tt_hits += 1
+                if not proven:
+                    horizon += 1
+                lines[ply] = None
+                return value
             moves = legal_moves(state)
             if not moves:
                 leaves += 1
                 lines[ply] = None
                 return utility(state)[me]
             if hash_move is not None and hash_move != moves[0]:
-                moves = (hash_move, *[m for m in moves if m != hash_move])
+                # the table's move first, the others in their order (legal moves are distinct;
+                # a list and remove/insert cost a third of a filtered copy)
+                moves = list(moves)
+                try:  # noqa: SIM105 (contextlib.suppress costs more than the whole reorder)
+                    moves.remove(hash_move)
+                except ValueError:  # not among them (never for a true key): it goes first anyway
+                    pass
+                moves.insert(0, hash_move)
             horizon_before = horizon
             alpha_in = alpha
             beta_in = beta
-            remaining = depth - 1
-            child_ply = ply + 1
             best_move = None
-            if remaining == 0:  # the children are horizon leaves: evaluated without a call each
-                count = 0
+            if depth == 1:  # the children are horizon leaves: evaluated without a call each
+                count = len(moves)
                 if current_player(state) == me:
                     best = -INF
                     for move in moves:
-                        count += 1
                         value = evaluate(apply(state, move))[me]
                         if value > best:
                             best = value
                             best_move = move
-                            lines[ply] = (move, None)
+                            if value > alpha:
+                                alpha = value
+                                if alpha >= beta:
+                                    if move != moves[-1]:
+                                        cutoffs += 1
+                                        count = moves.index(move) + 1
+                                    break
+                else:
+                    best = INF
+                    for move in moves:
+                        value = evaluate(apply(state, move))[me]
+                        if value < best:
+                            best = value
+                            best_move = move
+                            if value < beta:
+                                beta = value
+                                if alpha >= beta:
+                                    if move != moves[-1]:
+                                        cutoffs += 1
+                                        count = moves.index(move) + 1
+                                    break
+                if best_move is not None:  # the line is the best move (set once, not per better)
+                    lines[ply] = (best_move, None)
+                nodes += count
+                leaves += count
+                horizon += count
+            else:
+                remaining = depth - 1
+                child_ply = ply + 1
+                best_line: Line = None
+                if current_player(state) == me:
+                    best = -INF
+                    for move in moves:
+                        value = search(apply(state, move), remaining, alpha, beta, child_ply)
+                        if value > best:
+                            best = value
+                            best_move = move
+                            best_line = lines[child_ply]
                             if value > alpha:
                                 alpha = value
                                 if alpha >= beta:
@@ -291,66 +315,26 @@ class DeepeningSearch:
                 else:
                     best = INF
                     for move in moves:
-                        count += 1
-                        value = evaluate(apply(state, move))[me]
+                        value = search(apply(state, move), remaining, alpha, beta, child_ply)
                         if value < best:
                             best = value
                             best_move = move
-                            lines[ply] = (move, None)
+                            best_line = lines[child_ply]
                             if value < beta:
                                 beta = value
                                 if alpha >= beta:
                                     if move != moves[-1]:
                                         cutoffs += 1
                                     break
-                nodes += count
-                leaves += count
-                horizon += count
-            elif current_player(state) == me:
-                best = -INF
-                for move in moves:
-                    value = search(apply(state, move), remaining, alpha, beta, child_ply)
-                    if value > best:
-                        best = value
-                        best_move = move
-                        lines[ply] = (move, lines[child_ply])
-                        if value > alpha:
-                            alpha = value
-                            if alpha >= beta:
-                                if move != moves[-1]:
-                                    cutoffs += 1
-                                break
-            else:
-                best = INF
-                for move in moves:
-                    value = search(apply(state, move), remaining, alpha, beta, child_ply)
-                    if value < best:
-                        best = value
-                        best_move = move
-                        lines[ply] = (move, lines[child_ply])
-                        if value < beta:
-                            beta = value
-                            if alpha >= beta:
-                                if move != moves[-1]:
-                                    cutoffs += 1
-                                break
+                if best_move is not None:  # the line, made once (not at every better move)
+                    lines[ply] = (best_move, best_line)
             if best <= alpha_in:
                 flag = UPPER
             elif best >= beta_in:
                 flag = LOWER
             else:
                 flag = EXACT
-            old = slots[index]
-            if old is None or old[0] == key or old[6] != generation or old[1] <= depth:
-                slots[index] = (
-                    key,
-                    depth,
-                    flag,
-                    best,
-                    best_move,
-                    horizon == horizon_before,
-                    generation,
-                )
+            store(key, depth, flag, best, best_move, horizon == horizon_before, index)
             return best
 
         return search, lines, counters
@@ -398,7 +382,7 @@ class IterativeBot(Bot):
             self._me = me
         seconds = time_limit(self.time if self.time > 0 else None, budget)
         start = time.perf_counter()
-        search = DeepeningSearch(game, self.table, me)
+        search = DeepeningSearch(game, self.table, me, clock=budget.clock)
         result = search.run(state, self.max_depth or UNLIMITED, seconds)
         last = result.last
         if game.num_players == 2 and game.kind is GameKind.ZERO_SUM:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from bot_arena.bots.base import Bot, Decision, SearchInfo, TimeBudget
@@ -83,13 +83,14 @@ class MCTSBot(Bot):
 
     def choose_move(self, game: Game[Any, Any], state: Any, budget: TimeBudget) -> Decision:
         start = time.perf_counter()
+        clock = budget.clock
         if self.iterations is not None:
             limit, deadline = self.iterations, math.inf
         else:
             seconds = time_limit(self.time if self.time > 0 else None, budget)
             limit = 1 << 62 if seconds is not None else 1000
-            deadline = start + seconds if seconds is not None else math.inf
-        root, iterations, plies = self._search(game, state, limit, deadline)
+            deadline = clock() + seconds if seconds is not None else math.inf
+        root, iterations, plies = self._search(game, state, limit, deadline, clock)
         bounds = game.bounds
         span = bounds.max_each - bounds.min_each or 1.0
         values = tuple(bounds.min_each + span * s / max(root.visits, 1) for s in root.sums)
@@ -120,9 +121,15 @@ class MCTSBot(Bot):
         return total
 
     def _search(
-        self, game: Game[Any, Any], state: Any, limit: int, deadline: float
+        self,
+        game: Game[Any, Any],
+        state: Any,
+        limit: int,
+        deadline: float,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> tuple[Node, int, int]:
-        """Run UCT; returns the root, the number of iterations and of playout plies."""
+        """Run UCT until ``limit`` iterations or the ``clock`` instant ``deadline``; returns the
+        root, the number of iterations and of playout plies."""
         legal_moves = game.legal_moves
         apply = game.apply
         utility = game.utility
@@ -135,14 +142,13 @@ class MCTSBot(Bot):
         bounds = game.bounds
         low = bounds.min_each
         span = bounds.max_each - low or 1.0
-        perf_counter = time.perf_counter
         root = Node(state, current_player(state), list(legal_moves(state)), n)
         path: list[Node] = []
         iterations = plies = 0
         while iterations < limit:
             # one clock read per iteration: cheap beside a playout, and a slow game's playouts
             # (Rolit: about a millisecond) must not overrun the arena's deadline
-            if iterations and perf_counter() > deadline:
+            if iterations and clock() > deadline:
                 break
             iterations += 1
             node = root

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from bot_arena.bots.base import BotError, TimeBudget
 from bot_arena.games.base import Game, GameKind, Utility
@@ -40,7 +40,29 @@ class ScalarResult:
 
 
 class SearchAborted(Exception):
-    """Raised inside a search when its time is up; the interrupted iteration is thrown away."""
+    """Every search raises this one type to stop before it is done (and catches it where it can
+    still answer).
+
+    ``reason`` is ``"time"`` (the deadline passed) or ``"nodes"`` (the node limit was reached).
+    A search that knows more on the way out says so: ``move`` is the best move proven so far
+    (``None`` if none), ``lo``/``hi`` bound the value as far as proven (the Connect Four solver's
+    narrowing window). Iterative deepening throws the interrupted iteration away.
+    """
+
+    def __init__(
+        self,
+        reason: Literal["time", "nodes"] = "time",
+        message: str = "",
+        *,
+        lo: int = 0,
+        hi: int = 0,
+        move: Hashable | None = None,
+    ) -> None:
+        super().__init__(message or f"search aborted ({reason})")
+        self.reason = reason
+        self.lo = lo
+        self.hi = hi
+        self.move = move
 
 
 def resolve_depth(game: Game[Any, Any], depth: int | None) -> int:

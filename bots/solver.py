@@ -27,27 +27,19 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from bot_arena.bots.base import Bot, BotError, Decision, SearchInfo, TimeBudget
-from bot_arena.bots.connect4_solver import DEFAULT_TT_SIZE, Connect4Solver, SolverTimeout
+from bot_arena.bots.connect4_solver import DEFAULT_TT_SIZE, TIMEOUT_MESSAGE, Connect4Solver
+from bot_arena.bots.search_common import SearchAborted
+from bot_arena.bots.tt import EXACT, LOWER, UPPER
 from bot_arena.games.base import Game, GameKind
-
-_EXACT, _LOWER, _UPPER = 0, 1, 2
 
 
 class SolverError(BotError):
     """The position cannot be solved exactly here (too large, too deep, over the node limit)."""
-
-
-class _Stop(Exception):
-    """Internal: the generic search hit its deadline or node limit."""
-
-    def __init__(self, timeout: bool) -> None:
-        super().__init__()
-        self.timeout = timeout
 
 
 @dataclass(slots=True)
@@ -129,15 +121,19 @@ class ExactSolver:
         want_move: bool = True,
         pv_length: int = 1,
         deadline: float | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> SolveResult:
         """The exact value of ``state`` and a best move.
 
-        ``deadline`` is a ``time.perf_counter()`` instant; past it the search raises
-        :class:`SolverTimeout` (its ``move`` attribute holds the best move found so far, if any).
+        ``deadline`` is an instant of ``clock`` (``time.perf_counter`` unless given; bots pass
+        their budget's); past it the search raises
+        :class:`~bot_arena.bots.search_common.SearchAborted` (``reason`` ``"time"``; its ``move``
+        attribute holds the best move found so far, if any). Over the node limit it raises
+        :class:`SolverError`.
         ``pv_length`` > 1 extends the principal variation by solving the successive positions.
         """
         start = time.perf_counter()
-        first = self._solve_one(state, want_move, deadline)
+        first = self._solve_one(state, want_move, deadline, clock)
         pv = [] if first.move is None else [first.move]
         nodes = first.nodes
         current = state
@@ -146,8 +142,8 @@ class ExactSolver:
             if self.game.is_terminal(current):
                 break
             try:
-                follow = self._solve_one(current, True, deadline)
-            except SolverTimeout:
+                follow = self._solve_one(current, True, deadline, clock)
+            except SearchAborted:
                 break  # the value and move are exact already; the line just stays short
             nodes += follow.nodes
             assert follow.move is not None
@@ -159,7 +155,9 @@ class ExactSolver:
         return first
 
     # --- one position ------------------------------------------------------------------------
-    def _solve_one(self, state: Any, want_move: bool, deadline: float | None) -> SolveResult:
+    def _solve_one(
+        self, state: Any, want_move: bool, deadline: float | None, clock: Callable[[], float]
+    ) -> SolveResult:
         game = self.game
         player = game.current_player(state)
         start = time.perf_counter()
@@ -168,28 +166,40 @@ class ExactSolver:
             return SolveResult(values, player, None, 1, time.perf_counter() - start, "terminal")
         try:
             if self._c4 is not None:
-                return self._solve_connect4(state, player, want_move, deadline, start)
+                return self._solve_connect4(state, player, want_move, deadline, clock, start)
             if self.method == "negamax":
-                return self._solve_negamax(state, player, deadline, start)
-            return self._solve_maxn(state, player, deadline, start)
+                return self._solve_negamax(state, player, deadline, clock, start)
+            return self._solve_maxn(state, player, deadline, clock, start)
         except RecursionError:
             raise SolverError(
                 f"solver: {game.name} is too deep to solve by recursion here"
             ) from None
 
     def _solve_connect4(
-        self, state: Any, player: int, want_move: bool, deadline: float | None, start: float
+        self,
+        state: Any,
+        player: int,
+        want_move: bool,
+        deadline: float | None,
+        clock: Callable[[], float],
+        start: float,
     ) -> SolveResult:
         assert self._c4 is not None
         current, mask, plies = state[0], state[1], state[2]
         limit = self.node_limit
         try:
             sol = self._c4.solve(
-                current, mask, plies, want_move=want_move, deadline=deadline, node_limit=limit
+                current,
+                mask,
+                plies,
+                want_move=want_move,
+                deadline=deadline,
+                clock=clock,
+                node_limit=limit,
             )
-        except SolverTimeout:
-            if limit is not None and self._c4.nodes > limit:
-                self._stopped(_Stop(False), None)
+        except SearchAborted as stop:
+            if stop.reason == "nodes":
+                self._stopped(stop)
             raise
         score: float = sol.score
         if self._c4.cells % 2 and score:  # odd boards: the game scores wins half a point lower
@@ -204,7 +214,12 @@ class ExactSolver:
         return limit, (math.inf if deadline is None else deadline)
 
     def _solve_negamax(
-        self, state: Any, player: int, deadline: float | None, start: float
+        self,
+        state: Any,
+        player: int,
+        deadline: float | None,
+        clock: Callable[[], float],
+        start: float,
     ) -> SolveResult:
         game = self.game
         moves_of = game.legal_moves
@@ -217,16 +232,15 @@ class ExactSolver:
         tt_get = tt.get
         cap = self.tt_size
         limit, stop_at = self._limits(deadline)
-        clock = time.perf_counter
         nodes = 0
 
         def negamax(s: Any, alpha: float, beta: float) -> float:
             nonlocal nodes
             nodes += 1
             if nodes > limit:
-                raise _Stop(False)
+                raise SearchAborted("nodes")
             if not nodes & 1023 and clock() > stop_at:
-                raise _Stop(True)
+                raise SearchAborted("time")
             p = mover(s)
             if terminal(s):
                 return float(utility(s)[p])
@@ -234,9 +248,9 @@ class ExactSolver:
             entry = tt_get(key)
             if entry is not None:
                 flag, v = entry
-                if flag == _EXACT:
+                if flag == EXACT:
                     return v  # type: ignore[no-any-return]
-                if flag == _LOWER:
+                if flag == LOWER:
                     if v > alpha:
                         alpha = v
                 elif v < beta:
@@ -259,7 +273,7 @@ class ExactSolver:
                             break
             if len(tt) >= cap:
                 tt.clear()
-            flag = _UPPER if best <= alpha0 else _LOWER if best >= beta else _EXACT
+            flag = UPPER if best <= alpha0 else LOWER if best >= beta else EXACT
             tt[key] = (flag, best)
             return best
 
@@ -281,13 +295,18 @@ class ExactSolver:
                         alpha = v
                         if alpha >= hi:
                             break
-        except _Stop as stop:
-            self._stopped(stop, best_move)
+        except SearchAborted as stop:
+            self._stopped(stop)
         values = tuple(value if p == player else -value for p in range(2))
         return SolveResult(values, player, best_move, nodes, time.perf_counter() - start, "negamax")
 
     def _solve_maxn(
-        self, state: Any, player: int, deadline: float | None, start: float
+        self,
+        state: Any,
+        player: int,
+        deadline: float | None,
+        clock: Callable[[], float],
+        start: float,
     ) -> SolveResult:
         game = self.game
         moves_of = game.legal_moves
@@ -300,16 +319,15 @@ class ExactSolver:
         tt_get = tt.get
         cap = self.tt_size
         limit, stop_at = self._limits(deadline)
-        clock = time.perf_counter
         nodes = 0
 
         def maxn(s: Any) -> tuple[float, ...]:
             nonlocal nodes
             nodes += 1
             if nodes > limit:
-                raise _Stop(False)
+                raise SearchAborted("nodes")
             if not nodes & 1023 and clock() > stop_at:
-                raise _Stop(True)
+                raise SearchAborted("time")
             if terminal(s):
                 return tuple(float(u) for u in utility(s))
             key = key_of(s)
@@ -336,16 +354,18 @@ class ExactSolver:
                 v = maxn(apply(state, m))
                 if best_values is None or v[player] > best_values[player]:
                     best_values, best_move = v, m
-        except _Stop as stop:
-            self._stopped(stop, best_move)
+        except SearchAborted as stop:
+            self._stopped(stop)
         assert best_values is not None
         return SolveResult(
             best_values, player, best_move, nodes, time.perf_counter() - start, "maxn"
         )
 
-    def _stopped(self, stop: _Stop, best_move: Hashable | None) -> NoReturn:
-        if stop.timeout:
-            raise SolverTimeout(move=None) from None
+    def _stopped(self, stop: SearchAborted) -> NoReturn:
+        """Out of time: abort with no move (an unfinished root proves none); over the node
+        limit: give up with a :class:`SolverError`."""
+        if stop.reason == "time":
+            raise SearchAborted("time", TIMEOUT_MESSAGE) from None
         raise SolverError(
             f"solver: {self.game.name}: gave up after {self.node_limit} nodes (node limit)"
         ) from None
@@ -414,11 +434,12 @@ class SolverBot(Bot):
     def choose_move(self, game: Game[Any, Any], state: Any, budget: TimeBudget) -> Decision:
         solver = self._solver_for(game)
         allocation = budget.allocation()
-        deadline = None if allocation is None else time.perf_counter() + allocation
+        clock = budget.clock
+        deadline = None if allocation is None else clock() + allocation
         start = time.perf_counter()
         try:
-            result = solver.solve(state, pv_length=self.pv, deadline=deadline)
-        except SolverTimeout as stop:
+            result = solver.solve(state, pv_length=self.pv, deadline=deadline, clock=clock)
+        except SearchAborted as stop:
             move = stop.move if stop.move is not None else game.legal_moves(state)[0]
             info = SearchInfo(
                 pv=[move],

@@ -160,3 +160,54 @@ def uniform_tree(branch: int, depth: int, best_first: bool, seed: int) -> Any:
         return [k for k, _ in kids], (max(values) if maximizing else min(values))
 
     return order(build(0), 0)[0]
+
+
+# --- time that passes as a search works --------------------------------------------------------
+class RanPastDeadline(AssertionError):
+    """A fake clock ran far past the budget: the search ignores it (raised to end the test)."""
+
+
+class FakeClock:
+    """A time source for ``TimeBudget(clock=...)``: reads ``now``, which only moves when told to.
+
+    ``per_read`` seconds pass at every read (for searches whose work the clock cannot see, such
+    as the Connect Four solver's bitboards). Past ``give_up`` it raises RanPastDeadline, so a
+    search that ignores its budget fails fast instead of running for its own time limit.
+    """
+
+    def __init__(self, per_read: float = 0.0, give_up: float = float("inf")) -> None:
+        self.now = 0.0
+        self.per_read = per_read
+        self.give_up = give_up
+        self.reads = 0
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        if self.now > self.give_up:
+            raise RanPastDeadline(f"the search ran on to t={self.now:g} s (fake)")
+
+    def __call__(self) -> float:
+        self.reads += 1
+        now = self.now
+        if self.per_read:
+            self.advance(self.per_read)
+        return now
+
+
+class TickingGame:
+    """A game whose every new position (``apply``) costs ``tick`` seconds of a FakeClock, so the
+    fake time a search has spent is (about) the number of nodes it made, times ``tick``."""
+
+    def __init__(self, game: Game[Any, Any], clock: FakeClock, tick: float) -> None:
+        self._game = game
+        self._clock = clock
+        self._tick = tick
+        self.applied = 0
+
+    def apply(self, state: Any, move: Any) -> Any:
+        self.applied += 1
+        self._clock.advance(self._tick)
+        return self._game.apply(state, move)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._game, name)

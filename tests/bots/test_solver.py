@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from bot_arena import bots, games
 from bot_arena.bots.base import BotError, TimeBudget
-from bot_arena.bots.connect4_solver import Connect4Solver, SolverTimeout, parse_moves
+from bot_arena.bots.connect4_solver import Connect4Solver, parse_moves
+from bot_arena.bots.search_common import SearchAborted
 from bot_arena.bots.solver import ExactSolver, SolverBot, SolverError
 from bot_arena.games.base import Game
 from bot_arena.games.tree import TreeGame
@@ -281,7 +282,7 @@ def test_solver_bot_refuses_large_games_up_front() -> None:
 def test_connect4_timeout_carries_a_proven_move() -> None:
     solver = Connect4Solver()
     cur, mask, plies = solver.play_sequence(parse_moves("44"))
-    with pytest.raises(SolverTimeout) as caught:
+    with pytest.raises(SearchAborted, match="deadline passed") as caught:
         solver.solve(cur, mask, plies, deadline=0.0)
     assert caught.value.move is not None and caught.value.lo <= caught.value.hi
 
