@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import Any
 
 BUILTIN = "builtin"
 MODULE = "module"
@@ -35,6 +36,32 @@ class BotRef:
     @property
     def short_version(self) -> str:
         return self.sha256[:12]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "target": self.target,
+            "source": self.source,
+            "sha256": self.sha256,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BotRef:
+        """The inverse of ``to_dict`` (ValueError on data that is not a BotRef)."""
+        if not isinstance(data, dict):
+            raise ValueError("bot is not an object")
+        name, kind, target, sha256 = (data.get(k) for k in ("name", "kind", "target", "sha256"))
+        source = data.get("source")
+        if not (
+            isinstance(name, str)
+            and isinstance(kind, str)
+            and isinstance(target, str)
+            and isinstance(sha256, str)
+            and (source is None or isinstance(source, str))
+        ):
+            raise ValueError("bot: a field is missing or not a string")
+        return cls(name, kind, target, source, sha256)
 
 
 def sha256_text(text: str) -> str:

@@ -5,11 +5,11 @@ read into a BotRef and checked enough to fail early with a one-line message.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import sys
 from collections.abc import Callable
+from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 
 from bot_arena import bots
@@ -45,16 +45,58 @@ def from_file(path: str, name: str | None = None) -> BotRef:
     return pinned(name or file.stem, MODULE, target, source)
 
 
+def _find_spec(name: str, path: list[str] | None) -> ModuleSpec | None:
+    """Where the import system would find module ``name`` (``path``: its parent package's
+    folders; None for a top-level name), without importing or running anything."""
+    module = sys.modules.get(name)
+    if module is not None:  # imported already: nothing runs
+        return getattr(module, "__spec__", None)
+    if path is not None:
+        # PathFinder is told the last part only: for a namespace package it looks up the
+        # parent by the full name in sys.modules, and the parent is not imported (the folders
+        # to search are ``path`` either way)
+        return PathFinder.find_spec(name.rpartition(".")[2], path)
+    for finder in sys.meta_path:  # the interpreter's and installed finders, no user code
+        find = getattr(finder, "find_spec", None)
+        found = None if find is None else find(name, None)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+    return None
+
+
+def find_module(module_name: str) -> ModuleSpec | None:
+    """The spec of a dotted module found one part at a time, each package's folders searched
+    for the next part, so no package's ``__init__.py`` runs in the arena (``importlib``'s
+    ``find_spec`` imports the parents); None when it is not found."""
+    if module_name in sys.modules:  # imported already (os.path too, an alias)
+        try:
+            return _find_spec(module_name, None)
+        except (ImportError, ValueError, OSError):
+            return None
+    parts = module_name.split(".")
+    path: list[str] | None = None
+    found: ModuleSpec | None = None
+    for i in range(len(parts)):
+        try:
+            found = _find_spec(".".join(parts[: i + 1]), path)
+        except (ImportError, ValueError, OSError):
+            return None
+        if found is None:
+            return None
+        if i < len(parts) - 1:
+            if found.submodule_search_locations is None:  # not a package
+                return None
+            path = list(found.submodule_search_locations)
+    return found
+
+
 def _from_module(spec: str) -> BotRef:
     module_name = spec.partition(":")[0]
     # Like the worker: installed packages first, then the current folder (at the end of the
     # path, so a stray games.py there cannot replace the arena's own packages).
     if os.getcwd() not in sys.path:
         sys.path.append(os.getcwd())
-    try:
-        found = importlib.util.find_spec(module_name)
-    except (ImportError, ValueError):
-        found = None
+    found = find_module(module_name)
     if found is None or found.origin is None or not found.has_location:
         raise BotSpecError(f"bot module {module_name!r} cannot be found")
     try:

@@ -6,9 +6,43 @@ prints and what ratings read. Every way a match can end is a Termination with a 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+
+class RecordError(ValueError):
+    """Data that is not a well-formed record (``from_dict`` of a value type below)."""
+
+
+def _get(data: Any, key: str, kind: type | tuple[type, ...], what: str) -> Any:
+    """``data[key]`` when ``data`` is a dict and the value is of ``kind`` (bools are not
+    numbers), else RecordError."""
+    if not isinstance(data, dict):
+        raise RecordError(f"{what} is not an object")
+    value = data.get(key)
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _kinds(kind)):
+        raise RecordError(f"{what}: {key!r} is missing or of the wrong type")
+    return value
+
+
+def _kinds(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _number(data: Any, key: str, what: str) -> float:
+    value = float(_get(data, key, (int, float), what))
+    if not math.isfinite(value):
+        raise RecordError(f"{what}: {key!r} is not a finite number")
+    return value
+
+
+def _termination(value: Any, what: str) -> Termination:
+    try:
+        return Termination(value)
+    except ValueError:
+        raise RecordError(f"{what}: unknown termination {str(value)[:40]!r}") from None
 
 
 class Termination(StrEnum):
@@ -34,8 +68,12 @@ class Fault:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Fault:
+        """The inverse of ``to_dict`` (RecordError on data that is not a fault)."""
+        if not isinstance(data, dict):
+            raise RecordError("fault is not an object")
         rest = {k: v for k, v in data.items() if k not in ("termination", "message")}
-        return cls(Termination(data["termination"]), str(data.get("message", "")), rest)
+        termination = _termination(data.get("termination"), "fault")
+        return cls(termination, str(data.get("message", "")), rest)
 
 
 @dataclass(slots=True)
@@ -57,6 +95,23 @@ class SeatResult:
             "fault": self.fault.to_dict() if self.fault else None,
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SeatResult:
+        """The inverse of ``to_dict`` (RecordError on data that is not a seat's result)."""
+        what = "seat"
+        version = data.get("version") if isinstance(data, dict) else None
+        if version is not None and not isinstance(version, str):
+            raise RecordError("seat: 'version' is not a string")
+        fault = data.get("fault") if isinstance(data, dict) else None
+        return cls(
+            bot=_get(data, "bot", str, what),
+            utility=_number(data, "utility", what),
+            rank=_get(data, "rank", int, what),
+            score=_number(data, "score", what),
+            fault=None if fault is None else Fault.from_dict(fault),
+            version=version,
+        )
+
 
 @dataclass(slots=True)
 class MoveRecord:
@@ -72,6 +127,24 @@ class MoveRecord:
         if self.forced:
             out["forced"] = True
         return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MoveRecord:
+        """The inverse of ``to_dict`` (RecordError on data that is not a move)."""
+        what = "move"
+        info = data.get("info") if isinstance(data, dict) else None
+        if info is not None and not isinstance(info, dict):
+            raise RecordError("move: 'info' is not an object")
+        forced = data.get("forced", False) if isinstance(data, dict) else False
+        if not isinstance(forced, bool):
+            raise RecordError("move: 'forced' is not a boolean")
+        return cls(
+            seat=_get(data, "seat", int, what),
+            move=_get(data, "move", str, what),
+            time_ms=_number(data, "time_ms", what),
+            info=info,
+            forced=forced,
+        )
 
 
 @dataclass(slots=True)
@@ -110,3 +183,22 @@ class MatchRecord:
             "finished": self.finished,
             "duration_s": round(self.duration_s, 6),
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MatchRecord:
+        """The inverse of ``to_dict`` (``duration_s`` is derived, so ignored). Checks every
+        field's type (RecordError otherwise), not that the match could have been played so:
+        that is ``verify.check_record``."""
+        what = "record"
+        return cls(
+            game=_get(data, "game", str, what),
+            params=_get(data, "params", dict, what),
+            start_position=_get(data, "start_position", str, what),
+            seats=[SeatResult.from_dict(s) for s in _get(data, "seats", list, what)],
+            moves=[MoveRecord.from_dict(m) for m in _get(data, "moves", list, what)],
+            termination=_termination(data.get("termination"), what),
+            final_position=_get(data, "final_position", str, what),
+            started=_number(data, "started", what),
+            finished=_number(data, "finished", what),
+            time_control=_get(data, "time_control", dict, what),
+        )

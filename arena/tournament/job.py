@@ -1,10 +1,12 @@
 """A job of a parallel tournament: a process that plays the matches its parent sends.
 
 Started as ``python -m bot_arena.arena.tournament.job READ_FD WRITE_FD`` (or forked by the fork
-server) with two pipes. The parent sends a Plan (or None: not needed after all), then one Job at
-a time (None to stop); the job answers each with ``("ok", match_id, MatchRecord)`` or
-``("error", match_id, text)``. Messages are pickles framed by
-``multiprocessing.connection.Connection``. One BotPool serves all the job's matches, so bot
+server) with two pipes. The parent sends a Plan (or null: not needed after all), then one Job at
+a time (null to stop); the job answers each with ``["ok", match_id, record]`` or
+``["error", match_id, text]``. Every message is one line of JSON (``encode``): data, never code,
+since bots run beside the job and may write into its pipes. The runner decodes what a job sends
+with ``decode_reply``, which checks every field and raises MessageError on anything else (the
+runner then treats the job as failed). One BotPool serves all the job's matches, so bot
 processes are reused between games.
 
 This module imports only what playing needs (no database, no command line), so a job starts in a
@@ -14,28 +16,42 @@ the pipe reaches end-of-file and the job closes its bots and exits.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
 import traceback
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from bot_arena.arena.match.botref import BotRef
+from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.transport.limits import ResourceLimits
 
 if TYPE_CHECKING:
     from bot_arena.arena.match.pool import BotPool
-    from bot_arena.arena.match.record import MatchRecord
     from bot_arena.arena.transport.forkserver import ForkServer
     from bot_arena.games.base import Game
+
+MAX_MESSAGE = 256 << 20  # longest message line accepted (bytes): a job that sends more has failed
+
+
+class MessageError(ValueError):
+    """A message that is not one of the job protocol's."""
+
+
+def _ints(value: Any, what: str) -> tuple[int, ...]:
+    if not isinstance(value, list) or not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in value
+    ):
+        raise MessageError(f"{what} is not a list of integers")
+    return tuple(value)
 
 
 @dataclass(frozen=True)
 class Plan:
-    """Everything a job needs to play a tournament's matches (picklable)."""
+    """Everything a job needs to play a tournament's matches."""
 
     game: str
     params: dict[str, Any]
@@ -43,6 +59,32 @@ class Plan:
     time_control: TimeControl
     limits: ResourceLimits = field(default_factory=ResourceLimits)
     playing: tuple[int, ...] = ()  # field positions of the bots the pending matches need
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "game": self.game,
+            "params": self.params,
+            "refs": [r.to_dict() for r in self.refs],
+            "time_control": self.time_control.to_dict(),
+            "limits": self.limits.to_dict(),
+            "playing": list(self.playing),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Plan:
+        if not isinstance(data, dict) or not isinstance(data.get("game"), str):
+            raise MessageError("plan is not an object with a game")
+        params, refs, tc = data.get("params"), data.get("refs"), data.get("time_control")
+        if not isinstance(params, dict) or not isinstance(refs, list) or not isinstance(tc, dict):
+            raise MessageError("plan: params, refs or time control of the wrong type")
+        return cls(
+            data["game"],
+            params,
+            tuple(BotRef.from_dict(r) for r in refs),
+            TimeControl.from_dict(tc),
+            ResourceLimits.from_dict(data.get("limits")),  # type: ignore[arg-type]
+            _ints(data.get("playing"), "plan: playing"),
+        )
 
 
 @dataclass(frozen=True)
@@ -52,6 +94,75 @@ class Job:
     start_position: str | None
     seed: int
     recovered: bool = False  # left 'running' by an interrupted run: replace what it left
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "match_id": self.match_id,
+            "seats": list(self.seats),
+            "start_position": self.start_position,
+            "seed": self.seed,
+            "recovered": self.recovered,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Job:
+        if not isinstance(data, dict):
+            raise MessageError("job is not an object")
+        match_id, seed = _ints([data.get("match_id"), data.get("seed")], "job: match id, seed")
+        start, recovered = data.get("start_position"), data.get("recovered")
+        if not (start is None or isinstance(start, str)) or not isinstance(recovered, bool):
+            raise MessageError("job: start position or recovered of the wrong type")
+        return cls(match_id, _ints(data.get("seats"), "job: seats"), start, seed, recovered)
+
+
+Reply = tuple[Literal["ok"], int, MatchRecord] | tuple[Literal["error"], int, str]
+
+
+def _no_constant(name: str) -> Any:
+    raise MessageError(f"{name} is not a JSON number")
+
+
+# Built once (json.dumps/json.loads with options build a coder on every call).
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+
+
+def encode(message: Any) -> bytes:
+    """One message as a line of JSON (JSON escapes every newline inside strings)."""
+    return _ENCODER.encode(message).encode() + b"\n"
+
+
+def decode(line: bytes) -> Any:
+    """The JSON value of one line (MessageError for anything else, NaN and infinities too)."""
+    try:
+        return _DECODER.decode(line.decode())
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError too
+        raise MessageError(f"not a JSON line: {type(exc).__name__}") from None
+
+
+def decode_reply(line: bytes) -> Reply:
+    """A job's answer, every field checked (MessageError otherwise)."""
+    message = decode(line)
+    if not isinstance(message, list) or len(message) != 3:
+        raise MessageError("a reply is a list of three items")
+    kind, match_id, payload = message
+    if not isinstance(match_id, int) or isinstance(match_id, bool):
+        raise MessageError("a reply's match id is not an integer")
+    if kind == "error" and isinstance(payload, str):
+        return "error", match_id, payload
+    if kind == "ok":
+        try:
+            return "ok", match_id, MatchRecord.from_dict(payload)
+        except (ValueError, TypeError, RecursionError) as exc:
+            raise MessageError(f"a reply's record is malformed: {str(exc)[:80]}") from None
+    raise MessageError("a reply is neither 'ok' with a record nor 'error' with a text")
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to a blocking descriptor (OSError when the reader is gone)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def play(pool: BotPool, game: Game[Any, Any], plan: Plan, job: Job) -> MatchRecord:
@@ -65,17 +176,27 @@ def play(pool: BotPool, game: Game[Any, Any], plan: Plan, job: Job) -> MatchReco
     )
 
 
-def serve(inbox: Connection, outbox: Connection, forkserver: ForkServer | None = None) -> None:
-    """Play what ``inbox`` asks for until None or end-of-file; the pool's Python workers start
-    through ``forkserver`` when given (else through one of its own)."""
+def serve(read_fd: int, write_fd: int, forkserver: ForkServer | None = None) -> None:
+    """Play what ``read_fd`` asks for until null or end-of-file; the pool's Python workers start
+    through ``forkserver`` when given (else through one of its own). A message that is not the
+    protocol's ends the job as end-of-file does (the runner then replays its matches)."""
     from bot_arena import games
     from bot_arena.arena.match.pool import BotPool
 
+    inbox = os.fdopen(read_fd, "rb")
+
+    def receive() -> Any:
+        line = inbox.readline(MAX_MESSAGE + 1)
+        if not line.endswith(b"\n"):  # end-of-file (maybe mid-line), or too long
+            raise EOFError
+        return decode(line)
+
     try:
-        plan: Plan | None = inbox.recv()
-    except (EOFError, OSError):
-        return
-    if plan is None:  # started ahead and not needed after all
+        message = receive()
+        if message is None:  # started ahead and not needed after all
+            return
+        plan = Plan.from_dict(message.get("plan") if isinstance(message, dict) else None)
+    except (EOFError, OSError, ValueError, TypeError):
         return
     game = games.get(plan.game, **plan.params)
     pool = BotPool(plan.limits, forkserver=forkserver or True)
@@ -83,19 +204,20 @@ def serve(inbox: Connection, outbox: Connection, forkserver: ForkServer | None =
         pool.prestart([plan.refs[i] for i in plan.playing])
         while True:
             try:
-                job: Job | None = inbox.recv()
-            except (EOFError, OSError):
-                return
-            if job is None:
+                message = receive()
+                if message is None:
+                    return
+                job = Job.from_dict(message.get("job") if isinstance(message, dict) else None)
+            except (EOFError, OSError, ValueError):
                 return
             try:
                 record = play(pool, game, plan, job)
-                reply: tuple[str, int, Any] = ("ok", job.match_id, record)
+                line = encode(["ok", job.match_id, record.to_dict()])
             except Exception as exc:
                 where = traceback.format_exc().strip().splitlines()[-1]
-                reply = ("error", job.match_id, f"{type(exc).__name__}: {exc} ({where})")
+                line = encode(["error", job.match_id, f"{type(exc).__name__}: {exc} ({where})"])
             try:
-                outbox.send(reply)
+                write_all(write_fd, line)
             except OSError:  # the parent is gone
                 return
     finally:
@@ -113,19 +235,14 @@ def run_forked(read_fd: int, write_fd: int, channel: int) -> int:
     from bot_arena.arena.transport.forkserver import ForkServer
 
     _signals()
-    serve(
-        Connection(read_fd, writable=False),
-        Connection(write_fd, readable=False),
-        ForkServer(channel=channel),
-    )
+    serve(read_fd, write_fd, ForkServer(channel=channel))
     return 0
 
 
 def main(argv: list[str]) -> None:
     _signals()
     read_fd, write_fd = int(argv[0]), int(argv[1])
-    outbox = Connection(write_fd, readable=False)
-    serve(Connection(read_fd, writable=False), outbox)
+    serve(read_fd, write_fd)
     # Leave without the interpreter's teardown (tens of milliseconds the parent would wait for):
     # the bots are closed and nothing is buffered. The pipe closes last, as the parent's sign
     # that this process is gone.

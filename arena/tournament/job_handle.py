@@ -1,7 +1,11 @@
 """The runner's handle on one tournament job process: its pipes and the matches sent to it.
 
 A job (``bot_arena.arena.tournament.job``) is forked by the runner's fork server, which preloads
-the job module (``start_job_server``), or else started as a fresh interpreter.
+the job module (``start_job_server``), or else started as a fresh interpreter. Messages are lines
+of JSON both ways (``job.encode``). The runner reads a job's pipe without blocking and keeps
+what is not a whole line yet, so a job (or a bot writing into its pipe) that sends half a line
+holds up nobody; ``receive`` decodes every whole line with ``job.decode_reply`` and raises
+JobFailed when the job is gone or sent anything that is not a reply.
 """
 
 from __future__ import annotations
@@ -12,12 +16,19 @@ import subprocess
 import sys
 import time
 from collections import deque
-from multiprocessing.connection import Connection as Pipe
 from multiprocessing.connection import wait
-from typing import Any
 
 from bot_arena.arena.tournament import job as job_module
-from bot_arena.arena.tournament.job import Job, Plan
+from bot_arena.arena.tournament.job import (
+    MAX_MESSAGE,
+    Job,
+    MessageError,
+    Plan,
+    Reply,
+    decode_reply,
+    encode,
+    write_all,
+)
 from bot_arena.arena.transport.forkserver import (
     ForkedChild,
     ForkServer,
@@ -27,6 +38,12 @@ from bot_arena.arena.transport.forkserver import (
 
 JOB_MODULE = job_module.__name__
 JOB_TARGET = f"{JOB_MODULE}:run_forked"
+READ_SIZE = 1 << 16
+
+
+class JobFailed(Exception):
+    """The job is gone (end of its pipe) or sent something that is not a reply; the text says
+    which, as "job process PID <text>"."""
 
 
 def start_job_server() -> ForkServer | None:
@@ -63,18 +80,43 @@ class JobHandle:
             if server is None:
                 os.close(to_child_r)
                 os.close(from_child_w)
-        self.outbox: Pipe[Any, Any] = Pipe(to_child_w, readable=False)
-        self.inbox: Pipe[Any, Any] = Pipe(from_child_r, writable=False)
+        self.outbox = to_child_w  # blocking: the job reads its messages at once
+        self.inbox = from_child_r  # non-blocking: read only what is there
+        os.set_blocking(from_child_r, False)
+        self._partial = b""  # the start of a line still to come
         self.queue: deque[Job] = deque()
         self.stopping = False
+        self.closed = False
 
     def start(self, plan: Plan) -> JobHandle:
-        self.outbox.send(plan)
+        write_all(self.outbox, encode({"plan": plan.to_dict()}))
         return self
 
     def send(self, job: Job) -> None:
+        """Queue ``job``; a job that cannot take it any more has closed its end, and its own
+        end of the pipe says so to ``receive``."""
         self.queue.append(job)
-        self.outbox.send(job)
+        with contextlib.suppress(OSError):
+            write_all(self.outbox, encode({"job": job.to_dict()}))
+
+    def receive(self) -> list[Reply]:
+        """The replies the job has sent whole since the last call (maybe none: the rest of a
+        line comes later); JobFailed when its pipe has ended or holds anything else."""
+        try:
+            data = os.read(self.inbox, READ_SIZE)
+        except BlockingIOError:
+            return []
+        except OSError as exc:
+            raise JobFailed(f"failed reading its pipe ({exc})") from None
+        if not data:
+            raise JobFailed("died")
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        if len(self._partial) > MAX_MESSAGE:
+            raise JobFailed("sent a message longer than any reply")
+        try:
+            return [decode_reply(line) for line in lines]
+        except MessageError as exc:
+            raise JobFailed(f"sent a malformed message ({exc})") from None
 
     def terminate(self) -> None:
         if self.process.poll() is None:
@@ -85,7 +127,7 @@ class JobHandle:
         if not self.stopping:
             self.stopping = True
             with contextlib.suppress(OSError):
-                self.outbox.send(None)
+                write_all(self.outbox, encode(None))
 
     def stop(self, timeout: float = 5.0) -> None:
         """Ask the job to finish (bounded wait), then make sure it is gone.
@@ -96,14 +138,19 @@ class JobHandle:
         self.ask_stop()
         deadline = time.monotonic() + timeout
         while (left := deadline - time.monotonic()) > 0 and wait([self.inbox], left):
-            try:
-                self.inbox.recv()  # a result nobody waits for any more (interrupted)
-            except (EOFError, OSError):
+            try:  # results nobody waits for any more (interrupted)
+                if not os.read(self.inbox, READ_SIZE):
+                    break
+            except BlockingIOError:
+                continue
+            except OSError:
                 break
         if wait_for_exit(self.process, max(0.0, deadline - time.monotonic())) is None:
             self.process.terminate()
             if wait_for_exit(self.process, timeout) is None:
                 self.process.kill()
                 self.process.wait()
-        self.outbox.close()
-        self.inbox.close()
+        if not self.closed:
+            self.closed = True
+            os.close(self.outbox)
+            os.close(self.inbox)

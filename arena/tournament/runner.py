@@ -30,9 +30,10 @@ from bot_arena import games
 from bot_arena.arena.match.botref import BotRef
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.match.verify import check_record
 from bot_arena.arena.tournament.create import load_tournament, this_host
 from bot_arena.arena.tournament.job import Job, Plan, play
-from bot_arena.arena.tournament.job_handle import JobHandle, start_job_server
+from bot_arena.arena.tournament.job_handle import JobFailed, JobHandle, start_job_server
 from bot_arena.arena.tournament.progress import Progress, Standings
 from bot_arena.arena.transport.forkserver import (
     ForkServer,
@@ -44,6 +45,7 @@ from bot_arena.db import tournaments as stored
 from bot_arena.db.models import Tournament
 from bot_arena.db.store import versions_for
 from bot_arena.db.writer import MatchWriter, writer_for
+from bot_arena.games.base import Game
 
 PREFETCH = 2  # matches queued per job, so a job never waits for the writer
 GROUP_MAX = 64  # results stored in one transaction at most (group commit)
@@ -174,8 +176,27 @@ class Runner:
             with conn.begin():
                 self._mark_running(writer)
 
-    def _add(self, job: Job, record: MatchRecord) -> None:
-        """Queue a result for the next group commit."""
+    def _add(
+        self,
+        plan: Plan,
+        game: Game[Any, Any],
+        job: Job,
+        record: MatchRecord,
+        out: Outcome,
+        progress: Progress,
+    ) -> None:
+        """Queue a result for the next group commit, once it has been checked by replaying it
+        (``verify.check_record``). A record that fails is not stored: who forged it cannot be
+        known (any bot that ran beside the job may have), so nobody is charged and the match is
+        left to resume, reported like an arena error."""
+        reason = check_record(game, record, [plan.refs[i] for i in job.seats], job.start_position)
+        if reason is not None:
+            text = (
+                f"match {job.match_id}: record refused ({reason}); left to resume, nobody charged"
+            )
+            out.failed.append(text)
+            progress.message(text)
+            return
         if not self._ready:
             self._ready_since = time.monotonic()
         self._ready.append((job, record))
@@ -310,7 +331,7 @@ class Runner:
                 if following is not None:
                     self._claim(following)
                 if record is not None:
-                    self._add(job, record)
+                    self._add(plan, game, job, record, out, progress)
                 # the next game will probably take as long as this one did
                 if following is None or self._due(time.monotonic() - began):
                     self._store_ready(progress, out)
@@ -326,6 +347,7 @@ class Runner:
         out: Outcome,
         workers: list[JobHandle],
     ) -> None:
+        game = games.get(plan.game, **plan.params)
         restarts = 0
         try:
             for w in workers:
@@ -336,20 +358,32 @@ class Runner:
                         w.send(job)
             self._flush_marks()
             while any(w.queue for w in workers):
-                by_conn = {w.inbox: w for w in workers if w.queue}
+                by_fd = {w.inbox: w for w in workers if w.queue}
                 timeout = None
                 if self._ready:
                     timeout = max(0.0, self._ready_since + GROUP_WAIT_S - time.monotonic())
-                for conn in wait(list(by_conn), timeout):
-                    w = by_conn[conn]  # type: ignore[index]
+                for fd in wait(list(by_fd), timeout):
+                    w = by_fd[fd]  # type: ignore[index]
                     try:
-                        kind, match_id, payload = w.inbox.recv()
-                    except (EOFError, OSError):
+                        for kind, match_id, payload in w.receive():
+                            if not w.queue or w.queue[0].match_id != match_id:
+                                raise JobFailed(f"answered for match {match_id} out of turn")
+                            job = w.queue.popleft()
+                            self._refill(w, todo)
+                            if kind == "ok":
+                                self._add(plan, game, job, payload, out, progress)  # type: ignore[arg-type]
+                            else:
+                                text = f"match {match_id}: arena error: {payload}"
+                                out.failed.append(text)
+                                progress.message(text)
+                    except JobFailed as exc:
                         lost = [j.match_id for j in w.queue]
-                        text = f"job process {w.process.pid} died; matches {lost} left to resume"
+                        pid = w.process.pid
+                        text = f"job process {pid} {exc}; matches {lost} left to resume"
                         out.failed.append(text)
                         progress.message(text)
                         w.queue.clear()
+                        w.terminate()  # it may be stuck or hostile: do not wait for it to finish
                         w.stop(timeout=1.0)
                         workers.remove(w)
                         if restarts < MAX_WORKER_RESTARTS and todo:
@@ -357,16 +391,6 @@ class Runner:
                             w = self._new_workers(1)[0].start(plan)
                             workers.append(w)
                             self._refill(w, todo)
-                        continue
-                    job = w.queue.popleft()
-                    assert job.match_id == match_id, "job answers out of order"
-                    self._refill(w, todo)
-                    if kind == "ok":
-                        self._add(job, payload)
-                    else:
-                        text = f"match {match_id}: arena error: {payload}"
-                        out.failed.append(text)
-                        progress.message(text)
                 if self._due():
                     self._store_ready(progress, out)
             self._store_ready(progress, out)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import resource
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,22 @@ class ResourceLimits:
             raise ValueError(f"open-files limit must be >= 16, not {self.open_files}")
         if self.startup_s <= 0:
             raise ValueError(f"startup limit must be > 0 seconds, not {self.startup_s}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ResourceLimits:
+        """The inverse of ``to_dict`` (ValueError on data that is not limits)."""
+        if not isinstance(data, dict) or set(data) != {f for f in cls.__dataclass_fields__}:
+            raise ValueError("limits: not an object with exactly the limits' fields")
+        numbers = (int, float)
+        cpu_s = data["cpu_s"]
+        if not all(isinstance(data[k], int) for k in ("memory_mb", "open_files")) or not (
+            isinstance(data["startup_s"], numbers) and isinstance(cpu_s, (*numbers, type(None)))
+        ):
+            raise ValueError("limits: a field is not a number")
+        return cls(data["memory_mb"], cpu_s, data["open_files"], data["startup_s"])
 
     def argv(self) -> list[str]:
         """Command-line options that carry the limits to the child (see ``parse_argv``)."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from multiprocessing.connection import Connection
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from bot_arena import games
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import BotPool, TimeControl
 from bot_arena.arena.match.record import Termination
-from bot_arena.arena.tournament.job import Job, Plan
+from bot_arena.arena.tournament.job import Job, Plan, encode, write_all
 from bot_arena.arena.tournament.job_handle import JOB_MODULE, JOB_TARGET
 from bot_arena.arena.transport.forkserver import ForkServer, ForkServerError, wait_for_exit
 from bot_arena.arena.transport.process import BotProcess, descendants
@@ -119,14 +118,12 @@ def test_the_bots_of_a_killed_job_die_with_it(tmp_path: Path) -> None:
     to_job_r, to_job_w = os.pipe()
     from_job_r, from_job_w = os.pipe()
     job = server.spawn_job(JOB_TARGET, to_job_r, from_job_w)
-    outbox = Connection(to_job_w, readable=False)
-    inbox = Connection(from_job_r, writable=False)
     try:
         plan = Plan(
             "tictactoe", {}, (resolve(str(bot)), resolve("random")), TimeControl(move_time=300.0)
         )
-        outbox.send(plan)
-        outbox.send(Job(1, (0, 1), None, 7))
+        write_all(to_job_w, encode({"plan": plan.to_dict()}))
+        write_all(to_job_w, encode({"job": Job(1, (0, 1), None, 7).to_dict()}))
 
         def bots() -> list[int]:
             return [p for p in descendants(server.process.pid) if p != job.pid]  # type: ignore[union-attr]
@@ -143,7 +140,7 @@ def test_the_bots_of_a_killed_job_die_with_it(tmp_path: Path) -> None:
         process = BotProcess([*WORKER, "--builtin", "random"], forkserver=server)
         process.kill()
     finally:
-        outbox.close()
-        inbox.close()
+        os.close(to_job_w)
+        os.close(from_job_r)
         server.close()
     assert not alive(server.process.pid)
