@@ -27,6 +27,18 @@ def _get(data: Any, key: str, kind: type | tuple[type, ...], what: str) -> Any:
     return value
 
 
+def _optional(data: Any, key: str, kind: type, what: str, default: Any = None) -> Any:
+    """``data[key]`` of ``kind``, or ``default`` when absent (null too, where the default is
+    None); RecordError otherwise."""
+    value = data.get(key, default) if isinstance(data, dict) else default
+    if value is None and default is None:
+        return None
+    if not isinstance(value, kind):
+        names = {str: "a string", dict: "an object", bool: "a boolean"}
+        raise RecordError(f"{what}: {key!r} is not {names.get(kind, kind.__name__)}")
+    return value
+
+
 def _kinds(kind: type | tuple[type, ...]) -> tuple[type, ...]:
     return kind if isinstance(kind, tuple) else (kind,)
 
@@ -99,17 +111,14 @@ class SeatResult:
     def from_dict(cls, data: dict[str, Any]) -> SeatResult:
         """The inverse of ``to_dict`` (RecordError on data that is not a seat's result)."""
         what = "seat"
-        version = data.get("version") if isinstance(data, dict) else None
-        if version is not None and not isinstance(version, str):
-            raise RecordError("seat: 'version' is not a string")
-        fault = data.get("fault") if isinstance(data, dict) else None
+        fault = _optional(data, "fault", dict, what)
         return cls(
             bot=_get(data, "bot", str, what),
             utility=_number(data, "utility", what),
             rank=_get(data, "rank", int, what),
             score=_number(data, "score", what),
             fault=None if fault is None else Fault.from_dict(fault),
-            version=version,
+            version=_optional(data, "version", str, what),
         )
 
 
@@ -132,18 +141,12 @@ class MoveRecord:
     def from_dict(cls, data: dict[str, Any]) -> MoveRecord:
         """The inverse of ``to_dict`` (RecordError on data that is not a move)."""
         what = "move"
-        info = data.get("info") if isinstance(data, dict) else None
-        if info is not None and not isinstance(info, dict):
-            raise RecordError("move: 'info' is not an object")
-        forced = data.get("forced", False) if isinstance(data, dict) else False
-        if not isinstance(forced, bool):
-            raise RecordError("move: 'forced' is not a boolean")
         return cls(
             seat=_get(data, "seat", int, what),
             move=_get(data, "move", str, what),
             time_ms=_number(data, "time_ms", what),
-            info=info,
-            forced=forced,
+            info=_optional(data, "info", dict, what),
+            forced=_optional(data, "forced", bool, what, False),
         )
 
 

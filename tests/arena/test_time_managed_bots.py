@@ -73,7 +73,6 @@ def check_in_time_and_searched(record: dict[str, Any], plies: int, tc: dict[str,
         where = f"ply {ply} ({bot}): {info}"
         assert info is not None, where
         assert info["depth"] >= 1 and info["nodes"] > 0 and info["time_s"] > 0, where
-        assert info["time_s"] < 0.5, where  # the arena's budget, not the bot's 1 s, limited it
         if bot == "iterative":
             assert info["stopped"] in STOP_REASONS, where
             stopped_on_time = stopped_on_time or info["stopped"] == "time"
