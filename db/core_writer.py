@@ -34,8 +34,9 @@ def fault_reason(record: MatchRecord) -> str | None:
     return None
 
 
-def match_values(record: MatchRecord) -> dict[str, Any]:
-    """The result columns of a done match."""
+def match_values(record: MatchRecord, sandbox: str | None) -> dict[str, Any]:
+    """The result columns of a done match; ``sandbox``: the level its bots ran under (one of
+    ``models.SANDBOX_LEVELS``, None when not known)."""
     return {
         "time_control": record.time_control,
         "start_position": record.start_position,
@@ -45,6 +46,7 @@ def match_values(record: MatchRecord) -> dict[str, Any]:
         "started": epoch_to_datetime(record.started),
         "finished": epoch_to_datetime(record.finished),
         "duration_s": max(0.0, record.duration_s),
+        "sandbox": sandbox,
         "status": "done",
     }
 
@@ -61,6 +63,7 @@ _MATCH_RESULT_COLUMNS = (
     "started",
     "finished",
     "duration_s",
+    "sandbox",
     "status",
 )
 _SCHEDULE = insert(_MATCHES).returning(_MATCHES.c.id, sort_by_parameter_order=True)
@@ -167,9 +170,9 @@ class CoreWriter:
         if match_ids:
             self.connection.execute(_MARK_RUNNING, [{"mid": m} for m in match_ids])
 
-    def complete_matches(self, items: Sequence[Completion]) -> list[bool]:
+    def complete_matches(self, items: Sequence[Completion], *, sandbox: str | None) -> list[bool]:
         return [
-            self._complete(match_id, record, version_ids, replace_partial)
+            self._complete(match_id, record, version_ids, replace_partial, sandbox)
             for match_id, record, version_ids, replace_partial in items
         ]
 
@@ -179,9 +182,10 @@ class CoreWriter:
         record: MatchRecord,
         version_ids: Sequence[int],
         replace_partial: bool,
+        sandbox: str | None,
     ) -> bool:
         conn = self.connection
-        params = {f"p_{k}": v for k, v in match_values(record).items()}
+        params = {f"p_{k}": v for k, v in match_values(record, sandbox).items()}
         updated = conn.execute(_COMPLETE, {"mid": match_id, "n": len(record.seats), **params})
         if updated.rowcount != 1:
             return False

@@ -10,6 +10,9 @@ result columns stay NULL until the match is done.
 
 A match goes ``pending`` -> ``running`` -> ``done``; ``void`` (annulled by the tournament director,
 from any of the three, with a reason and a time) keeps its seats and moves but counts nowhere.
+
+A result carries the sandbox level its bots ran under (``matches.sandbox``: confined, partial or
+off; NULL for matches stored before the arena recorded it, which count as unconfined).
 """
 
 from __future__ import annotations
@@ -47,6 +50,9 @@ MATCH_STATUSES = ("pending", "running", "done", "void")
 TOURNAMENT_STATUSES = ("running", "done")
 FORMATS = ("round-robin", "gauntlet")
 TERMINATIONS = ("normal", "timeout", "crash", "illegal_move", "bad_output", "stall")
+# what a match's bots ran under (arena.transport.sandbox.mode.LEVELS): every confinement layer,
+# some of them, none; NULL: played before the arena recorded it (counts as unconfined)
+SANDBOX_LEVELS = ("confined", "partial", "off")
 
 
 def utcnow() -> datetime:
@@ -176,6 +182,7 @@ class Match(Base):
         CheckConstraint("players >= 1", name="players"),
         CheckConstraint("duration_s IS NULL OR duration_s >= 0", name="duration"),
         CheckConstraint("status <> 'void' OR void_reason IS NOT NULL", name="void_reason"),
+        CheckConstraint(f"sandbox IS NULL OR {_in('sandbox', SANDBOX_LEVELS)}", name="sandbox"),
         Index("ix_matches_tournament_status", "tournament_id", "status"),
     )
 
@@ -200,6 +207,8 @@ class Match(Base):
     duration_s: Mapped[float | None]
     void_reason: Mapped[str | None] = mapped_column(Text)  # why it was annulled (status 'void')
     voided: Mapped[datetime | None]  # when it was annulled
+    # the sandbox level its bots ran under (SANDBOX_LEVELS); NULL: not recorded (unconfined)
+    sandbox: Mapped[str | None] = mapped_column(String(16))
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="match",

@@ -42,6 +42,17 @@ def status_counts(session: Session, tournament_id: int) -> dict[str, int]:
     return counts
 
 
+def sandbox_counts(session: Session, tournament_id: int) -> dict[str | None, int]:
+    """The done matches of a tournament by the sandbox level their bots ran under (None: stored
+    before the arena recorded it); levels without a match are left out."""
+    rows = session.execute(
+        select(Match.sandbox, func.count())
+        .where(Match.tournament_id == tournament_id, Match.status == "done")
+        .group_by(Match.sandbox)
+    )
+    return {level: int(count) for level, count in rows}
+
+
 def entry_names(session: Session, tournament_id: int) -> list[str]:
     """The field in order, by bot name."""
     return list(

@@ -20,6 +20,7 @@ class RatedSeat:
     fault: str | None  # the termination of the seat's fault, if it had one
     bot: str
     sha256: str
+    sandbox: str | None  # the match's sandbox level (None: not recorded, i.e. unconfined)
 
 
 def latest_game(session: Session) -> str | None:
@@ -43,7 +44,7 @@ def rated_seats(
     """The ranked seats of the done matches (of a tournament, of a game, or all), in play
     order: by finish time, then match, then seat."""
     query = (
-        select(Match.id, Seat.rank, Seat.fault, Bot.name, BotVersion.sha256)
+        select(Match.id, Seat.rank, Seat.fault, Bot.name, BotVersion.sha256, Match.sandbox)
         .join(Seat, Seat.match_id == Match.id)
         .join(BotVersion, BotVersion.id == Seat.bot_version_id)
         .join(Bot, Bot.id == BotVersion.bot_id)
@@ -61,6 +62,7 @@ def rated_seats(
             str(fault.get("termination")) if fault else None,
             name,
             sha,
+            sandbox,
         )
-        for match_id, rank, fault, name, sha in session.execute(query)
+        for match_id, rank, fault, name, sha, sandbox in session.execute(query)
     ]

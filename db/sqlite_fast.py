@@ -38,7 +38,8 @@ _MARK_RUNNING = "UPDATE matches SET status = 'running' WHERE id = ? AND status =
 _COMPLETE = (
     "UPDATE matches SET time_control = ?, start_position = ?, final_position = ?,"
     " termination = ?, fault_reason = ?, started = ?, finished = ?, duration_s = ?,"
-    " status = 'done' WHERE id = ? AND status IN ('pending', 'running') AND players = ?"
+    " sandbox = ?, status = 'done'"
+    " WHERE id = ? AND status IN ('pending', 'running') AND players = ?"
 )
 # the same condition as _COMPLETE's, so every match chosen by this read is updated by it
 _OPEN = "SELECT id, players FROM matches WHERE status IN ('pending', 'running') AND id IN ({})"
@@ -132,7 +133,7 @@ class SQLiteWriter:
         finally:
             cursor.close()
 
-    def complete_matches(self, items: Sequence[Completion]) -> list[bool]:
+    def complete_matches(self, items: Sequence[Completion], *, sandbox: str | None) -> list[bool]:
         """One read finds the matches still open, then one ``executemany`` per table for all
         of them. A match voided while its result was on the way is not stored (and never turned
         back into a done one)."""
@@ -169,6 +170,7 @@ class SQLiteWriter:
                         timestamp(record.started),
                         timestamp(record.finished),
                         max(0.0, record.duration_s),
+                        sandbox,
                         match_id,
                         len(record.seats),
                     )

@@ -212,11 +212,13 @@ def insert_schedule(
     return writer.insert_schedule(tournament_id, game, params, time_control, players, matches)
 
 
-def complete_matches(conn: Connection, items: Sequence[Completion]) -> list[bool]:
+def complete_matches(
+    conn: Connection, items: Sequence[Completion], *, sandbox: str | None = None
+) -> list[bool]:
     """Store several results, (match id, record, version ids, replace_partial) each, in the
-    caller's transaction: the runner's group commit (see ``db.writer``). Returns, per item,
-    whether it was stored."""
-    return writer_for(conn).complete_matches(items)
+    caller's transaction: the runner's group commit (see ``db.writer``; ``sandbox``: the level
+    their bots ran under). Returns, per item, whether it was stored."""
+    return writer_for(conn).complete_matches(items, sandbox=sandbox)
 
 
 def complete_match(
@@ -227,6 +229,7 @@ def complete_match(
     *,
     replace_partial: bool = True,
     fast: bool = True,
+    sandbox: str | None = None,
 ) -> bool:
     """Store the result of the scheduled match ``match_id`` if it is still pending or running;
     False (and nothing written) if it is done already, void, missing or has another number of
@@ -234,11 +237,11 @@ def complete_match(
 
     Seat results are overwritten; with ``replace_partial`` any moves an interrupted earlier
     attempt left are deleted first, so a replayed match is stored exactly once (``fast`` False:
-    SQLAlchemy Core on SQLite too).
+    SQLAlchemy Core on SQLite too). ``sandbox``: the level the bots ran under (None: unknown).
     """
     conn = session.connection() if isinstance(session, Session) else session
     item = (match_id, record, version_ids, replace_partial)
-    return writer_for(conn, fast=fast).complete_matches([item])[0]
+    return writer_for(conn, fast=fast).complete_matches([item], sandbox=sandbox)[0]
 
 
 def save_match(
@@ -249,19 +252,21 @@ def save_match(
     match_id: int | None = None,
     *,
     version_ids: Sequence[int] | None = None,
+    sandbox: str | None = None,
 ) -> int:
     """Store a finished match in the caller's transaction and return its id.
 
     With ``match_id`` the scheduled (pending or running) row is completed, see
     :func:`complete_match`. ``version_ids`` (the bot_versions rows of ``refs``, when the caller
-    knows them) saves the lookups.
+    knows them) saves the lookups. ``sandbox``: the level the bots ran under (the pool's
+    ``sandbox_level``; None when not known, read as unconfined).
     """
     if len(refs) != len(record.seats):
         raise ValueError(f"{len(refs)} bots for {len(record.seats)} seats")
     if version_ids is None:
         version_ids = [version_for(session, ref).id for ref in refs]
     if match_id is not None:
-        if not complete_match(session, match_id, record, version_ids):
+        if not complete_match(session, match_id, record, version_ids, sandbox=sandbox):
             raise ValueError(
                 f"match {match_id} is missing, done or void, or not a {len(refs)}-player match"
             )
@@ -271,7 +276,7 @@ def save_match(
         game=record.game,
         params=record.params,
         players=len(record.seats),
-        **match_values(record),
+        **match_values(record, sandbox),
     )
     session.add(match)
     session.flush()

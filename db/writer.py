@@ -51,9 +51,12 @@ class MatchWriter(Protocol):
         """Mark the pending ones of ``match_ids`` 'running' (any other status stays)."""
         ...
 
-    def complete_matches(self, items: Sequence[Completion]) -> list[bool]:
+    def complete_matches(self, items: Sequence[Completion], *, sandbox: str | None) -> list[bool]:
         """Store each result if its match is still pending or running and has as many seats as
         the record; per item, whether it was stored (a match is stored once per call).
+        ``sandbox``: the level the bots of every one of these matches ran under (the pool's
+        ``sandbox_level``: confined, partial or off), stored in ``matches.sandbox``; None only
+        when it is not known (stored as NULL, read as unconfined).
 
         The match row gets the result and status 'done', its seats their results; with
         ``replace_partial`` the moves an interrupted earlier attempt left are deleted first, so

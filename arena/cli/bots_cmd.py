@@ -13,13 +13,23 @@ from typing import Annotated, Any
 import typer
 from tabulate import tabulate
 
-from bot_arena.arena.cli.common import DbOption, fail, load_game, open_db
+from bot_arena.arena.cli.common import (
+    AllowReadOption,
+    Confinement,
+    DbOption,
+    SandboxOption,
+    fail,
+    load_game,
+    open_db,
+    sandbox_options,
+)
 from bot_arena.arena.match.botref import BUILTIN, HUMAN, BotRef, BotSpecError
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import BotPool
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.transport.limits import ResourceLimits
+from bot_arena.arena.transport.sandbox.mode import SandboxSettings
 from bot_arena.games.base import Game
 
 bots_app = typer.Typer(help="Submitted bots: validate, register, list.", no_args_is_help=True)
@@ -34,13 +44,20 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 
 
 def validation_games(
-    game: Game[Any, Any], ref: BotRef, move_time: float, startup_s: float, seed: int = 0
+    game: Game[Any, Any],
+    ref: BotRef,
+    move_time: float,
+    startup_s: float,
+    seed: int = 0,
+    sandbox: SandboxSettings | None = None,
 ) -> list[MatchRecord]:
-    """One game per seat against ``random``, stopping at the first fault of the bot."""
+    """One game per seat against ``random``, stopping at the first fault of the bot (its
+    processes confined as ``sandbox`` says: by default auto)."""
     records: list[MatchRecord] = []
     opponent = resolve("random")
     tc = TimeControl(move_time=move_time)
-    with BotPool(ResourceLimits(startup_s=startup_s)) as pool:
+    limits = ResourceLimits(startup_s=startup_s)
+    with BotPool(limits, sandbox=sandbox or SandboxSettings()) as pool:
         for seat in range(game.num_players):
             refs = [opponent] * game.num_players
             refs[seat] = ref
@@ -62,12 +79,18 @@ def _submitted(path: str) -> BotRef:
 
 
 def _check(
-    path: str, game_name: str, params: list[str] | None, move_time: float, startup: float
+    path: str,
+    game_name: str,
+    params: list[str] | None,
+    move_time: float,
+    startup: float,
+    confinement: Confinement,
 ) -> tuple[BotRef, list[MatchRecord]]:
     """Validate or exit 1 with the fault on one line."""
     game = load_game(game_name, params)
     ref = _submitted(path)
-    records = validation_games(game, ref, move_time, startup)
+    confinement.warn()
+    records = validation_games(game, ref, move_time, startup, sandbox=confinement.settings)
     seat = len(records) - 1
     fault = records[-1].seats[seat].fault
     if fault is not None:
@@ -97,10 +120,13 @@ def check_command(
     param: ParamOption = None,
     move_time: MoveTimeOption = 2.0,
     startup_time: StartupOption = 10.0,
+    sandbox: SandboxOption = None,
+    allow_read: AllowReadOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Validate a bot without storing it (exit 1 when it fails)."""
-    ref, records = _check(path, game, param, move_time, startup_time)
+    confinement = sandbox_options(sandbox, allow_read)
+    ref, records = _check(path, game, param, move_time, startup_time, confinement)
     summary = _summary(ref, records)
     if as_json:
         typer.echo(json.dumps({"ok": True, **summary}))
@@ -119,10 +145,13 @@ def add_command(
     param: ParamOption = None,
     move_time: MoveTimeOption = 2.0,
     startup_time: StartupOption = 10.0,
+    sandbox: SandboxOption = None,
+    allow_read: AllowReadOption = None,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Validate a bot, then store its source and SHA-256 as a version of NAME."""
+    confinement = sandbox_options(sandbox, allow_read)
     name = name.strip()
     if not name or any(ch.isspace() for ch in name) or ":" in name or name.endswith(".py"):
         fail(f"bot name {name!r}: use a plain name without spaces, ':' or '.py'")
@@ -132,7 +161,7 @@ def add_command(
         pass
     else:
         fail(f"bot name {name!r} is taken by a built-in bot")
-    ref, records = _check(path, game, param, move_time, startup_time)
+    ref, records = _check(path, game, param, move_time, startup_time, confinement)
     from bot_arena.db.store import register_bot_version
 
     with open_db(db).begin() as session:

@@ -1,13 +1,24 @@
-"""Shared pieces of the command line: one-line errors with exit code 2, game loading."""
+"""Shared pieces of the command line: one-line errors with exit code 2, game loading, the
+sandbox options of the commands that start bots."""
 
 from __future__ import annotations
 
+import os
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from bot_arena import games
+from bot_arena.arena.transport.sandbox.mode import (
+    CONFINED,
+    ENV_VAR,
+    Mode,
+    SandboxSettings,
+    SandboxUnavailable,
+    parse_mode,
+)
 from bot_arena.games.base import Game, GameError
 
 if TYPE_CHECKING:
@@ -22,6 +33,28 @@ DbOption = Annotated[
         help="Database URL (default: $ARENA_DB, else sqlite:///arena.db in this directory).",
         envvar="ARENA_DB",
         show_envvar=False,
+    ),
+]
+
+
+SandboxOption = Annotated[
+    str | None,
+    typer.Option(
+        "--sandbox",
+        metavar="auto|on|off",
+        help="Confine the bots: auto uses what this machine offers (one warning line when that "
+        "is not everything), on refuses to start unless bots can be fully confined, off runs "
+        "them unconfined (default: $ARENA_SANDBOX, else auto).",
+        show_default=False,
+    ),
+]
+AllowReadOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-read",
+        metavar="PATH",
+        help="A file or folder every bot may read besides what it needs to run (an engine's "
+        "network, an opening book); repeatable.",
     ),
 ]
 
@@ -76,3 +109,44 @@ def open_existing_db(url: str | None) -> sessionmaker[Session]:
     if not exists(database_url(url)):
         fail(f"no database at {database_url(url)} (give --db or $ARENA_DB)")
     return open_db(url)
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What ``--sandbox`` and ``--allow-read`` asked for (``settings``, for every BotPool of the
+    command) and what this machine gives: the level bots run under and what it lacks."""
+
+    settings: SandboxSettings
+    level: str
+    missing: tuple[str, ...]
+
+    def warn(self) -> None:
+        """One line on stderr when ``auto`` runs bots less than fully confined (a command calls
+        this once, as its bots are about to start)."""
+        if self.settings.mode is Mode.AUTO and self.level != CONFINED:
+            what = ", ".join(self.missing) or "confinement"
+            echo_err(f"arena: sandbox {self.level}: missing {what}")
+
+
+def sandbox_options(mode: str | None, allow_read: list[str] | None) -> Confinement:
+    """The sandbox options checked before anything is stored or started: a word that is not a
+    mode (given, or in $ARENA_SANDBOX), a path that does not exist, or ``on`` on a machine that
+    cannot confine bots fully is a one-line error (exit 2). Paths are made absolute."""
+    try:
+        chosen = parse_mode(mode)
+    except ValueError as exc:
+        fail(str(exc) if mode is not None else f"${ENV_VAR}: {exc}")
+    paths: list[str] = []
+    for given in allow_read or []:
+        path = os.path.abspath(os.path.expanduser(given))
+        if not os.path.exists(path):
+            fail(f"--allow-read {given}: no such file or folder")
+        if path not in paths:
+            paths.append(path)
+    from bot_arena.arena.transport.sandbox import support
+
+    try:
+        level, missing = support.level_for(chosen)
+    except SandboxUnavailable as exc:
+        fail(str(exc))
+    return Confinement(SandboxSettings(chosen, tuple(paths)), level, tuple(missing))

@@ -9,7 +9,16 @@ from typing import Annotated, Any
 
 import typer
 
-from bot_arena.arena.cli.common import DbOption, fail, load_game, load_position, open_db
+from bot_arena.arena.cli.common import (
+    AllowReadOption,
+    DbOption,
+    SandboxOption,
+    fail,
+    load_game,
+    load_position,
+    open_db,
+    sandbox_options,
+)
 from bot_arena.arena.match.botref import HUMAN, BotRef, BotSpecError
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import BotPool
@@ -139,11 +148,17 @@ def play_command(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole match record.")] = False,
     no_save: Annotated[bool, typer.Option("--no-save", help="Do not store the match.")] = False,
+    sandbox: SandboxOption = None,
+    allow_read: AllowReadOption = None,
     db: DbOption = None,
 ) -> None:
-    """Play one match between bots in isolated processes and print the result."""
+    """Play one match between bots in isolated processes and print the result.
+
+    The stored match records the sandbox level its bots ran under (confined, partial or off).
+    """
     game = load_game(game_name, param, tree)
     start = load_position(game, position)
+    confinement = sandbox_options(sandbox, allow_read)
     specs = bot or ["random"] * game.num_players
     if len(specs) != game.num_players:
         fail(f"{game.name} takes {game.num_players} bots, got {len(specs)}")
@@ -165,7 +180,9 @@ def play_command(
     if show and not as_json:
         typer.echo(game.render(start))
         on_move = show_moves(game, start, names)
-    with BotPool(limits) as pool:
+    confinement.warn()
+    with BotPool(limits, sandbox=confinement.settings) as pool:
+        level = pool.sandbox_level
         record = pool.play(
             game, refs, time_control=tcs, start_position=position, seed=seed, on_move=on_move
         )
@@ -174,11 +191,12 @@ def play_command(
         from bot_arena.db.store import save_match
 
         with open_db(db).begin() as session:
-            match_id = save_match(session, record, refs)
+            match_id = save_match(session, record, refs, sandbox=level)
     if as_json:
         out = record.to_dict()
         out["seed"] = seed
         out["match_id"] = match_id
+        out["sandbox"] = level
         typer.echo(json.dumps(out))
         return
     if not show:

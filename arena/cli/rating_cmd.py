@@ -98,7 +98,10 @@ def leaderboard_command(
 ) -> None:
     """Ratings of the bots from the database: Elo, ±95%, W-D-L, score, LOS, faults.
 
-    Default: every match of the game type played most recently.
+    Default: every match of the game type played most recently. When any rated result came
+    from bots that were not fully confined, a note under the table says how many, e.g. "note:
+    3 of 40 rated results from bots not fully confined (off 2, partial 1)" (results stored
+    before the arena recorded the sandbox count as off).
     """
     fixed = parse_anchor(anchor)
     _check_db(db)

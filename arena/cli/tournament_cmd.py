@@ -11,10 +11,22 @@ import typer
 from sqlalchemy.orm import Session, sessionmaker
 from tabulate import tabulate
 
-from bot_arena.arena.cli.common import DbOption, fail, load_game, open_db, open_existing_db
+from bot_arena.arena.cli.common import (
+    AllowReadOption,
+    Confinement,
+    DbOption,
+    SandboxOption,
+    fail,
+    load_game,
+    open_db,
+    open_existing_db,
+    sandbox_options,
+)
 from bot_arena.arena.match.botref import BotRef, BotSpecError
 from bot_arena.arena.match.botspec import resolve
+from bot_arena.arena.match.confinement import server_env
 from bot_arena.arena.match.timecontrol import TimeControl, TimeControlError
+from bot_arena.arena.ratings.query import confinement_summary
 from bot_arena.arena.tournament.create import (
     TournamentError,
     active_runner,
@@ -101,10 +113,15 @@ def run_command(
     param: Annotated[
         list[str] | None, typer.Option("--param", "-p", help="Game parameter k=v.")
     ] = None,
+    sandbox: SandboxOption = None,
+    allow_read: AllowReadOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Play a tournament: the whole schedule is stored first, then played in parallel jobs."""
+    """Play a tournament: the whole schedule is stored first, then played in parallel jobs.
+
+    Every stored result records the sandbox level its bots ran under (confined, partial or off).
+    """
     game = load_game(game_name, param)
     try:
         tc = TimeControl.parse(
@@ -119,6 +136,7 @@ def run_command(
     specs = [s.strip() for s in bot or []]
     if len(specs) < 2:
         fail("a tournament needs at least two --bot entrants")
+    confinement = sandbox_options(sandbox, allow_read)  # before anything is stored
     lookup, opened = _lookup(db)
     try:
         refs = [resolve(spec, lookup) for spec in specs]
@@ -127,7 +145,8 @@ def run_command(
         fail(str(exc))
     factory = opened[0] if opened else open_db(db)
     the_seed = seed if seed is not None else secrets.randbits(31)
-    server = start_job_server()  # the bots' fork server imports while the schedule is written
+    # the bots' fork server imports while the schedule is written
+    server = start_job_server(server_env(confinement.level))
     try:
         try:
             tid = create(
@@ -151,7 +170,7 @@ def run_command(
             f" {total} matches, {tc.describe()}, seed {the_seed}"
         )
         typer.echo(banner, err=as_json)
-        _play(factory, tid, refs, jobs, as_json, server)
+        _play(factory, tid, refs, jobs, as_json, confinement, server)
     finally:
         if server is not None:
             server.close()
@@ -166,12 +185,16 @@ def resume_command(
     jobs: Annotated[
         int | None, typer.Option("--jobs", "-j", help="Parallel matches (default: cores).")
     ] = None,
+    sandbox: SandboxOption = None,
+    allow_read: AllowReadOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Play the matches of an interrupted tournament that are not done yet."""
+    """Play the matches of an interrupted tournament that are not done yet (each result
+    records the sandbox level of this run)."""
     if jobs is not None and jobs < 1:
         fail(f"--jobs must be >= 1, not {jobs}")
+    confinement = sandbox_options(sandbox, allow_read)  # before anything is stored
     factory = open_existing_db(db)
 
     def lookup(name: str) -> BotRef | None:
@@ -199,7 +222,7 @@ def resume_command(
         typer.echo(f"warning: {line}", err=True)
     left = counts["pending"] + counts["running"]
     typer.echo(f"tournament {tournament_id}: resuming, {left} matches to play", err=as_json)
-    _play(factory, tournament_id, refs, jobs, as_json)
+    _play(factory, tournament_id, refs, jobs, as_json, confinement)
 
 
 def _play(
@@ -208,9 +231,18 @@ def _play(
     refs: list[BotRef],
     jobs: int | None,
     as_json: bool,
+    confinement: Confinement,
     server: ForkServer | None = None,
 ) -> None:
-    runner = Runner(factory, tid, refs, jobs=jobs or default_jobs(), forkserver=server)
+    runner = Runner(
+        factory,
+        tid,
+        refs,
+        jobs=jobs or default_jobs(),
+        forkserver=server,
+        sandbox=confinement.settings,
+    )
+    confinement.warn()
     try:
         outcome = runner.run()
     except KeyboardInterrupt:
@@ -304,6 +336,14 @@ def _summary(session: Session, tid: int) -> dict[str, Any]:
             for n, e in zip(names, tournament.entries, strict=True)
         ],
         "progress": queries.status_counts(session, tid),
+        # done matches by the sandbox level their bots ran under ("unrecorded": stored before
+        # the arena recorded it, counted as off)
+        "sandbox": {
+            level or "unrecorded": n
+            for level, n in sorted(
+                queries.sandbox_counts(session, tid).items(), key=lambda kv: kv[0] or ""
+            )
+        },
         "standings": [s.to_dict() for s in queries.standings(rows, names)],
         "crosstable": {
             a: {b: {"points": p, "games": g} for b, (p, g) in row.items()}
@@ -347,7 +387,12 @@ def show_command(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """A tournament's settings, progress, standings and crosstable."""
+    """A tournament's settings, progress, standings and crosstable.
+
+    When any result came from bots that were not fully confined, a line says how many, e.g.
+    "sandbox   12 of 40 results from bots not fully confined (off 10, partial 2)" (results
+    stored before the arena recorded the sandbox count as off); nothing when all were confined.
+    """
     factory = open_existing_db(db)
     with factory() as session:
         try:
@@ -371,6 +416,7 @@ def show_command(
         f"  seed      {summary['seed']}",
         f"  status    {summary['status']}: {p['done']}/{total} done, {p['running']} running, "
         f"{p['pending']} pending" + (f" ({p['void']} void, not counted)" if p["void"] else ""),
+        *_sandbox_lines(summary["sandbox"]),
         f"  created   {summary['created']}"
         + (f", finished {summary['finished']}" if summary["finished"] else ""),
         "",
@@ -379,6 +425,12 @@ def show_command(
         _crosstable_text(summary),
     ]
     typer.echo("\n".join(lines))
+
+
+def _sandbox_lines(levels: dict[str, int]) -> list[str]:
+    """The show's sandbox line when some results came from bots not fully confined."""
+    text = confinement_summary({None if k == "unrecorded" else k: n for k, n in levels.items()})
+    return [] if text is None else [f"  sandbox   {text}"]
 
 
 def _crosstable_text(summary: dict[str, Any]) -> str:

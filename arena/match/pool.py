@@ -7,6 +7,7 @@ alive; anything else is killed (its whole process group) and the next game start
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import shlex
@@ -21,6 +22,7 @@ from typing import Any, TextIO
 
 from bot_arena.arena.match import faults
 from bot_arena.arena.match.botref import BUILTIN, COMMAND, HUMAN, BotRef, file_target, sha256_text
+from bot_arena.arena.match.confinement import Confiner
 from bot_arena.arena.match.human import HumanSeat
 from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord
 from bot_arena.arena.match.referee import play_game
@@ -30,6 +32,9 @@ from bot_arena.arena.transport import protocol
 from bot_arena.arena.transport.forkserver import ForkServer, ForkServerError, start_forkserver
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.process import BotProcess, sweep_sessions
+from bot_arena.arena.transport.sandbox import support
+from bot_arena.arena.transport.sandbox.kernel import set_dumpable
+from bot_arena.arena.transport.sandbox.mode import SandboxSettings
 from bot_arena.games.base import Game
 
 __all__ = ["BotPool", "ResourceLimits", "TimeControl", "play_match", "seat_seed"]
@@ -49,11 +54,21 @@ class BotPool:
         *,
         terminal: tuple[TextIO, TextIO] | None = None,
         forkserver: bool | ForkServer = True,
+        sandbox: SandboxSettings = SandboxSettings(),  # noqa: B008
     ) -> None:
         """``terminal`` is (input, output) for ``human`` seats; default stdin and stderr.
         ``forkserver``: start Python workers as forks of one pre-loaded process (see
         ``arena.worker.forkserver``) rather than as fresh interpreters: True to start one on
-        first use (closed with the pool), or a running one to use (not closed here)."""
+        first use (closed with the pool), or a running one to use (not closed here).
+        ``sandbox``: how bots are confined; with ``Mode.ON`` on a machine that cannot confine
+        them fully, SandboxUnavailable (before anything starts). ``sandbox_level`` says what
+        the pool's bots run under, ``sandbox_missing`` what the machine lacks."""
+        self.sandbox = sandbox
+        self.sandbox_level, self.sandbox_missing = support.level_for(sandbox.mode)
+        self.confiner = Confiner(sandbox, limits, self.sandbox_level)
+        if self.confiner.active:  # the referee's memory and descriptors: closed to /proc
+            with contextlib.suppress(OSError):
+                set_dumpable(False)
         self.limits = limits
         self.terminal = terminal
         self.idle: dict[BotRef, list[Seat]] = {}
@@ -91,9 +106,13 @@ class BotPool:
             file.write_text(ref.source or "", encoding="utf-8")
         return str(file)
 
-    def argv(self, ref: BotRef) -> list[str]:
-        """The command line that starts a worker for ``ref`` under this pool's limits."""
-        limits = self.limits.argv()
+    def argv(self, ref: BotRef, sandbox: Sequence[str] = ()) -> list[str]:
+        """The command line that starts a worker for ``ref`` under this pool's limits (and,
+        with ``sandbox`` = ``["--sandbox", PLAN]``, confined)."""
+        limits = [*sandbox, *self.limits.argv()]
+        if sandbox and ref.kind == COMMAND:  # confined and limited by the launcher, then exec'd
+            launch = [sys.executable, "-P", "-m", "bot_arena.arena.worker.launch", *limits, "--"]
+            return launch + shlex.split(ref.target)
         if ref.kind == COMMAND:
             if os.path.exists("/bin/sh"):
                 return self.limits.shell_prefix() + shlex.split(ref.target)
@@ -113,26 +132,47 @@ class BotPool:
         named = ["--attr", attr] if attr else []
         return [*worker, "--file", file, *named, "--sys-path", str(Path(path).parent)]
 
+    def _bot_file(self, ref: BotRef) -> str | None:
+        """The file a file bot is loaded from (None for other bots)."""
+        parsed = file_target(ref.target) if ref.kind not in (BUILTIN, COMMAND, HUMAN) else None
+        if parsed is None:
+            return None
+        return self._source_file(ref, parsed[0]) if ref.source is not None else parsed[0]
+
     def _forkserver(self) -> ForkServer | None:
         """The pool's fork server, started on first use; None where there is none (no pidfd:
         not Linux) or after it failed (the pool then starts workers with ``exec``)."""
         if self._server is None and self.use_forkserver:
-            self._server = start_forkserver()
+            self._server = start_forkserver(env=self.confiner.server_env())
             self.use_forkserver = self._server is not None
         return self._server
 
     def _new_process(self, ref: BotRef) -> BotProcess:
-        argv = self.argv(ref)
-        server = self._forkserver() if ref.kind != COMMAND else None
+        if not self.confiner.active:
+            return self._start_process(self.argv(ref), None, ref.kind != COMMAND)
+        plan, cleanup = self.confiner.plan(ref, self._bot_file(ref))
+        try:
+            process = self._start_process(
+                self.argv(ref, ["--sandbox", plan.to_json()]), plan.env, True
+            )
+        except BaseException:
+            cleanup()
+            raise
+        process.cleanups.append(cleanup)
+        return process
+
+    def _start_process(self, argv: list[str], env: dict[str, str] | None, fork: bool) -> BotProcess:
+        """Fork ``argv`` from the pool's server when ``fork`` and there is one, else exec it."""
+        server = self._forkserver() if fork else None
         if server is not None:
             try:
-                return BotProcess(argv, forkserver=server)
+                return BotProcess(argv, env, forkserver=server)
             except ForkServerError:  # gone (killed?): start workers the plain way from now on
                 if self._own_server:
                     server.close()
                 self._server = None
                 self.use_forkserver = False
-        return BotProcess(argv)
+        return BotProcess(argv, env)
 
     def _spawn(self, ref: BotRef) -> ProcessSeat | Fault:
         try:

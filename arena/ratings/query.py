@@ -15,11 +15,16 @@ unknown tournament or game, or an anchor that did not play.
 
 Every bot *version* is its own player (a new version of a bot may be stronger); the bot column
 shows the name and the first 7 characters of the version's SHA-256.
+
+When any rated result came from bots that were not fully confined (sandbox level ``partial`` or
+``off``; a match stored before the arena recorded the level counts as ``off``), the table and
+Markdown formats end with one note saying how many (``confinement_summary``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
@@ -31,6 +36,7 @@ from bot_arena.arena.ratings.render import Faults, render
 from bot_arena.arena.ratings.results import GameResult, RatingInputError
 from bot_arena.arena.ratings.sequential import fit_sequential
 from bot_arena.arena.ratings.table import RatingTable
+from bot_arena.arena.transport.sandbox.mode import CONFINED, PARTIAL, UNCONFINED
 from bot_arena.db import results as stored
 from bot_arena.db.models import Tournament
 from bot_arena.db.tournaments import get_tournament
@@ -52,6 +58,7 @@ class Selection:
     results: list[GameResult] = field(default_factory=list)
     labels: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     faults: dict[str, Faults] = field(default_factory=dict)
+    sandbox: dict[str | None, int] = field(default_factory=dict)  # results by sandbox level
 
     def title(self, what: str = "Leaderboard") -> str:
         parts = [what]
@@ -83,13 +90,19 @@ def select_results(
     for row in rows:
         names.setdefault(row.bot, set()).add(row.sha256)
     current: int | None = None
+    level: str | None = None
     players: list[str] = []
     ranks: list[int] = []
+
+    def add_result() -> None:
+        if len(players) >= 2:
+            sel.results.append(GameResult(tuple(players), tuple(ranks)))
+            sel.sandbox[level] = sel.sandbox.get(level, 0) + 1
+
     for row in rows:
         if row.match_id != current:
-            if len(players) >= 2:
-                sel.results.append(GameResult(tuple(players), tuple(ranks)))
-            players, ranks, current = [], [], row.match_id
+            add_result()
+            players, ranks, current, level = [], [], row.match_id, row.sandbox
         short = row.sha256[:SHORT_HASH]
         key = row.bot if len(names[row.bot]) == 1 else f"{row.bot}@{short}"
         sel.labels[key] = (row.bot, short)
@@ -97,9 +110,21 @@ def select_results(
         ranks.append(row.rank)
         if row.fault is not None:
             sel.faults[key] = sel.faults.get(key, Faults()).add(row.fault)
-    if len(players) >= 2:
-        sel.results.append(GameResult(tuple(players), tuple(ranks)))
+    add_result()
     return sel
+
+
+def confinement_summary(levels: Mapping[str | None, int], what: str = "results") -> str | None:
+    """``"N of M <what> from bots not fully confined (off a, partial b)"`` for results counted
+    by sandbox level, or None when every one was confined (or there are none). A level of None
+    (stored before the arena recorded it) counts as off."""
+    total = sum(levels.values())
+    partial = levels.get(PARTIAL, 0)
+    off = total - partial - levels.get(CONFINED, 0)
+    if not off and not partial:
+        return None
+    parts = [f"{name} {n}" for name, n in ((UNCONFINED, off), (PARTIAL, partial)) if n]
+    return f"{off + partial} of {total} {what} from bots not fully confined ({', '.join(parts)})"
 
 
 def rate(
@@ -150,6 +175,9 @@ def render_leaderboard(
             table.pools,
             table.notes,
         )
+    note = confinement_summary(sel.sandbox, "rated results")
+    if note is not None:
+        table = dataclasses.replace(table, notes=(*table.notes, note))
     return render(table, fmt, title=sel.title(), labels=sel.labels, faults=sel.faults)
 
 

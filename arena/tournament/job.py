@@ -28,6 +28,7 @@ from bot_arena.arena.match.botref import BotRef
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.transport.limits import ResourceLimits
+from bot_arena.arena.transport.sandbox.mode import SandboxSettings
 
 if TYPE_CHECKING:
     from bot_arena.arena.match.pool import BotPool
@@ -59,6 +60,7 @@ class Plan:
     time_control: TimeControl
     limits: ResourceLimits = field(default_factory=ResourceLimits)
     playing: tuple[int, ...] = ()  # field positions of the bots the pending matches need
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)  # how bots are confined
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +70,7 @@ class Plan:
             "time_control": self.time_control.to_dict(),
             "limits": self.limits.to_dict(),
             "playing": list(self.playing),
+            "sandbox": self.sandbox.to_dict(),
         }
 
     @classmethod
@@ -77,6 +80,10 @@ class Plan:
         params, refs, tc = data.get("params"), data.get("refs"), data.get("time_control")
         if not isinstance(params, dict) or not isinstance(refs, list) or not isinstance(tc, dict):
             raise MessageError("plan: params, refs or time control of the wrong type")
+        try:
+            sandbox = SandboxSettings.from_dict(data.get("sandbox"))
+        except ValueError as exc:
+            raise MessageError(f"plan: {exc}") from None
         return cls(
             data["game"],
             params,
@@ -84,6 +91,7 @@ class Plan:
             TimeControl.from_dict(tc),
             ResourceLimits.from_dict(data.get("limits")),  # type: ignore[arg-type]
             _ints(data.get("playing"), "plan: playing"),
+            sandbox,
         )
 
 
@@ -199,7 +207,7 @@ def serve(read_fd: int, write_fd: int, forkserver: ForkServer | None = None) -> 
     except (EOFError, OSError, ValueError, TypeError):
         return
     game = games.get(plan.game, **plan.params)
-    pool = BotPool(plan.limits, forkserver=forkserver or True)
+    pool = BotPool(plan.limits, forkserver=forkserver or True, sandbox=plan.sandbox)
     try:
         pool.prestart([plan.refs[i] for i in plan.playing])
         while True:

@@ -46,9 +46,10 @@ class JobFailed(Exception):
     which, as "job process PID <text>"."""
 
 
-def start_job_server() -> ForkServer | None:
-    """A fork server that can also fork tournament jobs (it preloads the job module)."""
-    return start_forkserver(preload=[JOB_MODULE])
+def start_job_server(env: dict[str, str] | None = None) -> ForkServer | None:
+    """A fork server that can also fork tournament jobs (it preloads the job module); ``env``
+    its environment (see ``ForkServer``: a clean one when bots are confined)."""
+    return start_forkserver(preload=[JOB_MODULE], env=env)
 
 
 class JobHandle:
@@ -58,19 +59,22 @@ class JobHandle:
     of the same server), else started as a fresh interpreter; either way before its Plan is known
     (``start`` sends it), so its start-up overlaps the runner's reading of the database."""
 
-    def __init__(self, server: ForkServer | None = None) -> None:
+    def __init__(self, server: ForkServer | None = None, env: dict[str, str] | None = None) -> None:
+        """``env``: the job's environment (default this process's; a clean one when bots are
+        confined, since the server that forks the job forks its bots too)."""
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         self.process: subprocess.Popen[bytes] | ForkedChild
         try:
             if server is not None:
-                self.process = server.spawn_job(JOB_TARGET, to_child_r, from_child_w)  # closes both
+                self.process = server.spawn_job(JOB_TARGET, to_child_r, from_child_w, env)
             else:
                 argv = [sys.executable, "-P", "-m", JOB_MODULE]
                 self.process = subprocess.Popen(
                     [*argv, str(to_child_r), str(from_child_w)],
                     pass_fds=(to_child_r, from_child_w),
                     stdin=subprocess.DEVNULL,
+                    env=env,
                 )
         except BaseException:
             os.close(to_child_w)

@@ -9,6 +9,10 @@ together (group commit: one transaction per group, at most GROUP_MAX results, no
 GROUP_WAIT_S), completing the matches' pending rows; each match is stored all-or-nothing with
 its group, a match already done is never stored again, and one left ``running`` (or still
 ``pending``) by a crash is simply played again (its row is overwritten, so it is stored once).
+
+Every pool of a run confines its bots as the run's SandboxSettings say, and each stored match
+gets the sandbox level found by the runner itself: its own pool's with ``jobs == 1``, its own
+probe with job processes (same settings, same machine), never a level a job sends.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena import games
 from bot_arena.arena.match.botref import BotRef
+from bot_arena.arena.match.confinement import server_env
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.match.verify import check_record
@@ -40,6 +45,8 @@ from bot_arena.arena.transport.forkserver import (
     ForkServerError,
 )
 from bot_arena.arena.transport.limits import ResourceLimits
+from bot_arena.arena.transport.sandbox import support
+from bot_arena.arena.transport.sandbox.mode import UNCONFINED, SandboxSettings
 from bot_arena.db import queries
 from bot_arena.db import tournaments as stored
 from bot_arena.db.models import Tournament
@@ -94,14 +101,20 @@ class Runner:
         progress_stream: Any = None,
         tty: bool | None = None,
         forkserver: ForkServer | None = None,
+        sandbox: SandboxSettings | None = None,
     ) -> None:
         """``forkserver``: one the caller started early (its imports overlap the creation of
-        the tournament) and closes; by default the run starts and closes its own."""
+        the tournament) and closes; by default the run starts and closes its own. ``sandbox``:
+        how every pool of the run confines its bots (default: auto, nothing more to read);
+        ``run`` raises SandboxUnavailable for ``on`` on a machine that cannot confine fully,
+        before it writes anything or starts a bot."""
         self.factory = factory
         self.tournament_id = tournament_id
         self.refs = tuple(refs)
         self.jobs = max(1, jobs)
         self.limits = limits or ResourceLimits()
+        self.sandbox = sandbox or SandboxSettings()
+        self.sandbox_level: str | None = None  # what the bots run under, known when run starts
         self.progress_stream = progress_stream
         self.tty = tty
         self._to_mark: list[int] = []  # started since the last write
@@ -131,6 +144,7 @@ class Runner:
                 self.refs,
                 TimeControl.from_dict(tournament.time_control),
                 self.limits,
+                sandbox=self.sandbox,
             )
             if jobs:
                 # after a forced resume with changed bots, the seats still to play point at
@@ -225,7 +239,8 @@ class Runner:
                 [
                     (job.match_id, record, [self.version_ids[i] for i in job.seats], job.recovered)
                     for job, record in batch
-                ]
+                ],
+                sandbox=self.sandbox_level,
             )
         self._ready = []
         self._group = min(GROUP_MAX, 2 * self._group)
@@ -256,10 +271,11 @@ class Runner:
     def _new_workers(self, count: int) -> list[JobHandle]:
         if self._server is not None:
             try:
-                return [JobHandle(self._server) for _ in range(count)]
+                env = server_env(self.sandbox_level or UNCONFINED)
+                return [JobHandle(self._server, env) for _ in range(count)]
             except ForkServerError:
                 self._close_server()
-        return [JobHandle() for _ in range(count)]
+        return [JobHandle(None, server_env(self.sandbox_level or UNCONFINED)) for _ in range(count)]
 
     def _close_server(self) -> None:
         if self._server is not None and self._own_server:
@@ -267,8 +283,12 @@ class Runner:
         self._server = None
 
     def run(self) -> Outcome:
+        # the level every result of this run is stored with (the runner's own probe; its own
+        # pool's with --jobs 1); SandboxUnavailable here, before anything is written or started
+        self.sandbox_level = support.level_for(self.sandbox.mode)[0]
         if self._server is None and self._own_server:
-            self._server = start_job_server()  # its imports overlap the reading of the schedule
+            # its imports overlap the reading of the schedule
+            self._server = start_job_server(server_env(self.sandbox_level))
         # without a fork server, job processes start first: they import while the schedule is read
         spare = self._new_workers(self.jobs) if self.jobs > 1 and self._server is None else []
         try:
@@ -311,7 +331,8 @@ class Runner:
         from bot_arena.arena.match.pool import BotPool
 
         game = games.get(plan.game, **plan.params)
-        with BotPool(plan.limits, forkserver=self._server or True) as pool:
+        with BotPool(plan.limits, forkserver=self._server or True, sandbox=plan.sandbox) as pool:
+            self.sandbox_level = pool.sandbox_level
             pool.prestart([plan.refs[i] for i in plan.playing])
             job = todo.popleft()
             self._claim(job)

@@ -36,10 +36,18 @@ class ForkServerError(OSError):
 class ForkServer:
     """A running ``bot_arena.arena.worker.forkserver`` process and the socket to it."""
 
-    def __init__(self, *, channel: int | None = None, preload: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        channel: int | None = None,
+        preload: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+    ) -> None:
         """Start a server; or, with ``channel`` (a socket descriptor a server gave this process),
         talk to that one. ``preload``: modules the server imports before its first fork besides
-        the worker's (those whose functions ``spawn_job`` may run)."""
+        the worker's (those whose functions ``spawn_job`` may run). ``env``: the server's own
+        environment (default this process's): every fork's memory holds a copy of it, whatever
+        environment the fork is then given, so a server for confined bots gets a clean one."""
         self.process: subprocess.Popen[bytes] | None = None
         self.exits: dict[int, int] = {}  # exit codes reported and not asked for yet
         self.closed = False
@@ -47,12 +55,12 @@ class ForkServer:
         if channel is not None:
             self.sock = socket.socket(fileno=channel)
         else:
-            self.sock = self._launch(preload)
+            self.sock = self._launch(preload, env)
         # registered once: a bot's liveness check polls the socket without waiting
         self._poller = select.poll()
         self._poller.register(self.sock.fileno(), select.POLLIN)
 
-    def _launch(self, preload: Sequence[str]) -> socket.socket:
+    def _launch(self, preload: Sequence[str], env: dict[str, str] | None) -> socket.socket:
         """Start the server process; returns this side's socket."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         argv = [sys.executable, "-P", "-m", SERVER_MODULE, str(theirs.fileno())]
@@ -64,6 +72,7 @@ class ForkServer:
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,  # no Ctrl-C from the terminal: the referee decides
+                env=env,
             )
         except BaseException:
             ours.close()
@@ -95,29 +104,31 @@ class ForkServer:
         return message
 
     def spawn(
-        self, argv: list[str], env: dict[str, str] | None = None
+        self, argv: list[str], env: dict[str, str] | None = None, *, launch: bool = False
     ) -> tuple[ForkedChild, int, int, int]:
-        """Start a worker with ``python -m arena.worker ARGV``'s behaviour; returns the child and
-        the referee's ends of its stdin (write), stdout (read) and stderr (read)."""
+        """Start a worker with ``python -m arena.worker ARGV``'s behaviour (with ``launch``:
+        ``arena.worker.launch``'s, a command); returns the child and the referee's ends of its
+        stdin (write), stdout (read) and stderr (read)."""
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         stderr_r, stderr_w = os.pipe()
         try:
-            child = self._start(
-                {"kind": "worker", "argv": argv}, [stdin_r, stdout_w, stderr_w], env
-            )
+            request = {"kind": "worker", "argv": argv, "entry": "launch" if launch else "worker"}
+            child = self._start(request, [stdin_r, stdout_w, stderr_w], env)
         except BaseException:
             for fd in (stdin_w, stdout_r, stderr_r):
                 os.close(fd)
             raise
         return child, stdin_w, stdout_r, stderr_r
 
-    def spawn_job(self, target: str, read_fd: int, write_fd: int) -> ForkedChild:
+    def spawn_job(
+        self, target: str, read_fd: int, write_fd: int, env: dict[str, str] | None = None
+    ) -> ForkedChild:
         """Start a job process that runs ``target`` (``module:function``, the module one of this
         server's ``preload``) as ``function(3, 4, 5)``: fds 3 and 4 are ``read_fd`` and
         ``write_fd`` (both closed here), 5 a channel of its own to this server, through which
         it starts its bots (they die with the job)."""
-        return self._start({"kind": "job", "target": target}, [read_fd, write_fd], None)
+        return self._start({"kind": "job", "target": target}, [read_fd, write_fd], env)
 
     def _start(
         self, request: dict[str, Any], fds: list[int], env: dict[str, str] | None
@@ -169,13 +180,15 @@ class ForkServer:
             self.process.wait()
 
 
-def start_forkserver(preload: Sequence[str] = ()) -> ForkServer | None:
+def start_forkserver(
+    preload: Sequence[str] = (), env: dict[str, str] | None = None
+) -> ForkServer | None:
     """A new fork server, or None where there is none (no pidfd: not Linux) or it cannot start
     (callers then start workers with ``exec``)."""
     if not hasattr(os, "pidfd_open"):
         return None
     try:
-        return ForkServer(preload=preload)
+        return ForkServer(preload=preload, env=env)
     except OSError:
         return None
 

@@ -17,13 +17,14 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import Enum
 
 from bot_arena.arena.transport.forkserver import ForkedChild, ForkServer, wait_for_exit
 from bot_arena.arena.transport.protocol import MAX_LINE
 
 WORKER_MODULE = ["-P", "-m", "bot_arena.arena.worker"]  # after the interpreter: a Python worker
+LAUNCH_MODULE = ["-P", "-m", "bot_arena.arena.worker.launch"]  # ... a command's launcher
 
 STDERR_TAIL = 16 * 1024  # bytes of stderr kept per bot
 _CHUNK = 1 << 16
@@ -96,9 +97,12 @@ class BotProcess:
         self.argv = list(argv)
         self.proc: subprocess.Popen[bytes] | ForkedChild
         if forkserver is not None:
-            if self.argv[1:4] != WORKER_MODULE:
+            launch = self.argv[1:4] == LAUNCH_MODULE
+            if self.argv[1:4] != WORKER_MODULE and not launch:
                 raise ValueError(f"not a Python worker: {self.argv[:4]}")
-            self.proc, self.fd_in, self.fd_out, fd_err = forkserver.spawn(self.argv[4:], env)
+            self.proc, self.fd_in, self.fd_out, fd_err = forkserver.spawn(
+                self.argv[4:], env, launch=launch
+            )
             os.set_blocking(self.fd_in, False)
             os.set_blocking(self.fd_out, False)
             self.pid = self.proc.pid
@@ -107,6 +111,7 @@ class BotProcess:
             self._popen(env)
         self.buffer = bytearray()
         self.eof = False
+        self.cleanups: list[Callable[[], None]] = []  # run once the process is dead (kill)
         self.killed = False
         self.closed = False
         # registered once for the process's life: waiting for a line costs one poll call
@@ -261,6 +266,8 @@ class BotProcess:
         self.wait_exit(2.0)
         wait_gone(kids, 1.0)
         self._close_fds()
+        for cleanup in self.cleanups:
+            cleanup()
 
     def quit(self, data: bytes, grace: float) -> None:
         """Ask politely, wait up to ``grace`` seconds, then kill the whole group anyway."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from bot_arena.arena.worker.options import parse_limits
+from bot_arena.arena.worker.options import prepare
 
 
 def die_with_parent() -> None:
@@ -33,7 +33,7 @@ def die_with_parent() -> None:
 
 def main(argv: list[str]) -> int:
     die_with_parent()
-    opts = parse_limits(argv)
+    opts = prepare(argv)
     from bot_arena.arena.worker.host import Host, fail_message, isolate
 
     channel = isolate()

@@ -11,7 +11,9 @@ The referee (``bot_arena.arena.transport.forkserver``) talks to it over one ``SO
 socket, one JSON message per packet:
 
 - request ``{"argv": [...], "cwd": ..., "env": {...}}`` with three descriptors attached (the
-  worker's stdin, stdout and stderr); answer ``{"pid": N}`` or ``{"error": text}``;
+  worker's stdin, stdout and stderr); answer ``{"pid": N}`` or ``{"error": text}``; with
+  ``"entry": "launch"`` the fork runs ``arena.worker.launch`` instead (a ``cmd:`` bot: confined
+  and limited in the fork, then exec'd);
 - request ``{"kind": "job", "target": "module:function", ...}`` with two descriptors (a job's
   pipes from and to its client): the function, of a module preloaded with ``--preload``, runs in
   the fork with a channel of its own to this server, whose workers die when it closes;
@@ -40,6 +42,7 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 from typing import Any
 
+from bot_arena.arena.transport.sandbox.kernel import set_dumpable
 from bot_arena.arena.worker.__main__ import die_with_parent
 
 MAX_MESSAGE = 1 << 20  # bytes of one request (the environment is the large part)
@@ -48,6 +51,7 @@ MAX_MESSAGE = 1 << 20  # bytes of one request (the environment is the large part
 def preload(extra: Sequence[str] = ()) -> Callable[[list[str]], int]:
     """Import what every worker needs before it loads its bot, and the ``extra`` modules (whose
     functions jobs run); return the worker's ``main``."""
+    from bot_arena.arena.worker import launch  # noqa: F401 - for ``cmd:`` bots' forks
     from bot_arena.arena.worker.__main__ import main
     from bot_arena.bots import registry as bot_registry
     from bot_arena.games import registry as game_registry
@@ -68,6 +72,8 @@ def _become(request: dict[str, Any], fds: list[int], server: int, run: Callable[
         if os.getppid() != server:  # the server died before the request took effect
             os._exit(1)
         os.setsid()
+        if request["kind"] == "worker":  # a bot's process holds nothing of the arena's
+            set_dumpable(True)  # (and a confined one writes its own /proc/self/uid_map)
         first = 0 if request["kind"] == "worker" else 3
         moved = [os.dup(fd) for fd in fds]  # out of the way of the targets first
         for target, fd in enumerate(moved):
@@ -171,7 +177,16 @@ class Server:
             if kind not in ("worker", "job") or len(fds) != (3 if kind == "worker" else 2):
                 raise ValueError(f"bad request: {kind!r} with {len(fds)} descriptors")
             run: Callable[[], int]
-            if kind == "worker":
+            if kind == "worker" and request.get("entry") == "launch":
+                argv = [str(a) for a in request["argv"]]
+
+                def run() -> int:  # a ``cmd:`` bot: confined and limited here, then exec'd
+                    from bot_arena.arena.worker.launch import main as launch_main
+
+                    launch_main(argv)
+                    return 127
+
+            elif kind == "worker":
                 argv = [str(a) for a in request["argv"]]
 
                 def run() -> int:
@@ -220,6 +235,10 @@ class Server:
 def main(argv: list[str]) -> None:
     """``FD [--preload MODULE]...``"""
     die_with_parent()
+    # No process may read this one's memory or descriptors through /proc (nor ptrace it):
+    # every bot is a fork of it. Jobs inherit this; a bot's own process gets it back (below).
+    with contextlib.suppress(OSError):
+        set_dumpable(False)
     sock = socket.socket(fileno=int(argv[0]))
     extra = [argv[i + 1] for i in range(1, len(argv) - 1) if argv[i] == "--preload"]
     Server(sock, preload(extra), extra).serve()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from bot_arena.arena.worker.options import parse_limits
+from bot_arena.arena.worker.options import prepare
 
 
 def main(argv: list[str]) -> None:
@@ -21,7 +21,7 @@ def main(argv: list[str]) -> None:
     if not command:
         print("arena launch: no command", file=sys.stderr)
         os._exit(2)
-    parse_limits(limits)
+    prepare(limits)
     try:
         os.execvp(command[0], command)
     except OSError as exc:

@@ -22,9 +22,16 @@ def take(argv: list[str]) -> dict[str, str]:
     return out
 
 
-def parse_limits(argv: list[str]) -> dict[str, str]:
-    """Apply ``--memory-mb``/``--open-files``/``--cpu-s`` found in argv; return the rest."""
+def prepare(argv: list[str]) -> dict[str, str]:
+    """Before any bot code: confine this process by ``--sandbox PLAN`` (JSON, see
+    ``transport.sandbox.confine``), then apply ``--memory-mb``/``--open-files``/``--cpu-s``;
+    return the other options."""
     opts = take(argv)
+    plan = opts.pop("sandbox", None)
+    if plan is not None:
+        from bot_arena.arena.transport.sandbox.confine import Plan, enter
+
+        enter(Plan.from_json(plan))
     memory = opts.pop("memory-mb", None)
     files = opts.pop("open-files", None)
     cpu = opts.pop("cpu-s", None)

@@ -3,11 +3,11 @@
 One scenario runs every write operation (schedules of two and three seats and an empty one;
 claims of pending, running, done and missing matches; completions that are stored, replace a
 crashed attempt's moves, or are refused: done, void, missing, wrong seat count, twice in one
-call) on a fresh database, once with each writer, and the databases are compared after every
-step. The reference is always ``SQLiteWriter`` on a SQLite file; ``CoreWriter`` runs on the
-backend of the ``db_url`` fixture: SQLite (then the stored bytes must agree too: SQLite's
-``quote()`` of every column tells text from numbers and reals from integers) and, with
-``$ARENA_TEST_PG_URL``, PostgreSQL (the typed values read back must agree).
+call; each sandbox level) on a fresh database, once with each writer, and the databases are
+compared after every step. The reference is always ``SQLiteWriter`` on a SQLite file;
+``CoreWriter`` runs on the backend of the ``db_url`` fixture: SQLite (then the stored bytes
+must agree too: SQLite's ``quote()`` of every column tells text from numbers and reals from
+integers) and, with ``$ARENA_TEST_PG_URL``, PostgreSQL (the typed values read back must agree).
 """
 
 from __future__ import annotations
@@ -132,11 +132,15 @@ def _steps(versions: list[int], tids: list[int]) -> Iterator[Step]:
                 (6, first, two, True),  # a 3-player match, a 2-seat record
                 (5, first, two, False),  # void
                 (999, first, two, False),  # missing
-            ]
+            ],
+            sandbox="partial",
         ),
     )
-    yield "complete_matches done", lambda w: w.complete_matches([(1, second, two, True)])
-    yield "complete_matches none", lambda w: w.complete_matches([])
+    yield (
+        "complete_matches done",
+        lambda w: w.complete_matches([(1, second, two, True)], sandbox="off"),
+    )
+    yield "complete_matches none", lambda w: w.complete_matches([], sandbox="confined")
     yield "mark_running done and pending", lambda w: w.mark_running([1, 3, 4])
     late = _record(2, 0, tc={}, shift=-5.0)
     late.finished = late.started - 1.0  # a clock that went back: duration 0
@@ -147,7 +151,14 @@ def _steps(versions: list[int], tids: list[int]) -> Iterator[Step]:
                 (3, late, two, True),
                 (7, _record(3, 4, tc=tc, shift=20.0), three[::-1], False),
                 (4, _record(2, 1, tc=tc, shift=30.0), two, True),
-            ]
+            ],
+            sandbox="confined",
+        ),
+    )
+    yield (
+        "complete_matches unconfined",
+        lambda w: w.complete_matches(
+            [(6, _record(3, 2, tc=tc, shift=40.0), three, False)], sandbox="off"
         ),
     )
 
@@ -244,8 +255,11 @@ def test_the_core_writer_writes_the_rows_of_the_sqlite_writer(db_url: str, refer
     assert returned["complete_matches"] == [True, True, False, False, False, False]
     assert returned["complete_matches done"] == [False]
     assert returned["complete_matches again"] == [True, True, True]
+    assert returned["complete_matches unconfined"] == [True]
     statuses = [row["status"] for row in core[-1][2]["matches"]]
-    assert statuses == ["done", "done", "done", "done", "void", "pending", "done"]
+    assert statuses == ["done", "done", "done", "done", "void", "done", "done"]
+    levels = [row["sandbox"] for row in core[-1][2]["matches"]]
+    assert levels == ["partial", "partial", "confined", "confined", None, "off", "confined"]
     moves_of_1 = [row["move"] for row in core[-1][2]["moves"] if row["match_id"] == 1]
     assert moves_of_1 == ["1", "2", "1", "2", "1"]  # the stale move is gone
 

@@ -1,0 +1,111 @@
+"""A pool's side of the sandbox: for each bot process it starts, the confinement plan (what
+the bot may read, its private working folder, its cgroup unit, its clean environment) and the
+cleanup once the process is dead. The confining itself happens in the bot's process
+(``transport.sandbox.confine``)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from bot_arena.arena.match.botref import BUILTIN, COMMAND, BotRef, file_target
+from bot_arena.arena.transport.limits import ResourceLimits
+from bot_arena.arena.transport.sandbox import cgroups, confine, paths, support
+from bot_arena.arena.transport.sandbox.mode import UNCONFINED, SandboxSettings
+
+PROCESS_CAP = 64  # processes (and threads) of one bot unit together
+_KEPT_VARS = ("PATH", "LANG", "PYTHONPATH")  # what a confined runtime may need to start
+
+
+def clean_env(home: str | None = None) -> dict[str, str]:
+    """The whole environment of a confined process: no variable of the user's but these."""
+    env = {k: os.environ[k] for k in _KEPT_VARS if k in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.setdefault("LANG", "C.UTF-8")
+    if home is not None:
+        env.update(HOME=home, TMPDIR=home)
+    return env
+
+
+def server_env(level: str) -> dict[str, str] | None:
+    """The environment of an arena process that bots are forked from (a fork server, a
+    tournament job): clean when bots run confined (a fork's memory holds a copy of its
+    parent's environment), else the arena's own (None)."""
+    return None if level == UNCONFINED else clean_env()
+
+
+class Confiner:
+    """Plans for one pool's bot processes (inactive when the pool's level is ``off``)."""
+
+    def __init__(self, settings: SandboxSettings, limits: ResourceLimits, level: str) -> None:
+        self.layers = support.probe()[0] if level != UNCONFINED else frozenset()
+        self.allow_read = tuple(os.path.abspath(p) for p in settings.allow_read)
+        self.limits = limits
+        self.serial = 0
+        self._runtime: list[str] | None = None
+        if confine.CGROUPS in self.layers:
+            cgroups.sweep_stale()
+
+    @property
+    def active(self) -> bool:
+        return bool(self.layers)
+
+    def server_env(self) -> dict[str, str] | None:
+        """The fork server's environment: clean when bots are confined (a fork's memory holds
+        its server's environment), else the arena's own (None)."""
+        return clean_env() if self.active else None  # as server_env, by what the probe found
+
+    def plan(self, ref: BotRef, bot_file: str | None) -> tuple[confine.Plan, Callable[[], None]]:
+        """The plan for a new process of ``ref`` (``bot_file``: the file a file bot is loaded
+        from) and the cleanup to run once that process is dead."""
+        work = tempfile.mkdtemp(prefix="arena-work-")
+        unit: cgroups.Unit | None = None
+        if confine.CGROUPS in self.layers:
+            self.serial += 1
+            try:
+                unit = cgroups.Unit.create(
+                    cgroups.unit_name(self.serial), self.limits.memory_mb << 20
+                )
+            except OSError:
+                shutil.rmtree(work, ignore_errors=True)
+                raise
+        read, listed = self._bot_paths(ref, bot_file)
+        if self._runtime is None:
+            self._runtime = paths.runtime_paths()
+        plan = confine.Plan(
+            layers=tuple(layer for layer in confine.LAYERS if layer in self.layers),
+            work=work,
+            read=(*self._runtime, *read, *self.allow_read),
+            listed=tuple(listed),
+            cgroups=tuple(str(p) for p in unit.paths) if unit else (),
+            processes=PROCESS_CAP,
+            env=clean_env(work),
+        )
+
+        def cleanup() -> None:
+            if unit is not None:
+                unit.remove()
+            with contextlib.suppress(OSError):
+                os.rmdir(work)  # empty: the bot wrote into its own tmpfs mounted on it
+            shutil.rmtree(work, ignore_errors=True)  # no namespaces: its files are here
+
+        return plan, cleanup
+
+    @staticmethod
+    def _bot_paths(ref: BotRef, bot_file: str | None) -> tuple[list[str], list[str]]:
+        """(read, list-only) paths of the bot itself."""
+        if ref.kind == BUILTIN:
+            return [], []
+        if ref.kind == COMMAND:
+            return paths.command_paths(shlex.split(ref.target)), []
+        parsed = file_target(ref.target)
+        if parsed is None:  # pkg.mod:attr, from the installed packages or the current folder
+            folder = os.getcwd()
+            return paths.package_paths(ref.target.partition(":")[0], folder), [folder]
+        folder = str(Path(parsed[0]).resolve().parent)
+        return paths.python_closure(bot_file or parsed[0], folder), [folder]

@@ -1,0 +1,109 @@
+"""What a confined bot may read: the runtime it needs to run, and its own files.
+
+- ``runtime_paths``: the Python installation and the folders on the arena's ``sys.path`` (the
+  standard library, the installed packages), and the arena's own packages (which an editable
+  install keeps in the source tree: the folders themselves, not the tree around them).
+- ``python_closure``: a bot file and the files beside it that it imports, followed through the
+  imports of those (found by reading the source, never running it): a helper module next to
+  the bot works, another bot's file next to it stays closed. A bot that imports by a computed
+  name or opens a data file beside it needs ``--allow-read``.
+- ``command_paths``: a ``cmd:`` bot's program and every argument that names an existing path.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import sys
+from collections.abc import Iterable
+from importlib.util import find_spec
+from pathlib import Path
+
+ARENA_PACKAGES = ("bot_arena.arena", "bot_arena.bots", "bot_arena.games", "bot_arena.db")
+
+
+def runtime_paths() -> list[str]:
+    found = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)}
+    found.update(p for p in sys.path if p and os.path.isdir(p) and os.path.isabs(p))
+    for name in ARENA_PACKAGES:
+        spec = find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            found.update(spec.submodule_search_locations)
+    return sorted(_real(found))
+
+
+def _real(paths: Iterable[str]) -> set[str]:
+    """Each path and, when it is a symbolic link, where it leads (Landlock tags the target)."""
+    out = set()
+    for path in paths:
+        out.add(path)
+        out.add(os.path.realpath(path))
+    return out
+
+
+def python_closure(file: str, folder: str | None = None) -> list[str]:
+    """``file`` and the modules and packages of ``folder`` (default: the file's own) that it
+    imports, transitively."""
+    base = Path(folder or os.path.dirname(os.path.abspath(file)))
+    todo = [Path(file)]
+    seen: set[Path] = set()
+    allowed: set[str] = set()
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        allowed.add(str(current))
+        for name in _imported_names(current):
+            top = name.split(".")[0]
+            package = base / top
+            module = base / f"{top}.py"
+            if (package / "__init__.py").is_file() or package.is_dir():
+                allowed.add(str(package))  # a package: all of it (its own imports are inside)
+            elif module.is_file():
+                todo.append(module)
+    return sorted(_real(allowed))
+
+
+def _imported_names(file: Path) -> list[str]:
+    try:
+        tree = ast.parse(file.read_bytes(), filename=str(file))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0 and node.module:
+                names.append(node.module)
+            elif node.level == 1:  # from . import x (a bot inside a package folder)
+                names.extend([node.module] if node.module else [a.name for a in node.names])
+    return names
+
+
+def package_paths(module: str, folder: str) -> list[str]:
+    """For ``pkg.mod:attr`` bots: the top-level package (or module file) found in ``folder``
+    (installed packages are in ``runtime_paths`` already)."""
+    top = module.split(".")[0]
+    for candidate in (Path(folder) / top, Path(folder) / f"{top}.py"):
+        if candidate.is_dir():
+            return sorted(_real([str(candidate)]))
+        if candidate.is_file():
+            return python_closure(str(candidate), folder)
+    return []
+
+
+def command_paths(argv: list[str]) -> list[str]:
+    """A command's program (found on PATH) and the arguments that name existing paths."""
+    found: set[str] = set()
+    if argv:
+        program = shutil.which(argv[0])
+        if program:
+            found.add(program)
+    for arg in argv:
+        value = arg.partition("=")[2] if arg.startswith("-") and "=" in arg else arg
+        if value and os.path.exists(value):
+            found.add(os.path.abspath(value))
+    return sorted(_real(found))
