@@ -18,6 +18,7 @@ from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.sandbox import cgroups, confine, paths, support
 from bot_arena.arena.transport.sandbox.mode import UNCONFINED, SandboxSettings
 
+WORK_PREFIX = "arena-work-"  # + the pool's pid: a sweep knows whose a leftover folder is
 PROCESS_CAP = 64  # processes (and threads) of one bot unit together
 _KEPT_VARS = ("PATH", "LANG", "PYTHONPATH")  # what a confined runtime may need to start
 
@@ -30,6 +31,15 @@ def clean_env(home: str | None = None) -> dict[str, str]:
     if home is not None:
         env.update(HOME=home, TMPDIR=home)
     return env
+
+
+def sweep_stale_work() -> None:
+    """Remove the working folders of arena processes that are gone (killed before they
+    cleaned up; named ``arena-work-<pid>-...``)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{WORK_PREFIX}*-*"):
+        owner = folder.name[len(WORK_PREFIX) :].partition("-")[0]
+        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def server_env(level: str) -> dict[str, str] | None:
@@ -48,6 +58,8 @@ class Confiner:
         self.limits = limits
         self.serial = 0
         self._runtime: list[str] | None = None
+        if self.active:
+            sweep_stale_work()
         if confine.CGROUPS in self.layers:
             cgroups.sweep_stale()
 
@@ -63,7 +75,7 @@ class Confiner:
     def plan(self, ref: BotRef, bot_file: str | None) -> tuple[confine.Plan, Callable[[], None]]:
         """The plan for a new process of ``ref`` (``bot_file``: the file a file bot is loaded
         from) and the cleanup to run once that process is dead."""
-        work = tempfile.mkdtemp(prefix="arena-work-")
+        work = tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-")
         unit: cgroups.Unit | None = None
         if confine.CGROUPS in self.layers:
             self.serial += 1

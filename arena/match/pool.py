@@ -28,7 +28,7 @@ from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord
 from bot_arena.arena.match.referee import play_game
 from bot_arena.arena.match.seat import ProcessSeat, Seat
 from bot_arena.arena.match.timecontrol import TimeControl, per_seat
-from bot_arena.arena.transport import protocol
+from bot_arena.arena.transport import pauses, protocol
 from bot_arena.arena.transport.forkserver import ForkServer, ForkServerError, start_forkserver
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.process import BotProcess, sweep_sessions
@@ -66,6 +66,7 @@ class BotPool:
         self.sandbox = sandbox
         self.sandbox_level, self.sandbox_missing = support.level_for(sandbox.mode)
         self.confiner = Confiner(sandbox, limits, self.sandbox_level)
+        pauses.watch()  # a stop of the referee is not charged to the bot that was thinking
         if self.confiner.active:  # the referee's memory and descriptors: closed to /proc
             with contextlib.suppress(OSError):
                 set_dumpable(False)

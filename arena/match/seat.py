@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from bot_arena.arena.match import faults
 from bot_arena.arena.match.botref import BotRef
 from bot_arena.arena.match.record import Fault
-from bot_arena.arena.transport import protocol
+from bot_arena.arena.transport import pauses, protocol
 from bot_arena.arena.transport.process import BotProcess, ReadStatus
 from bot_arena.arena.transport.protocol import BotFailure, MoveAnswer, ProtocolError, Ready
 from bot_arena.games.base import Game
@@ -164,6 +164,7 @@ class ProcessSeat:
         if stray:  # a line nobody asked for would be taken for the next answer: refuse it
             fault = faults.bad_output("output without a request", _text(stray), **self._evidence())
             return Reply(0.0, fault=fault)
+        resumed = pauses.resumed()
         sent = time.monotonic()
         deadline = None if hard_limit is None else sent + hard_limit
         if not process.send(request.line, deadline):
@@ -174,6 +175,15 @@ class ProcessSeat:
             return Reply(elapsed, fault=self._crashed())
         status, raw = process.read_line(deadline)
         elapsed = time.monotonic() - sent
+        if pauses.resumed() != resumed:
+            # The arena was stopped while the bot thought: the stop is not the bot's time. An
+            # answer that is still missing gets the whole limit again, once, from the resume;
+            # the move is charged at most its limit.
+            if status is ReadStatus.TIMEOUT and hard_limit is not None:
+                status, raw = process.read_line(time.monotonic() + hard_limit)
+                elapsed = time.monotonic() - sent
+            if status is ReadStatus.LINE and request.deadline is not None:
+                elapsed = min(elapsed, request.deadline)
         if status is ReadStatus.LINE:
             try:
                 answer = protocol.decode_answer(raw, request.id)

@@ -3,11 +3,12 @@ running. Outcomes are asserted, never durations."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from arena_helpers import assert_no_leftovers, fixture
+from arena_helpers import alive, assert_no_leftovers, fixture
 
 from bot_arena import games
 from bot_arena.arena.match.botspec import resolve
@@ -15,6 +16,7 @@ from bot_arena.arena.match.pool import BotPool
 from bot_arena.arena.match.record import MatchRecord, Termination
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.transport.limits import ResourceLimits
+from bot_arena.arena.transport.sandbox.mode import Mode, SandboxSettings
 
 LIMITS = ResourceLimits(memory_mb=256, startup_s=3.0)
 MOVE = TimeControl(move_time=0.3)  # for the bots that never answer
@@ -122,16 +124,35 @@ def test_missing_command_stalls_with_exit_code() -> None:
     assert_no_leftovers(pids)
 
 
-def test_forked_child_is_killed_with_the_pool(tmp_path: Path, monkeypatch: Any) -> None:
-    pidfile = tmp_path / "child.pid"
-    monkeypatch.setenv("ARENA_TEST_PIDFILE", str(pidfile))
-    record, pids = play("fork_child.py", 0)
-    assert record.termination is Termination.NORMAL
-    child = int(pidfile.read_text())
-    from arena_helpers import alive
+def _named_processes(name: str) -> list[int]:
+    """Live processes whose argv[0] is ``name``, from /proc/*/cmdline (seen from outside)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                argv0 = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[0]
+            except OSError:
+                continue
+            if argv0 == name.encode() and alive(int(entry)):
+                found.append(int(entry))
+    return found
 
-    assert not alive(child)
-    assert_no_leftovers(pids)
+
+@pytest.mark.parametrize("mode", [Mode.AUTO, Mode.OFF], ids=["default", "off"])
+def test_forked_child_is_killed_with_the_pool(mode: Mode) -> None:
+    """The bot forks a child that execs ``sleep`` under a unique name (reported in its move
+    info): alive while the pool is, gone with it, confined (its namespace, its unit) or not
+    (its process group)."""
+    refs = [fixture("fork_child.py"), resolve("random")]
+    with BotPool(LIMITS, sandbox=SandboxSettings(mode)) as pool:
+        record = pool.play(games.get("tictactoe"), refs, time_control=GENEROUS, seed=11)
+        assert record.termination is Termination.NORMAL
+        names = {m.info["child"] for m in record.moves if m.seat == 0 and m.info}
+        assert len(names) == 1, record.moves
+        children = _named_processes(names.pop())
+        assert len(children) == 1, "the bot's child is not running"
+    assert not alive(children[0])
+    assert_no_leftovers(pool.started_pids)
 
 
 def test_flooding_stdout_and_stderr_does_not_block_the_bot() -> None:

@@ -3,28 +3,51 @@ must not replace the arena's packages inside a worker."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from arena_helpers import alive, thinking_bot, wait_until
+import pytest
+from arena_helpers import FIXTURES, alive, wait_until
 
 from bot_arena.arena.transport.process import descendants
+from bot_arena.arena.transport.sandbox.mode import ENV_VAR
 
 # -P: run the CLI as the installed `arena` script runs, without the test folder on the path.
 ARENA = [sys.executable, "-P", "-m", "bot_arena.arena.cli.app"]
 
 
-def test_bots_die_with_a_killed_referee(tmp_path: Path) -> None:
-    bot, marker = thinking_bot(tmp_path)
+def thinking(root: int) -> int | None:
+    """The process under ``root`` whose thread is named ``arena-thinking`` (the fixture bot
+    inside ``choose_move``), read from /proc outside any sandbox; None while there is none."""
+    for pid in descendants(root):
+        try:
+            names = {
+                (task / "comm").read_bytes().strip() for task in Path(f"/proc/{pid}/task").iterdir()
+            }
+        except OSError:
+            continue
+        if b"arena-thinking" in names:
+            return pid
+    return None
+
+
+@pytest.mark.parametrize("mode", ["default", "off"])
+def test_bots_die_with_a_killed_referee(tmp_path: Path, mode: str) -> None:
+    """Confined (keeper, init and bot in their own namespaces) or not, every process the
+    referee started dies with it, the bot stuck in ``choose_move`` included."""
+    env = {k: v for k, v in os.environ.items() if k != ENV_VAR}
+    if mode == "off":
+        env[ENV_VAR] = "off"
     referee = subprocess.Popen(
         [
             *ARENA,
             "play",
             "tictactoe",
             "--bot",
-            str(bot),
+            str(FIXTURES / "thinking_named.py"),
             "--bot",
             "random",
             "--move-time",
@@ -32,13 +55,14 @@ def test_bots_die_with_a_killed_referee(tmp_path: Path) -> None:
             "--no-save",
         ],
         cwd=tmp_path,
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
-        # The bot is inside choose_move (it wrote its pid): it will not read its pipe again.
-        assert wait_until(lambda: marker.exists() and marker.read_text(), 60), "bot never asked"
-        stuck = int(marker.read_text())
+        # The bot is inside choose_move (it renamed itself): it will not read its pipe again.
+        assert wait_until(lambda: thinking(referee.pid), 60), "bot never asked"
+        stuck = thinking(referee.pid)
         # the workers and the fork server that started them (the bots are its children)
         workers = descendants(referee.pid)
         assert stuck in workers

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from arena_helpers import alive, assert_no_leftovers, fixture, thinking_bot, wait_until
+from arena_helpers import alive, assert_no_leftovers, fixture, wait_until
 
 from bot_arena import games
 from bot_arena.arena.match.botspec import resolve
@@ -20,47 +20,71 @@ from bot_arena.arena.tournament.job import Job, Plan, encode, write_all
 from bot_arena.arena.tournament.job_handle import JOB_MODULE, JOB_TARGET
 from bot_arena.arena.transport.forkserver import ForkServer, ForkServerError, wait_for_exit
 from bot_arena.arena.transport.process import BotProcess, descendants
+from bot_arena.arena.transport.sandbox.mode import Mode, SandboxSettings
 
 WORKER = [sys.executable, "-P", "-m", "bot_arena.arena.worker"]
+MODES = pytest.mark.parametrize("mode", [Mode.AUTO, Mode.OFF], ids=["default", "off"])
+# reports through its move info (stored in the record): nothing written, works confined
 PROBE = (
-    "import json, os\n"
+    "import os\n"
     "def choose_move(game, state, budget):\n"
     "    fds = sorted(int(f) for f in os.listdir('/proc/self/fd'))\n"
     "    targets = {f: os.readlink(f'/proc/self/fd/{f}') for f in fds if os.path.exists(\n"
     "        f'/proc/self/fd/{f}')}\n"
-    "    open(os.environ['PROBE_OUT'], 'w').write(json.dumps({\n"
+    "    return game.legal_moves(state)[0], {\n"
     "        'cwd': os.getcwd(), 'fds': targets, 'sid': os.getsid(0), 'pid': os.getpid(),\n"
-    "        'ppid': os.getppid()}))\n"
-    "    return game.legal_moves(state)[0]\n"
+    "        'ppid': os.getppid(), 'env': dict(os.environ)}\n"
 )
 
 
-def test_a_forked_worker_starts_clean_in_the_requested_folder_and_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import json
+def _stat(pid: int) -> tuple[int, int]:
+    """(parent, session) of a live process, from /proc outside any sandbox."""
+    stat = Path(f"/proc/{pid}/stat").read_bytes()
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return int(fields[1]), int(fields[3])
 
+
+@MODES
+def test_a_forked_worker_starts_clean_in_the_requested_folder_and_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: Mode
+) -> None:
+    """Unconfined, the fork runs in the referee's folder with its environment; confined, in
+    its own private working folder with the clean environment of its plan (none of the
+    referee's variables). Either way it is the server's child in a session of its own, and
+    holds no descriptor of the referee's or the server's."""
     bot = tmp_path / "probe.py"
     bot.write_text(PROBE)
-    out = tmp_path / "probe.json"
     folder = tmp_path / "work"
     folder.mkdir()
-    monkeypatch.setenv("PROBE_OUT", str(out))
     leaked = os.open(str(tmp_path / "referee-only"), os.O_CREAT | os.O_WRONLY)  # must not leak
     try:
-        with BotPool() as pool:
+        with BotPool(sandbox=SandboxSettings(mode)) as pool:
             server = pool._forkserver()
-            assert server is not None
+            assert server is not None and server.process is not None
+            # asked for after the server started: the fork gets the referee's, not the server's
             monkeypatch.chdir(folder)
+            monkeypatch.setenv("PROBE_REFEREE_VAR", "from the referee")
             record = pool.play(games.get("tictactoe"), [resolve(str(bot)), resolve("random")])
             assert record.termination is Termination.NORMAL
-            server_pid = server.process.pid if server.process else -1
-        probe = json.loads(out.read_text())
+            worker = pool.last_pids[0]
+            assert worker is not None
+            # seen from outside: forked by the server, not exec'd by the referee, and the
+            # leader of its own session (as with start_new_session)
+            assert _stat(worker) == (server.process.pid, worker)
+            confined = pool.confiner.active
+        probe = record.moves[0].info
+        assert probe is not None and record.moves[0].seat == 0
     finally:
         os.close(leaked)
-    assert probe["cwd"] == str(folder)
-    assert probe["ppid"] == server_pid  # forked by the server, not exec'd by the referee
-    assert probe["sid"] == probe["pid"]  # its own session, as with start_new_session
+    if confined:  # its pid, parent and session are its own namespace's: checked outside
+        env = probe["env"]
+        assert env["HOME"] == env["TMPDIR"] == probe["cwd"] != str(folder)
+        assert set(env) <= {"PATH", "LANG", "PYTHONPATH", "HOME", "TMPDIR"}
+    else:
+        assert probe["cwd"] == str(folder)
+        assert probe["env"].get("PROBE_REFEREE_VAR") == "from the referee"
+        assert probe["ppid"] == server.process.pid  # forked by the server
+        assert (probe["pid"], probe["sid"]) == (worker, worker)
     targets = probe["fds"].values()
     assert not any("referee-only" in t for t in targets)
     assert not any(t.startswith("socket:") for t in targets)  # not the server's channels
@@ -109,28 +133,43 @@ def test_a_dead_server_answers_every_request_with_an_error() -> None:
     server.close()
 
 
-def test_the_bots_of_a_killed_job_die_with_it(tmp_path: Path) -> None:
+def thinking(root: int) -> int | None:
+    """The process under ``root`` whose thread is named ``arena-thinking`` (the fixture bot
+    inside ``choose_move``), read from /proc outside any sandbox; None while there is none."""
+    for pid in descendants(root):
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+            names = {(task / "comm").read_bytes().strip() for task in tasks}
+        except OSError:
+            continue
+        if b"arena-thinking" in names:
+            return pid
+    return None
+
+
+@MODES
+def test_the_bots_of_a_killed_job_die_with_it(mode: Mode) -> None:
     """A job process SIGKILLed while its bot thinks (it would never read its closed pipe): the
-    server sees the job's channel close and kills every worker the job started."""
-    bot, marker = thinking_bot(tmp_path)
+    server sees the job's channel close and kills every worker the job started (confined: the
+    keepers, and with them everything in their namespaces)."""
     server = ForkServer(preload=[JOB_MODULE])
     assert server.process is not None
     to_job_r, to_job_w = os.pipe()
     from_job_r, from_job_w = os.pipe()
     job = server.spawn_job(JOB_TARGET, to_job_r, from_job_w)
     try:
-        plan = Plan(
-            "tictactoe", {}, (resolve(str(bot)), resolve("random")), TimeControl(move_time=300.0)
-        )
+        refs = (fixture("thinking_named.py"), resolve("random"))
+        tc = TimeControl(move_time=300.0)
+        plan = Plan("tictactoe", {}, refs, tc, sandbox=SandboxSettings(mode))
         write_all(to_job_w, encode({"plan": plan.to_dict()}))
         write_all(to_job_w, encode({"job": Job(1, (0, 1), None, 7).to_dict()}))
 
         def bots() -> list[int]:
             return [p for p in descendants(server.process.pid) if p != job.pid]  # type: ignore[union-attr]
 
-        assert wait_until(lambda: marker.exists() and marker.read_text(), 60), "never asked"
+        assert wait_until(lambda: thinking(server.process.pid), 60), "never asked"  # type: ignore[union-attr]
         workers = bots()
-        assert int(marker.read_text()) in workers
+        assert thinking(server.process.pid) in workers
         os.kill(job.pid, signal.SIGKILL)
         assert wait_for_exit(job, 30) == -signal.SIGKILL
         assert wait_until(lambda: not any(alive(p) for p in workers), 30), (

@@ -8,7 +8,10 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import socket
+import subprocess
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -269,3 +272,22 @@ def test_plan_round_trips_through_json(tmp_path: Path) -> None:
         confine.LAYERS, str(tmp_path), ("/usr",), (str(tmp_path),), ("/x",), 8, {"A": "b"}
     )
     assert confine.Plan.from_json(plan.to_json()) == plan
+
+
+def test_leftover_working_folders_of_dead_arenas_are_swept(tmp_path: Path) -> None:
+    from bot_arena.arena.match import confinement
+
+    child = subprocess.Popen(["true"])
+    child.wait()
+    tmp = Path(tempfile.gettempdir())
+    gone = tmp / f"{confinement.WORK_PREFIX}{child.pid}-test"
+    mine = tmp / f"{confinement.WORK_PREFIX}{os.getpid()}-test"
+    for folder in (gone, mine):
+        folder.mkdir()
+        (folder / "left.txt").write_text("x")
+    try:
+        confinement.sweep_stale_work()
+        assert not gone.exists() and mine.exists()
+    finally:
+        shutil.rmtree(gone, ignore_errors=True)
+        shutil.rmtree(mine, ignore_errors=True)

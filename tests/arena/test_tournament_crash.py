@@ -8,11 +8,15 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
+import termios
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -23,10 +27,10 @@ from sqlalchemy import create_engine, exc, make_url, pool
 
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.tournament.schedule import schedule
+from bot_arena.arena.transport.process import descendants
 from tests.db.dbtest import BACKENDS, database
 
-GATED = str(Path(__file__).resolve().parent / "fixtures" / "gated_random.py")
-FIELD = ["random", "random:seed=1", GATED]  # the gated bot moves only while it has tokens
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 GAMES = 40
 SEED = 3
 TOTAL = 3 * GAMES  # C(3, 2) pairs
@@ -78,9 +82,9 @@ def arena_cmd(db: Db, *args: str) -> list[str]:
     return [sys.executable, "-m", "bot_arena.arena.cli.app", *args, "--db", db.url]
 
 
-def run_cmd(db: Db, jobs: int) -> list[str]:
+def run_cmd(db: Db, jobs: int, field: list[str]) -> list[str]:
     args = ["tournament", "run", "tictactoe", "--games", str(GAMES), "--seed", str(SEED)]
-    for spec in FIELD:
+    for spec in field:
         args += ["--bot", spec]
     return arena_cmd(db, *args, "--jobs", str(jobs), "--move-time", "5")
 
@@ -94,35 +98,52 @@ def done(db: Db) -> int:
     return count(db, "SELECT count(*) FROM matches WHERE status = 'done'")
 
 
-def give_tokens(gate: Path, moves: int) -> None:
-    """Let the gated bot make ``moves`` more moves (across all its processes)."""
-    with gate.open("a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(moves))
+class Gate:
+    """The gated bot (``fixtures/gated_random.py``, copied into ``folder`` with its helper
+    package ``move_gate/``) and its tokens: bytes in the FIFO ``move_gate/tokens``, one per move,
+    taken by whichever of its processes reads first. It only reads a file of its own package, so
+    it runs confined as well as not. While ``hold`` is in force this end keeps the FIFO open
+    (read and write: neither end's open blocks) and the bot waits for tokens; otherwise it reads
+    end-of-file and moves freely."""
 
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir()
+        shutil.copyfile(FIXTURES / "gated_random.py", folder / "gated_random.py")
+        (folder / "move_gate").mkdir()
+        self.fifo = folder / "move_gate" / "tokens"
+        os.mkfifo(self.fifo)
+        self.bot = str(folder / "gated_random.py")
+        self.fd: int | None = None
 
-def tokens_left(gate: Path) -> int:
-    with gate.open() as handle:
-        fcntl.flock(handle, fcntl.LOCK_SH)
-        return int(handle.read() or 0)
+    def field(self) -> list[str]:
+        return ["random", "random:seed=1", self.bot]  # the gated bot moves only with tokens
+
+    def hold(self) -> None:
+        """From now on the bot waits for tokens (none yet)."""
+        self.fd = os.open(self.fifo, os.O_RDWR | os.O_NONBLOCK)
+
+    def give(self, moves: int) -> None:
+        """Let the gated bot make ``moves`` more moves (across all its processes)."""
+        assert self.fd is not None and 0 < moves < 4096  # well within a pipe's buffer
+        assert os.write(self.fd, b"t" * moves) == moves
+
+    def left(self) -> int:
+        """Tokens not taken yet (bytes in the pipe)."""
+        assert self.fd is not None
+        return int(struct.unpack("i", fcntl.ioctl(self.fd, termios.FIONREAD, b"\0" * 4))[0])
+
+    def release(self) -> None:
+        """No gate any more: the bot moves freely."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 @contextmanager
-def started(
-    cmd: list[str], log: Path, gate: Path | None = None
-) -> Iterator[subprocess.Popen[bytes]]:
-    """The command running in its own process group; ``gate``: the gated bot's token file
-    (by default one that never runs out)."""
-    if gate is None:
-        gate = log.with_suffix(".gate")
-        give_tokens(gate, 10**9)
-    env = {**os.environ, "ARENA_TEST_GATE": str(gate)}
+def started(cmd: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """The command running in its own process group."""
     with log.open("wb") as out:
-        proc = subprocess.Popen(
-            cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env
-        )
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         yield proc
     finally:
@@ -169,47 +190,49 @@ def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
     tmp_path: Path, db: Db
 ) -> None:
     log = tmp_path / "log.txt"
-    gate = tmp_path / "gate"
-    gate.write_text("0")
+    gate = Gate(tmp_path / "gated")
+    field = gate.field()
     kept: dict[int, str] = {}
     # Every kill lands mid-run whatever the machine's speed: the gated bot (in two thirds of the
     # matches, some 200 moves in all) gets a few tokens per step, and each signal is sent only
     # once they are all taken, while it waits for the next one.
+    gate.hold()
+    try:
+        # 1. killed once the schedule is written and the gated bot is stuck at its first move
+        with started(run_cmd(db, 2, field), log) as proc:
+            wait_until(proc, lambda: count(db, "SELECT count(*) FROM matches") == TOTAL, log)
+            proc.send_signal(signal.SIGKILL)
+        assert done(db) < TOTAL
+        kept.update(done_snapshot(db))
 
-    # 1. killed once the schedule is written and the gated bot is stuck at its first move
-    with started(run_cmd(db, jobs=2), log, gate) as proc:
-        wait_until(proc, lambda: count(db, "SELECT count(*) FROM matches") == TOTAL, log)
-        proc.send_signal(signal.SIGKILL)
-    assert done(db) < TOTAL
-    kept.update(done_snapshot(db))
+        # 2. resumed, killed with SIGKILL once the gated bot has made 30 more moves
+        resume = arena_cmd(db, "tournament", "resume", "1", "--jobs", "2")
+        before = done(db)
+        gate.give(30)
+        with started(resume, log) as proc:
+            wait_until(proc, lambda: gate.left() == 0 and done(db) > before, log)
+            proc.send_signal(signal.SIGKILL)
+        snap = done_snapshot(db)
+        assert all(snap[m] == digest for m, digest in kept.items())  # nothing done was touched
+        kept.update(snap)
 
-    # 2. resumed, killed with SIGKILL once the gated bot has made 30 more moves
-    resume = arena_cmd(db, "tournament", "resume", "1", "--jobs", "2")
-    before = done(db)
-    give_tokens(gate, 30)
-    with started(resume, log, gate) as proc:
-        wait_until(proc, lambda: tokens_left(gate) == 0 and done(db) > before, log)
-        proc.send_signal(signal.SIGKILL)
-    snap = done_snapshot(db)
-    assert all(snap[m] == digest for m, digest in kept.items())  # nothing done was touched
-    kept.update(snap)
-
-    # 3. resumed in one job, interrupted with Ctrl-C (SIGINT to the whole process group)
-    resume1 = arena_cmd(db, "tournament", "resume", "1", "--jobs", "1")
-    before = done(db)
-    give_tokens(gate, 30)
-    with started(resume1, log, gate) as proc:
-        wait_until(proc, lambda: tokens_left(gate) == 0 and done(db) > before, log)
-        os.killpg(proc.pid, signal.SIGINT)
-        assert proc.wait(timeout=POLL_LIMIT_S) == 130
-    assert "arena tournament resume 1" in log.read_text()
-    snap = done_snapshot(db)
-    assert all(snap[m] == digest for m, digest in kept.items())
-    kept.update(snap)
+        # 3. resumed in one job, interrupted with Ctrl-C (SIGINT to the whole process group)
+        resume1 = arena_cmd(db, "tournament", "resume", "1", "--jobs", "1")
+        before = done(db)
+        gate.give(30)
+        with started(resume1, log) as proc:
+            wait_until(proc, lambda: gate.left() == 0 and done(db) > before, log)
+            os.killpg(proc.pid, signal.SIGINT)
+            assert proc.wait(timeout=POLL_LIMIT_S) == 130
+        assert "arena tournament resume 1" in log.read_text()
+        snap = done_snapshot(db)
+        assert all(snap[m] == digest for m, digest in kept.items())
+        kept.update(snap)
+    finally:
+        gate.release()
 
     # 4. resumed to the end
-    give_tokens(gate, 10**9)
-    with started(resume1, log, gate) as proc:
+    with started(resume1, log) as proc:
         assert proc.wait(timeout=POLL_LIMIT_S) == 0, log.read_text()
     snap = done_snapshot(db)
     assert all(snap[m] == digest for m, digest in kept.items())
@@ -226,7 +249,7 @@ def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
         " JOIN bots b ON b.id = v.bot_id ORDER BY s.match_id, s.seat"
     ):
         seated.setdefault(mid, []).append(name)
-    names = [resolve(spec).name for spec in FIELD]
+    names = [resolve(spec).name for spec in field]
     expected = [[names[i] for i in p.seats] for p in schedule("round-robin", 3, 2, GAMES, SEED)]
     assert [seated[mid] for mid in sorted(seated)] == expected
     # every match's moves are plies 0..n-1 with no gaps or repeats
@@ -239,11 +262,14 @@ def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
 
 def test_two_tournaments_share_one_database(tmp_path: Path, db: Db) -> None:
     logs = [tmp_path / "a.txt", tmp_path / "b.txt"]
-    with started(run_cmd(db, jobs=1), logs[0]) as a, started(run_cmd(db, jobs=1), logs[1]) as b:
+    field = Gate(tmp_path / "gated").field()  # never held: the gated bot moves freely
+    run = run_cmd(db, 1, field)
+    with started(run, logs[0]) as a, started(run, logs[1]) as b:
         assert a.wait(timeout=POLL_LIMIT_S) == 0, logs[0].read_text()
         assert b.wait(timeout=POLL_LIMIT_S) == 0, logs[1].read_text()
     for log in logs:
         assert "locked" not in log.read_text()
+    assert count(db, "SELECT count(*) FROM seats WHERE fault IS NOT NULL") == 0  # all played
     assert db.query("SELECT id, status FROM tournaments ORDER BY id") == [(1, "done"), (2, "done")]
     assert db.query(
         "SELECT tournament_id, count(*) FROM matches WHERE status='done' GROUP BY 1 ORDER BY 1"
@@ -296,23 +322,36 @@ def _no_arena_db_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ARENA_DB", raising=False)
 
 
+def named_process(root: int, name: str) -> int | None:
+    """The process under ``root`` whose argv[0] is ``name``, from /proc outside any sandbox."""
+    return next((pid for pid in descendants(root) if argv0(pid) == name), None)
+
+
+def argv0(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def test_the_database_shows_as_running_the_match_in_play(tmp_path: Path) -> None:
     """While a bot thinks in the second match, the database says: the first done, the second
-    running, the third pending (upcoming matches are not marked running ahead of time)."""
-    release = tmp_path / "release"
-    thinking = tmp_path / "thinking"
+    running, the third pending (upcoming matches are not marked running ahead of time). The bot
+    thinks by running ``sleep`` under a unique name, which the test finds from outside and kills
+    to let it go on (it writes nothing: it works confined)."""
+    name = f"arena-thinking-{uuid.uuid4().hex}"
     bot = tmp_path / "slow_second.py"
     bot.write_text(
-        "import time\n"
+        "import subprocess\n"
         "games = 0\n"
+        "waited = False\n"
         "def choose_move(game, state, budget):\n"
-        "    global games\n"
+        "    global games, waited\n"
         "    if game.format_position(state).count('.') >= 8:  # its first move of a game\n"
         "        games += 1\n"
-        f"    if games == 2 and not __import__('os').path.exists({str(release)!r}):\n"
-        f"        open({str(thinking)!r}, 'w').close()\n"
-        f"        while not __import__('os').path.exists({str(release)!r}):\n"
-        "            time.sleep(0.01)\n"
+        "    if games == 2 and not waited:\n"
+        "        waited = True\n"
+        f"        subprocess.run([{name!r}, '86400'], executable='/bin/sleep')  # until killed\n"
         "    return game.legal_moves(state)[0]\n"
     )
     url = f"sqlite:///{tmp_path / 'running.db'}"
@@ -342,19 +381,22 @@ def test_the_database_shows_as_running_the_match_in_play(tmp_path: Path) -> None
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    thinking: int | None = None
     try:
         end = time.monotonic() + POLL_LIMIT_S
-        while not thinking.exists():
+        while (thinking := named_process(run.pid, name)) is None:
             assert run.poll() is None and time.monotonic() < end, "the bot never got stuck"
             time.sleep(0.01)
         statuses = Db(url).query("SELECT status FROM matches ORDER BY id")
         assert [s for (s,) in statuses] == ["done", "running", "pending"]
-        release.touch()
+        os.kill(thinking, signal.SIGKILL)  # the bot goes on
         assert run.wait(POLL_LIMIT_S) == 0
         statuses = Db(url).query("SELECT status FROM matches ORDER BY id")
         assert [s for (s,) in statuses] == ["done", "done", "done"]
     finally:
-        release.touch()
+        if thinking is not None and argv0(thinking) == name:
+            with suppress(ProcessLookupError):
+                os.kill(thinking, signal.SIGKILL)
         if run.poll() is None:
             run.kill()
             run.wait()

@@ -24,10 +24,10 @@ from bot_arena import games
 ARENA = [sys.executable, "-P", "-m", "bot_arena.arena.cli.app"]
 COMMAND_TIMEOUT = 120.0  # seconds: a bound for a hung run, far above a normal one (~1-3 s)
 HELPERS = ["user games.py", "user db.py", "user bots.py", "user arena.py"]
-MARKER = "db-marker.txt"  # written by the user's db.py, one line per move it saw
 
 # Every helper defines something the bot needs, so a helper shadowed by the arena's package of
-# that name makes the import fail.
+# that name makes the import fail. The user's db.py keeps what it is given in memory (a confined
+# bot may write only in its own working folder) and the bot reports it in its move info.
 HELPER_SOURCES = {
     "games.py": (
         'ORIGIN = "user games.py"\n\n\n'
@@ -36,11 +36,12 @@ HELPER_SOURCES = {
         "    return moves[0]\n"
     ),
     "db.py": (
-        "from pathlib import Path\n\n"
-        'ORIGIN = "user db.py"\n\n\n'
+        'ORIGIN = "user db.py"\n'
+        "SEEN = []\n\n\n"
         "def remember(text):\n"
-        f'    with open(Path(__file__).with_name("{MARKER}"), "a") as out:\n'
-        '        out.write(text + "\\n")\n'
+        '    """Keep ``text``; (how many texts this process kept so far, ``text``)."""\n'
+        "    SEEN.append(text)\n"
+        "    return len(SEEN), text\n"
     ),
     "bots.py": 'ORIGIN = "user bots.py"\n',
     "arena.py": 'ORIGIN = "user arena.py"\n',
@@ -53,8 +54,8 @@ BOT_SOURCE = (
     "from games import ORIGIN, first\n\n\n"
     "def choose_move(game, state, budget):\n"
     "    move = first(list(game.legal_moves(state)))\n"
-    "    db.remember(game.format_move(move))\n"
-    "    return move, {'helpers': [ORIGIN, db.ORIGIN, bots.ORIGIN, arena.ORIGIN]}\n"
+    "    kept = db.remember(game.format_move(move))\n"
+    "    return move, {'helpers': [ORIGIN, db.ORIGIN, bots.ORIGIN, arena.ORIGIN], 'db': kept}\n"
 )
 
 MODULE_BOT = "mypkg.player:choose_move"
@@ -83,28 +84,30 @@ def arena(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def user_moves(record: dict[str, Any], users: set[str]) -> list[str]:
     """Check a match record: it ended normally without faults, and every move of a seat played
     by one of ``users`` (the user's bot) is the first legal move, reported with the user's
-    helpers. Returns those moves, in order."""
+    helpers, and kept by the user's db.py once (its count goes up by one with each of the
+    seat's moves). Returns those moves, in order."""
     assert record["termination"] == "normal", record["seats"]
     assert all(s["fault"] is None for s in record["seats"]), record["seats"]
     seats = {i for i, s in enumerate(record["seats"]) if s["bot"] in users}
     game = games.get(record["game"], **record["params"])
     state = game.parse_position(record["start_position"])
     mine = []
+    kept: dict[int, list[int]] = {seat: [] for seat in seats}
     for move in record["moves"]:
         if move["seat"] in seats:
             first = game.format_move(game.legal_moves(state)[0])
             assert move["move"] == first, f"seat {move['seat']} did not play the first legal move"
             assert move["info"]["helpers"] == HELPERS
+            count, text = move["info"]["db"]
+            assert text == move["move"], "the user's db.py did not keep the move played"
+            kept[move["seat"]].append(count)
             mine.append(move["move"])
         state = game.apply(state, game.move_from_text(state, move["move"]))
+    for counts in kept.values():  # one worker per seat: db.py ran once per move
+        assert counts == list(range(counts[0], counts[0] + len(counts))), counts
     assert game.is_terminal(state) and game.format_position(state) == record["final_position"]
     assert seats and mine, f"none of {users} played in this match"
     return mine
-
-
-def marker_lines(folder: Path) -> list[str]:
-    path = folder / MARKER
-    return path.read_text().splitlines() if path.exists() else []
 
 
 def play(cwd: Path, bots: list[str], seed: int) -> dict[str, Any]:
@@ -121,15 +124,13 @@ def test_a_file_bot_uses_its_own_games_db_bots_and_arena_modules(tmp_path: Path)
     elsewhere = tmp_path / "elsewhere"  # the file is named by its path from another folder
     elsewhere.mkdir()
     record = play(elsewhere, [str(folder / "mybot.py"), "random"], seed=1)
-    played = user_moves(record, {"mybot"})
-    assert marker_lines(folder) == played  # the user's db.py ran in the worker, once a move
+    user_moves(record, {"mybot"})
 
 
 def test_a_module_bot_run_from_its_folder_uses_its_own_helpers(tmp_path: Path) -> None:
     folder = write_user_folder(tmp_path / "user")
     record = play(folder, ["random", MODULE_BOT], seed=2)
-    played = user_moves(record, {MODULE_BOT})
-    assert marker_lines(folder) == played
+    user_moves(record, {MODULE_BOT})
 
 
 def test_a_parallel_tournament_plays_both_forms_normally(tmp_path: Path) -> None:
@@ -148,8 +149,5 @@ def test_a_parallel_tournament_plays_both_forms_normally(tmp_path: Path) -> None
         arena(folder, "export", "--tournament", "1", "--format", "json", *db).stdout
     )
     assert len(records) == 6
-    played: list[str] = []
     for record in records:  # the two forms of the bot meet too: both seats are checked then
-        played += user_moves(record, {"mybot", MODULE_BOT})
-    # two jobs append to the same marker: compare as multisets
-    assert sorted(marker_lines(folder)) == sorted(played)
+        user_moves(record, {"mybot", MODULE_BOT})

@@ -148,6 +148,8 @@ def _keep() -> None:
         bot = os.fork()
         if bot == 0:
             kernel.prctl(kernel.PR_SET_PDEATHSIG, signal.SIGKILL)  # ... and the bot with init
+            if os.getppid() != 1:  # init died before the request took effect
+                os._exit(1)
             os.close(status_w)
             return
         os.closerange(0, status_w)

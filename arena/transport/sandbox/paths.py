@@ -1,8 +1,8 @@
 """What a confined bot may read: the runtime it needs to run, and its own files.
 
-- ``runtime_paths``: the Python installation and the folders on the arena's ``sys.path`` (the
-  standard library, the installed packages), and the arena's own packages (which an editable
-  install keeps in the source tree: the folders themselves, not the tree around them).
+- ``runtime_paths``: the Python installation (the standard library, the installed packages and
+  what their ``.pth`` files add, ``PYTHONPATH``), and the arena's own packages (which an
+  editable install keeps in the source tree: the folders themselves, not the tree around them).
 - ``python_closure``: a bot file and the files beside it that it imports, followed through the
   imports of those (found by reading the source, never running it): a helper module next to
   the bot works, another bot's file next to it stays closed. A bot that imports by a computed
@@ -15,7 +15,9 @@ from __future__ import annotations
 import ast
 import os
 import shutil
+import site
 import sys
+import sysconfig
 from collections.abc import Iterable
 from importlib.util import find_spec
 from pathlib import Path
@@ -24,13 +26,43 @@ ARENA_PACKAGES = ("bot_arena.arena", "bot_arena.bots", "bot_arena.games", "bot_a
 
 
 def runtime_paths() -> list[str]:
+    """The installation's own folders, never the live ``sys.path``: the arena (and a test
+    run) adds the current folder and others to it, which a bot must not read through."""
     found = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)}
-    found.update(p for p in sys.path if p and os.path.isdir(p) and os.path.isabs(p))
+    found.update(sysconfig.get_paths().values())
+    sites = [*site.getsitepackages()]
+    if site.ENABLE_USER_SITE:
+        sites.append(site.getusersitepackages())
+    found.update(sites)
+    found.update(_pth_folders(sites))  # what .pth files add (other editable installs)
+    found.update(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
     for name in ARENA_PACKAGES:
         spec = find_spec(name)
         if spec is not None and spec.submodule_search_locations:
             found.update(spec.submodule_search_locations)
-    return sorted(_real(found))
+    return sorted(_real(p for p in found if os.path.isabs(p) and os.path.exists(p)))
+
+
+def _pth_folders(sites: Iterable[str]) -> set[str]:
+    """The folders that the ``.pth`` files of ``sites`` put on ``sys.path``."""
+    found = set()
+    for folder in sites:
+        try:
+            names = [n for n in os.listdir(folder) if n.endswith(".pth")]
+        except OSError:
+            continue
+        for name in names:
+            try:
+                lines = Path(folder, name).read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError):
+                continue
+            for line in lines:
+                line = line.strip()
+                if line and not line.startswith(("#", "import ", "import\t")):
+                    path = os.path.join(folder, line)
+                    if os.path.isdir(path):
+                        found.add(os.path.abspath(path))
+    return found
 
 
 def _real(paths: Iterable[str]) -> set[str]:
@@ -88,8 +120,11 @@ def package_paths(module: str, folder: str) -> list[str]:
     (installed packages are in ``runtime_paths`` already)."""
     top = module.split(".")[0]
     for candidate in (Path(folder) / top, Path(folder) / f"{top}.py"):
-        if candidate.is_dir():
-            return sorted(_real([str(candidate)]))
+        if candidate.is_dir():  # all of the package, and what its modules import beside it
+            allowed = {str(candidate)}
+            for module in candidate.rglob("*.py"):
+                allowed.update(python_closure(str(module), folder))
+            return sorted(_real(allowed))
         if candidate.is_file():
             return python_closure(str(candidate), folder)
     return []
