@@ -33,6 +33,12 @@ def clean_env(home: str | None = None) -> dict[str, str]:
     return env
 
 
+def pids_cap() -> int | None:
+    """The unit's process cap as a cgroup's: only for an arena running as root (anyone else's
+    bots are capped by RLIMIT_NPROC in their user namespace, from which real root is exempt)."""
+    return PROCESS_CAP if os.getuid() == 0 else None
+
+
 def sweep_stale_work() -> None:
     """Remove the working folders of arena processes that are gone (killed before they
     cleaned up; named ``arena-work-<pid>-...``)."""
@@ -56,7 +62,6 @@ class Confiner:
         self.layers = support.probe()[0] if level != UNCONFINED else frozenset()
         self.allow_read = tuple(os.path.abspath(p) for p in settings.allow_read)
         self.limits = limits
-        self.serial = 0
         self._runtime: list[str] | None = None
         if self.active:
             sweep_stale_work()
@@ -78,10 +83,9 @@ class Confiner:
         work = tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-")
         unit: cgroups.Unit | None = None
         if confine.CGROUPS in self.layers:
-            self.serial += 1
             try:
                 unit = cgroups.Unit.create(
-                    cgroups.unit_name(self.serial), self.limits.memory_mb << 20
+                    cgroups.unit_name(), self.limits.memory_mb << 20, pids_cap()
                 )
             except OSError:
                 shutil.rmtree(work, ignore_errors=True)

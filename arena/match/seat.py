@@ -164,7 +164,7 @@ class ProcessSeat:
         if stray:  # a line nobody asked for would be taken for the next answer: refuse it
             fault = faults.bad_output("output without a request", _text(stray), **self._evidence())
             return Reply(0.0, fault=fault)
-        resumed = pauses.resumed()
+        resumed = pauses.stalls()
         sent = time.monotonic()
         deadline = None if hard_limit is None else sent + hard_limit
         if not process.send(request.line, deadline):
@@ -175,7 +175,7 @@ class ProcessSeat:
             return Reply(elapsed, fault=self._crashed())
         status, raw = process.read_line(deadline)
         elapsed = time.monotonic() - sent
-        if pauses.resumed() != resumed:
+        if pauses.stood_still(resumed):
             # The arena was stopped while the bot thought: the stop is not the bot's time. An
             # answer that is still missing gets the whole limit again, once, from the resume;
             # the move is charged at most its limit.

@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 from typing import Any
 
-from bot_arena.arena.transport.sandbox.kernel import set_dumpable
+from bot_arena.arena.transport.sandbox.kernel import PR_SET_CHILD_SUBREAPER, prctl, set_dumpable
 from bot_arena.arena.worker.__main__ import die_with_parent
 
 MAX_MESSAGE = 1 << 20  # bytes of one request (the environment is the large part)
@@ -51,6 +51,7 @@ MAX_MESSAGE = 1 << 20  # bytes of one request (the environment is the large part
 def preload(extra: Sequence[str] = ()) -> Callable[[list[str]], int]:
     """Import what every worker needs before it loads its bot, and the ``extra`` modules (whose
     functions jobs run); return the worker's ``main``."""
+    from bot_arena.arena.transport.sandbox import confine  # noqa: F401 - every confined fork
     from bot_arena.arena.worker import launch  # noqa: F401 - for ``cmd:`` bots' forks
     from bot_arena.arena.worker.__main__ import main
     from bot_arena.bots import registry as bot_registry
@@ -158,6 +159,21 @@ class Server:
         _, status = os.waitpid(pid, 0)
         if channel in self.channels:
             _send(self.channels[channel], {"exit": pid, "code": os.waitstatus_to_exitcode(status)})
+        self._reap_orphans()
+
+    def _reap_orphans(self) -> None:
+        """Reap exited processes that are not this server's own children (orphans it adopted
+        as subreaper), up to the first of its own, which its pidfd reports."""
+        own = {pid for pid, _ in self.children.values()}
+        while True:
+            try:
+                found = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                return
+            if found is None or found.si_pid in own:
+                return
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(found.si_pid, 0)
 
     def _request(self, sock: socket.socket) -> bool:
         """Serve one request from ``sock``; False when the client has closed it."""
@@ -239,6 +255,9 @@ def main(argv: list[str]) -> None:
     # every bot is a fork of it. Jobs inherit this; a bot's own process gets it back (below).
     with contextlib.suppress(OSError):
         set_dumpable(False)
+        # orphans come here, not to the system's init: a confined bot's init when its keeper
+        # is killed, and whatever its namespace held (reaped in ``_reap_orphans``)
+        prctl(PR_SET_CHILD_SUBREAPER, 1)
     sock = socket.socket(fileno=int(argv[0]))
     extra = [argv[i + 1] for i in range(1, len(argv) - 1) if argv[i] == "--preload"]
     Server(sock, preload(extra), extra).serve()

@@ -1,17 +1,19 @@
-"""One memory control group per bot unit (its process and every process it starts): a total
-memory cap, and a way to kill all of it.
+"""Control groups per bot unit (its process and every process it starts): a total memory cap,
+a total process cap where one is needed, and a way to kill all of it.
 
-cgroup v1 (the ``memory`` hierarchy) or v2 (a unified hierarchy with the memory controller
-enabled), whichever this machine mounts writable. Units live under ``bot-arena/``, named by
-the pool that starts them. The unit's process cap is not a cgroup's: moving a process into a
-v1 group costs about 2 ms (the kernel waits for an RCU grace period), so one group per unit is
-what start-up can afford; the cap is ``RLIMIT_NPROC`` in the unit's own user namespace, which
-counts the unit's processes only (``confine``).
+cgroup v1 (the ``memory`` and ``pids`` hierarchies) or v2 (a unified hierarchy with those
+controllers enabled), whichever this machine mounts. Units live under ``bot-arena/``, named
+by the arena process that makes them. Moving a process into a v1 group costs milliseconds (the
+kernel waits for an RCU grace period), so the ``pids`` group is used only where nothing
+cheaper caps the unit's processes: for an arena running as root. Anyone else's bot is capped by
+``RLIMIT_NPROC`` in its own user namespace, which counts the unit's processes only; real root
+(whom the bot's namespace maps to) is exempt from that limit (``confine``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 import time
@@ -34,18 +36,27 @@ def _mounts() -> list[tuple[str, set[str]]]:
     return found
 
 
-def hierarchies() -> list[tuple[Path, str]]:
-    """(root, memory limit file) of the hierarchy that holds units here, or [] when this
-    machine has no memory controller mounted."""
+def hierarchies(processes: bool) -> list[tuple[Path, str]]:
+    """(group folder root, limit file) for a unit here: memory, and with ``processes`` pids
+    too; [] when this machine lacks one of them."""
     mounts = _mounts()
-    for point, opts in mounts:
-        if "cgroup" in opts and "memory" in opts:
-            return [(Path(point), "memory.limit_in_bytes")]
+    wanted = {"memory": "memory.limit_in_bytes"} | ({"pids": "pids.max"} if processes else {})
+    v1 = [
+        (Path(point), wanted[c])
+        for c in wanted
+        for point, opts in mounts
+        if "cgroup" in opts and c in opts
+    ]
+    if len(v1) == len(wanted):
+        return v1
     for point, opts in mounts:
         if "cgroup2" in opts:
             with contextlib.suppress(OSError):
-                if "memory" in (Path(point) / "cgroup.subtree_control").read_text().split():
-                    return [(Path(point), "memory.max")]
+                enabled = (Path(point) / "cgroup.subtree_control").read_text().split()
+                if set(wanted) <= set(enabled):
+                    return [(Path(point), "memory.max")] + (
+                        [(Path(point), "pids.max")] if processes else []
+                    )
     return []
 
 
@@ -57,20 +68,23 @@ class Unit:
         self.paths = paths
 
     @classmethod
-    def create(cls, name: str, memory_bytes: int) -> Unit:
-        """Make the unit's group with its cap (OSError when this machine will not)."""
-        paths = []
+    def create(cls, name: str, memory_bytes: int, processes: int | None) -> Unit:
+        """Make the unit's groups with their caps (``processes`` None: no pids group);
+        OSError when this machine will not."""
+        paths: list[Path] = []
         try:
-            for root, memory_file in hierarchies():
+            for root, limit_file in hierarchies(processes is not None):
                 path = root / PARENT / name
-                path.mkdir(parents=True)
-                paths.append(path)
-                (path / memory_file).write_text(str(memory_bytes))
+                if path not in paths:
+                    path.mkdir(parents=True)
+                    paths.append(path)
+                value = memory_bytes if limit_file.startswith("memory") else processes
+                (path / limit_file).write_text(str(value))
         except OSError:
             Unit(name, paths).remove()
             raise
         if not paths:
-            raise OSError("no memory cgroup")
+            raise OSError("no memory (or pids) cgroup")
         return cls(name, paths)
 
     @staticmethod
@@ -109,14 +123,18 @@ class Unit:
             time.sleep(0.001)  # the kernel is still tearing the killed processes down
 
 
-def unit_name(serial: int) -> str:
-    """A unit's name: the creating process's pid first, so a sweep knows whose it is."""
-    return f"{os.getpid()}-{serial}"
+_serial = itertools.count(1)
+
+
+def unit_name() -> str:
+    """A new unit's name: the creating process's pid first, so a sweep knows whose it is,
+    then a number unique in this process (several pools may run in one)."""
+    return f"{os.getpid()}-{next(_serial)}"
 
 
 def sweep_stale() -> None:
     """Remove the units of arena processes that are gone (killed before they cleaned up)."""
-    for root, _ in hierarchies():
+    for root, _ in hierarchies(True) or hierarchies(False):
         with contextlib.suppress(OSError):
             for child in (root / PARENT).iterdir():
                 owner = child.name.partition("-")[0]

@@ -3,16 +3,20 @@
 
 In order, each layer the plan names (``support`` finds out which ones this machine offers):
 
-1. ``cgroups``: join the unit's memory and pids groups (made by the pool; a total cap on the
-   unit's memory and number of processes, and a handle to kill all of it).
-2. ``namespaces``: a user namespace (root in it is nobody outside: no privilege over the host),
-   an empty network namespace (no network at all, loopback included), and PID, mount, IPC and
-   UTS namespaces. The calling process stays outside as the *keeper* and mirrors the bot's
-   exit status; inside, a minimal init (PID 1) runs the bot (PID 2). When the bot dies init
-   exits, and the kernel kills everything else in the namespace (a double-forked daemon
-   included): nothing outlives the bot. In the new mount namespace the bot gets a fresh
-   ``/proc`` (its own processes only), a private tmpfs as its working folder (gone with the
-   namespace) and another on ``/dev/shm``.
+1. ``cgroups``: join the unit's memory group (and, for an arena running as root, its pids
+   group), made by the pool: a total cap on the unit's memory (and processes), and a handle to
+   kill all of it.
+2. ``namespaces``: a user namespace (root in it is the arena's own user outside, with no
+   capability over anything the namespace does not own), an empty network namespace (no network
+   at all, loopback included), and PID, mount, IPC and UTS namespaces. The calling process stays
+   outside as the *keeper* and mirrors the bot's exit status; inside, a minimal init (PID 1)
+   runs the bot (PID 2). When the bot dies init exits, and the kernel kills everything else in
+   the namespace (a double-forked daemon included): nothing outlives the bot. In the new mount
+   namespace the bot gets a fresh ``/proc`` (its own processes only), a private tmpfs as its
+   working folder (gone with the namespace) and another on ``/dev/shm``; every other mount is
+   read-only there (no write, chmod, utime or xattr change reaches the host's files).
+   ``RLIMIT_NPROC`` caps the unit's processes (counted per user namespace; real root is exempt,
+   hence its pids group).
 3. The environment: scrubbed (no variable of the arena's), ``HOME`` and ``TMPDIR`` the working
    folder, which is also the current one.
 4. ``landlock``: read-only access to what it needs to run (``plan.read``), write access to its
@@ -187,7 +191,9 @@ def _wait_for(child: int) -> int:
 
 
 def _mounts(work: str) -> None:
-    kernel.mount(None, "/", None, kernel.MS_REC | kernel.MS_PRIVATE, None)
+    """The bot's view of the files: the host's, all read-only; its own /proc, working folder
+    and /dev/shm on top (what Landlock does not cover, file metadata, is covered here)."""
+    kernel.read_only_tree("/")
     quiet = kernel.MS_NOSUID | kernel.MS_NODEV
     kernel.mount("proc", "/proc", "proc", quiet | kernel.MS_NOEXEC, None)
     kernel.mount("tmpfs", work, "tmpfs", quiet, f"size={WORK_MB}m,mode=0700")

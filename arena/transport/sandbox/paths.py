@@ -122,8 +122,8 @@ def package_paths(module: str, folder: str) -> list[str]:
     for candidate in (Path(folder) / top, Path(folder) / f"{top}.py"):
         if candidate.is_dir():  # all of the package, and what its modules import beside it
             allowed = {str(candidate)}
-            for module in candidate.rglob("*.py"):
-                allowed.update(python_closure(str(module), folder))
+            for source in candidate.rglob("*.py"):
+                allowed.update(python_closure(str(source), folder))
             return sorted(_real(allowed))
         if candidate.is_file():
             return python_closure(str(candidate), folder)

@@ -26,7 +26,7 @@ from bot_arena.arena.transport.sandbox.mode import (
 PROBE_MODULE = "bot_arena.arena.transport.sandbox.support"
 FULL_LANDLOCK_ABI = 6  # signal and abstract-socket scoping
 WHAT = {  # how a missing layer is named to the user
-    confine.CGROUPS: "cgroups (a memory cap per bot)",
+    confine.CGROUPS: "cgroups (a memory cap per bot; and, for root, a process cap)",
     confine.NAMESPACES: "namespaces (no network, own processes, private folder)",
     confine.LANDLOCK: "landlock (file access)",
     "landlock-scopes": f"landlock ABI {FULL_LANDLOCK_ABI} (signal scoping)",
@@ -130,7 +130,7 @@ def _cgroups_work() -> bool:
     from bot_arena.arena.transport.sandbox.cgroups import Unit, unit_name
 
     try:
-        unit = Unit.create(unit_name(0), 64 << 20)
+        unit = Unit.create(unit_name(), 64 << 20, 16 if os.getuid() == 0 else None)
     except OSError:
         return False
     try:
