@@ -10,10 +10,10 @@ import os
 import shlex
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from bot_arena.arena.match.botref import BUILTIN, COMMAND, BotRef, file_target
+from bot_arena.arena.match.botref import BUILTIN, COMMAND, HUMAN, BotRef, file_target
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.sandbox import cgroups, confine, paths, support
 from bot_arena.arena.transport.sandbox.mode import UNCONFINED, SandboxSettings
@@ -31,6 +31,12 @@ def clean_env(home: str | None = None) -> dict[str, str]:
     if home is not None:
         env.update(HOME=home, TMPDIR=home)
     return env
+
+
+def _file_of(ref: BotRef) -> str:
+    """The real path of a file bot's file ('' for other bots)."""
+    parsed = file_target(ref.target) if ref.kind not in (BUILTIN, COMMAND, HUMAN) else None
+    return os.path.realpath(parsed[0]) if parsed else ""
 
 
 def pids_cap() -> int | None:
@@ -63,10 +69,16 @@ class Confiner:
         self.allow_read = tuple(os.path.abspath(p) for p in settings.allow_read)
         self.limits = limits
         self._runtime: list[str] | None = None
+        self.bot_files: set[str] = set()  # the real paths of the file bots the pool knows
         if self.active:
             sweep_stale_work()
         if confine.CGROUPS in self.layers:
             cgroups.sweep_stale()
+
+    def know(self, refs: Iterable[BotRef]) -> None:
+        """Bots this pool plays (its field): no bot may read another's file, even one it names
+        in an import (say, in code that never runs)."""
+        self.bot_files.update(f for f in map(_file_of, refs) if f)
 
     @property
     def active(self) -> bool:
@@ -91,6 +103,8 @@ class Confiner:
                 shutil.rmtree(work, ignore_errors=True)
                 raise
         read, listed = self._bot_paths(ref, bot_file)
+        others = self.bot_files - {_file_of(ref)}
+        read = [p for p in read if os.path.realpath(p) not in others]  # even when it imports one
         if self._runtime is None:
             self._runtime = paths.runtime_paths()
         plan = confine.Plan(

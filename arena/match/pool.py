@@ -188,6 +188,7 @@ class BotPool:
         start-ups overlap instead of stalling the first game each bot plays (a tournament knows
         its field in advance). The handshake comes with the process's first game; a process
         that failed to start is replaced then, like any dead idle one."""
+        self.confiner.know(refs)
         for ref in dict.fromkeys(refs):
             if ref.kind != HUMAN and not self.idle.get(ref):
                 seat = self._spawn(ref)
@@ -258,6 +259,7 @@ class BotPool:
             game.initial_state() if start_position is None else game.parse_position(start_position)
         )
         started = time.time()
+        self.confiner.know(bots)
         faults: list[Fault | None] = [None] * n
         seats: list[Seat | None] = []
         for i, ref in enumerate(bots):
