@@ -20,17 +20,6 @@ from bot_arena.arena.transport.sandbox.mode import UNCONFINED, SandboxSettings
 
 WORK_PREFIX = "arena-work-"  # + the pool's pid: a sweep knows whose a leftover folder is
 PROCESS_CAP = 64  # processes (and threads) of one bot unit together
-_KEPT_VARS = ("PATH", "LANG", "PYTHONPATH")  # what a confined runtime may need to start
-
-
-def clean_env(home: str | None = None) -> dict[str, str]:
-    """The whole environment of a confined process: no variable of the user's but these."""
-    env = {k: os.environ[k] for k in _KEPT_VARS if k in os.environ}
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env.setdefault("LANG", "C.UTF-8")
-    if home is not None:
-        env.update(HOME=home, TMPDIR=home)
-    return env
 
 
 def _file_of(ref: BotRef) -> str:
@@ -49,8 +38,7 @@ def sweep_stale_work() -> None:
     """Remove the working folders of arena processes that are gone (killed before they
     cleaned up; named ``arena-work-<pid>-...``)."""
     for folder in Path(tempfile.gettempdir()).glob(f"{WORK_PREFIX}*-*"):
-        owner = folder.name[len(WORK_PREFIX) :].partition("-")[0]
-        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+        if cgroups.owner_gone(folder.name[len(WORK_PREFIX) :]):
             shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -58,18 +46,20 @@ def server_env(level: str) -> dict[str, str] | None:
     """The environment of an arena process that bots are forked from (a fork server, a
     tournament job): clean when bots run confined (a fork's memory holds a copy of its
     parent's environment), else the arena's own (None)."""
-    return None if level == UNCONFINED else clean_env()
+    return None if level == UNCONFINED else confine.clean_env()
 
 
 class Confiner:
     """Plans for one pool's bot processes (inactive when the pool's level is ``off``)."""
 
     def __init__(self, settings: SandboxSettings, limits: ResourceLimits, level: str) -> None:
+        self.level = level
         self.layers = support.probe()[0] if level != UNCONFINED else frozenset()
         self.allow_read = tuple(os.path.abspath(p) for p in settings.allow_read)
         self.limits = limits
         self._runtime: list[str] | None = None
         self.bot_files: set[str] = set()  # the real paths of the file bots the pool knows
+        self._known: set[BotRef] = set()
         if self.active:
             sweep_stale_work()
         if confine.CGROUPS in self.layers:
@@ -78,7 +68,9 @@ class Confiner:
     def know(self, refs: Iterable[BotRef]) -> None:
         """Bots this pool plays (its field): no bot may read another's file, even one it names
         in an import (say, in code that never runs)."""
-        self.bot_files.update(f for f in map(_file_of, refs) if f)
+        new = set(refs) - self._known  # once per bot: a pool plays the same ones game after game
+        self._known |= new
+        self.bot_files.update(f for f in map(_file_of, new) if f)
 
     @property
     def active(self) -> bool:
@@ -87,7 +79,7 @@ class Confiner:
     def server_env(self) -> dict[str, str] | None:
         """The fork server's environment: clean when bots are confined (a fork's memory holds
         its server's environment), else the arena's own (None)."""
-        return clean_env() if self.active else None  # as server_env, by what the probe found
+        return server_env(self.level)
 
     def plan(self, ref: BotRef, bot_file: str | None) -> tuple[confine.Plan, Callable[[], None]]:
         """The plan for a new process of ``ref`` (``bot_file``: the file a file bot is loaded
@@ -114,7 +106,7 @@ class Confiner:
             listed=tuple(listed),
             cgroups=tuple(str(p) for p in unit.paths) if unit else (),
             processes=PROCESS_CAP,
-            env=clean_env(work),
+            env=confine.clean_env(work),
         )
 
         def cleanup() -> None:

@@ -107,9 +107,10 @@ class BotPool:
             file.write_text(ref.source or "", encoding="utf-8")
         return str(file)
 
-    def argv(self, ref: BotRef, sandbox: Sequence[str] = ()) -> list[str]:
+    def argv(self, ref: BotRef, sandbox: Sequence[str] = (), file: str | None = None) -> list[str]:
         """The command line that starts a worker for ``ref`` under this pool's limits (and,
-        with ``sandbox`` = ``["--sandbox", PLAN]``, confined)."""
+        with ``sandbox`` = ``["--sandbox", PLAN]``, confined). ``file``: a file bot's file as
+        ``_bot_file`` gave it (found here when not given)."""
         limits = [*sandbox, *self.limits.argv()]
         if sandbox and ref.kind == COMMAND:  # confined and limited by the launcher, then exec'd
             launch = [sys.executable, "-P", "-m", "bot_arena.arena.worker.launch", *limits, "--"]
@@ -129,7 +130,7 @@ class BotPool:
         if parsed is None:
             return [*worker, "--import", ref.target, "--sys-path", os.getcwd()]
         path, attr = parsed
-        file = self._source_file(ref, path) if ref.source is not None else path
+        file = file or (self._source_file(ref, path) if ref.source is not None else path)
         named = ["--attr", attr] if attr else []
         return [*worker, "--file", file, *named, "--sys-path", str(Path(path).parent)]
 
@@ -151,10 +152,11 @@ class BotPool:
     def _new_process(self, ref: BotRef) -> BotProcess:
         if not self.confiner.active:
             return self._start_process(self.argv(ref), None, ref.kind != COMMAND)
-        plan, cleanup = self.confiner.plan(ref, self._bot_file(ref))
+        file = self._bot_file(ref)  # read and hashed once per process
+        plan, cleanup = self.confiner.plan(ref, file)
         try:
             process = self._start_process(
-                self.argv(ref, ["--sandbox", plan.to_json()]), plan.env, True
+                self.argv(ref, ["--sandbox", plan.to_json()], file), plan.env, True
             )
         except BaseException:
             cleanup()

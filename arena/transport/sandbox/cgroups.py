@@ -17,6 +17,7 @@ import itertools
 import os
 import signal
 import time
+from functools import cache
 from pathlib import Path
 
 PARENT = "bot-arena"
@@ -36,6 +37,7 @@ def _mounts() -> list[tuple[str, set[str]]]:
     return found
 
 
+@cache
 def hierarchies(processes: bool) -> list[tuple[Path, str]]:
     """(group folder root, limit file) for a unit here: memory, and with ``processes`` pids
     too; [] when this machine lacks one of them."""
@@ -132,11 +134,17 @@ def unit_name() -> str:
     return f"{os.getpid()}-{next(_serial)}"
 
 
+def owner_gone(name: str) -> bool:
+    """Whether a unit (or working folder) named ``<pid>-...`` belongs to a process that is
+    gone."""
+    owner = name.partition("-")[0]
+    return owner.isdigit() and not os.path.exists(f"/proc/{owner}")
+
+
 def sweep_stale() -> None:
     """Remove the units of arena processes that are gone (killed before they cleaned up)."""
     for root, _ in hierarchies(True) or hierarchies(False):
         with contextlib.suppress(OSError):
             for child in (root / PARENT).iterdir():
-                owner = child.name.partition("-")[0]
-                if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+                if owner_gone(child.name):
                     Unit(child.name, [child]).remove(0.0)

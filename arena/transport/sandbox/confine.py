@@ -65,7 +65,19 @@ SYSTEM_READ = (  # what a dynamically linked program needs to start, and no secr
     "/sys/devices/system/cpu",  # how many CPUs (os.cpu_count)
 )
 DEVICES_RW = ("/dev/null",)
+_KEPT_VARS = ("PATH", "LANG", "PYTHONPATH")  # what a confined runtime may need to start
 WORK_MB = 64  # the working folder's size cap (memory, charged to the unit)
+
+
+def clean_env(home: str | None = None) -> dict[str, str]:
+    """The whole environment of a confined process (and of the arena processes bots are forked
+    from): no variable of the user's but these; ``home`` as ``HOME`` and ``TMPDIR``."""
+    env = {k: os.environ[k] for k in _KEPT_VARS if k in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.setdefault("LANG", "C.UTF-8")
+    if home is not None:
+        env.update(HOME=home, TMPDIR=home)
+    return env
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from functools import cache
 
 from bot_arena.arena.transport.sandbox import confine, landlock
@@ -45,7 +46,7 @@ def probe() -> tuple[frozenset[str], tuple[str, ...]]:
             capture_output=True,
             timeout=30,
             check=False,
-            env=_probe_env(),
+            env=confine.clean_env(),
         ).stdout
         found = json.loads(out)
         layers = frozenset(str(x) for x in found["layers"]) & frozenset(confine.LAYERS)
@@ -55,10 +56,6 @@ def probe() -> tuple[frozenset[str], tuple[str, ...]]:
     missing = [WHAT[layer] for layer in confine.LAYERS if layer not in layers]
     missing += [WHAT[m] for m in extra if m in WHAT]
     return layers, tuple(missing)
-
-
-def _probe_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k in ("PATH", "PYTHONPATH", "LANG")}
 
 
 def level_for(mode: Mode) -> tuple[str, tuple[str, ...]]:
@@ -77,9 +74,8 @@ def level_for(mode: Mode) -> tuple[str, tuple[str, ...]]:
 
 
 # --- the probe process -------------------------------------------------------------------------
-def _try(test: object) -> bool:
+def _try(test: Callable[[], object]) -> bool:
     """Run ``test`` in a child; True when it returned normally."""
-    assert callable(test)
     pid = os.fork()
     if pid == 0:
         code = 1
