@@ -153,6 +153,18 @@ def started(cmd: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
         with_group_gone(proc.pid)
 
 
+@contextmanager
+def ctrl_c_heard() -> Iterator[None]:
+    """A command started here hears Ctrl-C even when this test run ignores it (as a run started
+    in the background by a non-interactive shell does): an ignored SIGINT stays ignored across
+    exec, a caught one is reset to its default there, which Python turns into KeyboardInterrupt."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def with_group_gone(pgid: int) -> None:
     """Wait until the job processes noticed their parent is gone and left (bounded), then make
     sure of it."""
@@ -220,7 +232,7 @@ def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
         resume1 = arena_cmd(db, "tournament", "resume", "1", "--jobs", "1")
         before = done(db)
         gate.give(30)
-        with started(resume1, log) as proc:
+        with ctrl_c_heard(), started(resume1, log) as proc:
             wait_until(proc, lambda: gate.left() == 0 and done(db) > before, log)
             os.killpg(proc.pid, signal.SIGINT)
             assert proc.wait(timeout=POLL_LIMIT_S) == 130
