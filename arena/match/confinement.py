@@ -6,6 +6,7 @@ cleanup once the process is dead. The confining itself happens in the bot's proc
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shlex
 import shutil
@@ -49,6 +50,20 @@ def server_env(level: str) -> dict[str, str] | None:
     return None if level == UNCONFINED else confine.clean_env()
 
 
+def _cleanup(work: str, unit: cgroups.Unit | None) -> Callable[[], None]:
+    """What removes a process's working folder and unit once it is dead (the unit's removal
+    kills whatever is left in it)."""
+
+    def cleanup() -> None:
+        if unit is not None:
+            unit.remove()
+        with contextlib.suppress(OSError):
+            os.rmdir(work)  # empty: the bot wrote into its own tmpfs mounted on it
+        shutil.rmtree(work, ignore_errors=True)  # no namespaces: its files are here
+
+    return cleanup
+
+
 class Confiner:
     """Plans for one pool's bot processes (inactive when the pool's level is ``off``)."""
 
@@ -60,6 +75,7 @@ class Confiner:
         self._runtime: list[str] | None = None
         self.bot_files: set[str] = set()  # the real paths of the file bots the pool knows
         self._known: set[BotRef] = set()
+        self._reserved: tuple[str, cgroups.Unit | None] | None = None  # see ``reserve``
         if self.active:
             sweep_stale_work()
         if confine.CGROUPS in self.layers:
@@ -81,42 +97,67 @@ class Confiner:
         its server's environment), else the arena's own (None)."""
         return server_env(self.level)
 
-    def plan(self, ref: BotRef, bot_file: str | None) -> tuple[confine.Plan, Callable[[], None]]:
-        """The plan for a new process of ``ref`` (``bot_file``: the file a file bot is loaded
-        from) and the cleanup to run once that process is dead."""
+    def _room(self) -> tuple[str, cgroups.Unit | None]:
+        """A new process's working folder and cgroup unit."""
         work = tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-")
-        unit: cgroups.Unit | None = None
-        if confine.CGROUPS in self.layers:
-            try:
-                unit = cgroups.Unit.create(
-                    cgroups.unit_name(), self.limits.memory_mb << 20, pids_cap()
-                )
-            except OSError:
-                shutil.rmtree(work, ignore_errors=True)
-                raise
+        if confine.CGROUPS not in self.layers:
+            return work, None
+        try:
+            return work, cgroups.Unit.create(
+                cgroups.unit_name(), self.limits.memory_mb << 20, pids_cap()
+            )
+        except OSError:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+
+    def _base(self, work: str, unit: cgroups.Unit | None) -> confine.Plan:
+        """The part of a plan that is the same for every bot (``confine.prepare``'s)."""
+        return confine.Plan(
+            layers=tuple(layer for layer in confine.LAYERS if layer in self.layers),
+            work=work,
+            cgroups=tuple(str(p) for p in unit.paths) if unit else (),
+            processes=PROCESS_CAP,
+        )
+
+    def reserve(self) -> confine.Plan | None:
+        """The working folder and unit of the pool's next process, made now, and the plan a
+        spare is prepared by (None: one is reserved already). The next ``plan`` uses them."""
+        if self._reserved is not None:
+            return None
+        work, unit = self._room()
+        self._reserved = (work, unit)
+        return self._base(work, unit)
+
+    def plan(
+        self, ref: BotRef, bot_file: str | None
+    ) -> tuple[confine.Plan, Callable[[], None], str | None]:
+        """The plan for a new process of ``ref`` (``bot_file``: the file a file bot is loaded
+        from), the cleanup to run once that process is dead, and the key of the spare that
+        may have been prepared for it (``reserve``)."""
+        spare: str | None = None
+        if self._reserved is not None:
+            (work, unit), self._reserved = self._reserved, None
+            spare = work
+        else:
+            work, unit = self._room()
         read, listed = self._bot_paths(ref, bot_file)
         others = self.bot_files - {_file_of(ref)}
         read = [p for p in read if os.path.realpath(p) not in others]  # even when it imports one
         if self._runtime is None:
             self._runtime = paths.runtime_paths()
-        plan = confine.Plan(
-            layers=tuple(layer for layer in confine.LAYERS if layer in self.layers),
-            work=work,
+        plan = dataclasses.replace(
+            self._base(work, unit),
             read=(*self._runtime, *read, *self.allow_read),
             listed=tuple(listed),
-            cgroups=tuple(str(p) for p in unit.paths) if unit else (),
-            processes=PROCESS_CAP,
             env=confine.clean_env(work),
         )
+        return plan, _cleanup(work, unit), spare
 
-        def cleanup() -> None:
-            if unit is not None:
-                unit.remove()
-            with contextlib.suppress(OSError):
-                os.rmdir(work)  # empty: the bot wrote into its own tmpfs mounted on it
-            shutil.rmtree(work, ignore_errors=True)  # no namespaces: its files are here
-
-        return plan, cleanup
+    def close(self) -> None:
+        """Give back what ``reserve`` made and no process used (its spare, if any, is killed)."""
+        if self._reserved is not None:
+            (work, unit), self._reserved = self._reserved, None
+            _cleanup(work, unit)()
 
     @staticmethod
     def _bot_paths(ref: BotRef, bot_file: str | None) -> tuple[list[str], list[str]]:

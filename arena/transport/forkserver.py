@@ -104,22 +104,47 @@ class ForkServer:
         return message
 
     def spawn(
-        self, argv: list[str], env: dict[str, str] | None = None, *, launch: bool = False
+        self,
+        argv: list[str],
+        env: dict[str, str] | None = None,
+        *,
+        launch: bool = False,
+        spare: str | None = None,
     ) -> tuple[ForkedChild, int, int, int]:
         """Start a worker with ``python -m arena.worker ARGV``'s behaviour (with ``launch``:
         ``arena.worker.launch``'s, a command); returns the child and the referee's ends of its
-        stdin (write), stdout (read) and stderr (read)."""
+        stdin (write), stdout (read) and stderr (read). ``spare``: the key of a spare made by
+        ``stock_spare`` for this worker (the server forks afresh when it has none by it)."""
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         stderr_r, stderr_w = os.pipe()
         try:
-            request = {"kind": "worker", "argv": argv, "entry": "launch" if launch else "worker"}
+            request: dict[str, Any] = {
+                "kind": "worker",
+                "argv": argv,
+                "entry": "launch" if launch else "worker",
+            }
+            if spare is not None:
+                request["spare"] = spare
             child = self._start(request, [stdin_r, stdout_w, stderr_w], env)
         except BaseException:
             for fd in (stdin_w, stdout_r, stderr_r):
                 os.close(fd)
             raise
         return child, stdin_w, stdout_r, stderr_r
+
+    def stock_spare(self, plan_json: str) -> None:
+        """Have the server fork a spare: a process confined as far as ``confine.prepare`` goes
+        by ``plan_json`` (a ``confine.Plan`` without the bot's part), which a later ``spawn``
+        with ``spare=`` the plan's working folder turns into that worker. Sent without waiting:
+        the spare prepares while this process goes on."""
+        if self.closed or self.broken:
+            raise ForkServerError("the fork server is gone")
+        try:
+            self.sock.send(json.dumps({"kind": "spare", "plan": plan_json}).encode())
+        except OSError as exc:
+            self.broken = True
+            raise ForkServerError(f"fork server: {exc}") from None
 
     def spawn_job(
         self, target: str, read_fd: int, write_fd: int, env: dict[str, str] | None = None

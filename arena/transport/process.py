@@ -90,10 +90,12 @@ class BotProcess:
         env: dict[str, str] | None = None,
         *,
         forkserver: ForkServer | None = None,
+        spare: str | None = None,
     ) -> None:
         """Start ``argv`` in a new session. With ``forkserver``, ``argv`` must be a Python worker
         (``python -P -m arena.worker ARGS``): the server forks one instead, which behaves the same
-        without the interpreter's start-up."""
+        without the interpreter's start-up; ``spare``: the key of the server's spare prepared
+        for it (``ForkServer.spawn``)."""
         self.argv = list(argv)
         self.proc: subprocess.Popen[bytes] | ForkedChild
         if forkserver is not None:
@@ -101,7 +103,7 @@ class BotProcess:
             if self.argv[1:4] != WORKER_MODULE and not launch:
                 raise ValueError(f"not a Python worker: {self.argv[:4]}")
             self.proc, self.fd_in, self.fd_out, fd_err = forkserver.spawn(
-                self.argv[4:], env, launch=launch
+                self.argv[4:], env, launch=launch, spare=spare
             )
             os.set_blocking(self.fd_in, False)
             os.set_blocking(self.fd_out, False)

@@ -46,13 +46,14 @@ from bot_arena.arena.transport.sandbox.kernel import PR_SET_CHILD_SUBREAPER, prc
 from bot_arena.arena.worker.__main__ import die_with_parent
 
 MAX_MESSAGE = 1 << 20  # bytes of one request (the environment is the large part)
+MakeRun = Callable[[dict[str, Any]], Callable[[], int]]  # what a worker request's process runs
 
 
 def preload(extra: Sequence[str] = ()) -> Callable[[list[str]], int]:
     """Import what every worker needs before it loads its bot, and the ``extra`` modules (whose
     functions jobs run); return the worker's ``main``."""
     from bot_arena.arena.transport.sandbox import confine  # noqa: F401 - every confined fork
-    from bot_arena.arena.worker import launch  # noqa: F401 - for ``cmd:`` bots' forks
+    from bot_arena.arena.worker import host, launch, loader  # noqa: F401 - a worker's, a ``cmd:`` bot's
     from bot_arena.arena.worker.__main__ import main
     from bot_arena.bots import registry as bot_registry
     from bot_arena.games import registry as game_registry
@@ -64,17 +65,28 @@ def preload(extra: Sequence[str] = ()) -> Callable[[list[str]], int]:
     return main
 
 
-def _become(request: dict[str, Any], fds: list[int], server: int, run: Callable[[], int]) -> None:
+def _detach(server: int, worker: bool) -> None:
+    """The first steps of a forked process: it dies with the server (and exits at once if the
+    server already died), leads a session of its own; a bot's process may be read through
+    /proc again (and a confined one may write its own /proc/self/uid_map)."""
+    die_with_parent()
+    if os.getppid() != server:  # the server died before the request took effect
+        os._exit(1)
+    os.setsid()
+    if worker:  # a bot's process holds nothing of the arena's
+        set_dumpable(True)
+
+
+def _become(
+    request: dict[str, Any], fds: list[int], run: Callable[[], int], server: int | None
+) -> None:
     """Turn the forked process into the requested one and run it; never returns. ``fds`` become
-    0, 1, 2 (a worker's stdin, stdout, stderr) or 3, 4, 5 (a job's pipes and its channel)."""
+    0, 1, 2 (a worker's stdin, stdout, stderr) or 3, 4, 5 (a job's pipes and its channel).
+    ``server``: the server's pid, for a fresh fork (None: a spare, detached already)."""
     code = 1
     try:
-        die_with_parent()
-        if os.getppid() != server:  # the server died before the request took effect
-            os._exit(1)
-        os.setsid()
-        if request["kind"] == "worker":  # a bot's process holds nothing of the arena's
-            set_dumpable(True)  # (and a confined one writes its own /proc/self/uid_map)
+        if server is not None:
+            _detach(server, request["kind"] == "worker")
         first = 0 if request["kind"] == "worker" else 3
         moved = [os.dup(fd) for fd in fds]  # out of the way of the targets first
         for target, fd in enumerate(moved):
@@ -95,6 +107,26 @@ def _become(request: dict[str, Any], fds: list[int], server: int, run: Callable[
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _spare(plan_json: str, sock: socket.socket, server: int, make_run: MakeRun) -> None:
+    """A spare (forked, never returns): confined as far as ``confine.prepare`` goes, then it
+    waits for the worker request it is handed (with its three descriptors) and becomes that
+    worker. Exits when the server closes the socket unused."""
+    from bot_arena.arena.transport.sandbox import confine
+
+    try:
+        _detach(server, True)
+        confine.close_all_but(sock.fileno())
+        confine.prepare(confine.Plan.from_json(plan_json))
+        data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 3)
+        sock.close()
+        request = json.loads(data) if data else {}
+        if request.get("kind") != "worker" or len(fds) != 3:
+            os._exit(1)
+    except BaseException:  # no stderr here to tell (closed): the pool starts a fresh fork
+        os._exit(1)
+    _become(request, fds, make_run(request), None)
 
 
 def _max_fd() -> int:
@@ -124,6 +156,7 @@ class Server:
         self.poller = select.poll()
         self.channels: dict[int, socket.socket] = {}
         self.children: dict[int, tuple[int, int]] = {}  # pidfd -> (pid, channel fd)
+        self.spares: dict[str, tuple[int, socket.socket]] = {}  # key -> (pid, its socket)
         self._add_channel(sock)
 
     def _add_channel(self, sock: socket.socket) -> None:
@@ -156,6 +189,10 @@ class Server:
         pid, channel = self.children.pop(pidfd)
         self.poller.unregister(pidfd)
         os.close(pidfd)
+        for key, (spare, sock) in list(self.spares.items()):
+            if spare == pid:  # died unused (its unit killed, say): no worker goes there
+                sock.close()
+                del self.spares[key]
         _, status = os.waitpid(pid, 0)
         if channel in self.channels:
             _send(self.channels[channel], {"exit": pid, "code": os.waitstatus_to_exitcode(status)})
@@ -175,6 +212,25 @@ class Server:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(found.si_pid, 0)
 
+    def _worker_run(self, request: dict[str, Any]) -> Callable[[], int]:
+        """What a worker request's process runs."""
+        argv = [str(a) for a in request["argv"]]
+        if request.get("entry") == "launch":
+
+            def launch() -> int:  # a ``cmd:`` bot: confined and limited here, then exec'd
+                from bot_arena.arena.worker.launch import main as launch_main
+
+                launch_main(argv)
+                return 127
+
+            return launch
+
+        def worker() -> int:
+            sys.argv = ["bot_arena.arena.worker", *argv]
+            return self.worker_main(argv)
+
+        return worker
+
     def _request(self, sock: socket.socket) -> bool:
         """Serve one request from ``sock``; False when the client has closed it."""
         try:
@@ -190,25 +246,19 @@ class Server:
         try:
             request = json.loads(data)
             kind = request.get("kind")
+            if kind == "spare" and not fds:
+                self._start_spare(str(request["plan"]), sock.fileno())
+                return True
             if kind not in ("worker", "job") or len(fds) != (3 if kind == "worker" else 2):
                 raise ValueError(f"bad request: {kind!r} with {len(fds)} descriptors")
+            if kind == "worker":
+                spare = self._hand_to_spare(request, fds)
+                if spare is not None:
+                    _send(sock, {"pid": spare})
+                    return True
             run: Callable[[], int]
-            if kind == "worker" and request.get("entry") == "launch":
-                argv = [str(a) for a in request["argv"]]
-
-                def run() -> int:  # a ``cmd:`` bot: confined and limited here, then exec'd
-                    from bot_arena.arena.worker.launch import main as launch_main
-
-                    launch_main(argv)
-                    return 127
-
-            elif kind == "worker":
-                argv = [str(a) for a in request["argv"]]
-
-                def run() -> int:
-                    sys.argv = ["bot_arena.arena.worker", *argv]
-                    return self.worker_main(argv)
-
+            if kind == "worker":
+                run = self._worker_run(request)
             else:  # a job (a tournament's): its pipes, and a channel of its own for its workers
                 run = self._job(str(request.get("target", "")))
                 job_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -219,7 +269,7 @@ class Server:
             server = os.getpid()
             pid = os.fork()
             if pid == 0:
-                _become(request, fds, server, run)
+                _become(request, fds, run, server)
             pidfd = os.pidfd_open(pid)
         except (OSError, ValueError, KeyError) as exc:
             if server_end is not None:
@@ -235,6 +285,45 @@ class Server:
         self.poller.register(pidfd, select.POLLIN)
         _send(sock, {"pid": pid})
         return True
+
+    def _start_spare(self, plan_json: str, channel: int) -> None:
+        """Fork a spare for a confined worker to come, prepared by ``plan_json`` (its working
+        folder names it). No answer: a spare that fails is never handed a worker, and one the
+        client never asks for dies with the client's channel."""
+        key = json.loads(plan_json)["work"]
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            server = os.getpid()
+            pid = os.fork()
+            if pid == 0:
+                ours.close()
+                _spare(plan_json, theirs, server, self._worker_run)
+            pidfd = os.pidfd_open(pid)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.children[pidfd] = (pid, channel)
+        self.poller.register(pidfd, select.POLLIN)
+        self.spares[key] = (pid, ours)
+
+    def _hand_to_spare(self, request: dict[str, Any], fds: list[int]) -> int | None:
+        """Hand a worker request to the spare prepared for it (its ``spare`` key), which
+        becomes that worker: its pid, or None (no such spare, or it died: fork afresh)."""
+        found = self.spares.pop(str(request.get("spare")), None)
+        if found is None:
+            return None
+        pid, sock = found
+        try:
+            socket.send_fds(sock, [json.dumps(request).encode()], fds)
+        except OSError:
+            return None
+        finally:
+            sock.close()
+        return pid
 
     def _job(self, target: str) -> Callable[[], int]:
         """What a job runs: ``module:function`` of a preloaded module, called with its fds (3, 4:

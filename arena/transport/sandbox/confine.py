@@ -19,9 +19,12 @@ In order, each layer the plan names (``support`` finds out which ones this machi
    hence its pids group).
 3. The environment: scrubbed (no variable of the arena's), ``HOME`` and ``TMPDIR`` the working
    folder, which is also the current one.
-4. ``landlock``: read-only access to what it needs to run (``plan.read``), write access to its
+4. ``seccomp``: no ``socket()`` (unix sockets by path included).
+5. ``landlock``: read-only access to what it needs to run (``plan.read``), write access to its
    working folder only, no TCP, no signal to (nor ptrace of) a process outside its domain.
-5. ``seccomp``: no ``socket()`` (unix sockets by path included).
+
+Steps 1, 2 and 4 do not depend on the bot (``prepare``): a fork server can take them in a spare
+process before a bot is asked for, and hand that process the bot when it is.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import signal
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from bot_arena.arena.transport.sandbox import kernel, landlock, seccomp
+from bot_arena.arena.transport.sandbox import cgroups, kernel, landlock, seccomp
 
 CGROUPS = "cgroups"
 NAMESPACES = "namespaces"
@@ -109,19 +112,34 @@ class Plan:
         )
 
 
-def enter(plan: Plan) -> None:
-    """Confine this process by ``plan``; returns in the confined process (with namespaces, a
-    new child of this one: this one becomes the keeper and never returns)."""
-    if CGROUPS in plan.layers:
-        from bot_arena.arena.transport.sandbox.cgroups import Unit
+_prepared: str | None = None  # the working folder this process was prepared for (``prepare``)
 
-        Unit.join(list(plan.cgroups))
+
+def prepare(plan: Plan) -> None:
+    """The part of ``enter`` that is the same for every bot: the cgroups, the namespaces (this
+    process becomes the keeper and never returns: the bot's process returns), the mounts, the
+    process cap and seccomp. A fork server prepares a *spare* process this way ahead of time;
+    ``enter`` then does only the rest, the part that depends on the bot."""
+    global _prepared
+    if CGROUPS in plan.layers:
+        cgroups.Unit.join(list(plan.cgroups))
     if NAMESPACES in plan.layers:
         _new_namespaces()
-        _keep()  # from here on: the bot's process, PID 1 of its namespace
+        _keep()  # from here on: the bot's process, PID 2 of its namespace
         _mounts(plan.work)
         # counted per user namespace: this cap is the unit's alone (a fallback for cgroups)
         _lower(resource.RLIMIT_NPROC, plan.processes)
+    if SECCOMP in plan.layers:
+        seccomp.install()
+    _prepared = plan.work
+
+
+def enter(plan: Plan) -> None:
+    """Confine this process by ``plan``; returns in the confined process (with namespaces, a
+    new child of this one: this one becomes the keeper and never returns). What ``prepare``
+    already did for this plan's working folder is not done twice."""
+    if _prepared != plan.work:
+        prepare(plan)
     os.chdir(plan.work)
     os.environ.clear()
     os.environ.update(plan.env)
@@ -129,8 +147,6 @@ def enter(plan: Plan) -> None:
         read = [*SYSTEM_READ, *plan.read]
         read.append("/proc" if NAMESPACES in plan.layers else f"/proc/{os.getpid()}")
         landlock.restrict(read, [plan.work, "/dev/shm"], DEVICES_RW, plan.listed)
-    if SECCOMP in plan.layers:
-        seccomp.install()
 
 
 def _new_namespaces() -> None:
@@ -168,14 +184,12 @@ def _keep() -> None:
                 os._exit(1)
             os.close(status_w)
             return
-        os.closerange(0, status_w)
-        os.closerange(status_w + 1, 1 << 16)
+        close_all_but(status_w)
         status = _wait_for(bot)
         os.write(status_w, status.to_bytes(4, "little"))
         os._exit(0)
     os.close(status_w)
-    os.closerange(0, status_r)  # the bot's pipes: their far ends see EOF when the bot exits
-    os.closerange(status_r + 1, 1 << 16)
+    close_all_but(status_r)  # the bot's pipes: their far ends see EOF when the bot exits
     status = _wait_for(init)
     reported = os.read(status_r, 4)
     if len(reported) == 4:
@@ -187,6 +201,14 @@ def _keep() -> None:
         os.kill(os.getpid(), -code)
         os._exit(128 - code)
     os._exit(code)
+
+
+def close_all_but(fd: int) -> None:
+    """Close every descriptor of this process but ``fd``. (``os.closerange(0, 0)`` would close
+    them all: it asks the kernel for the range 0 to -1, read as unsigned.)"""
+    if fd > 0:
+        os.closerange(0, fd)
+    os.closerange(fd + 1, 1 << 16)
 
 
 def _wait_for(child: int) -> int:
