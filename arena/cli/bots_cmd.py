@@ -89,6 +89,7 @@ def _check(
     """Validate or exit 1 with the fault on one line."""
     game = load_game(game_name, params)
     ref = _submitted(path)
+    confinement = confinement.for_bots([ref.name, "random"])
     confinement.warn()
     records = validation_games(game, ref, move_time, startup, sandbox=confinement.settings)
     seat = len(records) - 1

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -52,9 +53,9 @@ AllowReadOption = Annotated[
     list[str] | None,
     typer.Option(
         "--allow-read",
-        metavar="PATH",
-        help="A file or folder every bot may read besides what it needs to run (an engine's "
-        "network, an opening book); repeatable.",
+        metavar="[BOT=]PATH",
+        help="A file or folder the bots may read besides what they need to run (an opening "
+        "book); BOT=PATH: only the bot of that name (an engine's network file). Repeatable.",
     ),
 ]
 
@@ -119,6 +120,26 @@ class Confinement:
     settings: SandboxSettings
     level: str
     missing: tuple[str, ...]
+    per_bot: tuple[str, ...] = ()  # ``--allow-read`` values read once the bots are known
+
+    def for_bots(self, names: Sequence[str]) -> Confinement:
+        """The settings once the command's bots are known: each ``--allow-read BOT=PATH`` read
+        against their names (a bot's name may hold ``=``, ``/`` or spaces: a ``cmd:`` bot's is
+        its command line). A value that starts with no name of theirs followed by ``=``, or
+        whose path is not there, is a one-line error (exit 2)."""
+        pairs: list[tuple[str, str]] = []
+        for given in self.per_bot:
+            bot = max((n for n in names if given.startswith(f"{n}=")), key=len, default=None)
+            if bot is None:
+                fail(f"--allow-read {given}: no such file or folder, nor a bot of this command")
+            rest = given[len(bot) + 1 :]
+            path = os.path.abspath(os.path.expanduser(rest))
+            if not os.path.exists(path):
+                fail(f"--allow-read {given}: no such file or folder: {rest}")
+            if (bot, path) not in pairs:
+                pairs.append((bot, path))
+        settings = replace(self.settings, allow_read_for=tuple(pairs))
+        return replace(self, settings=settings, per_bot=())
 
     def warn(self) -> None:
         """One line on stderr when ``auto`` runs bots less than fully confined (a command calls
@@ -137,16 +158,20 @@ def sandbox_options(mode: str | None, allow_read: list[str] | None) -> Confineme
     except ValueError as exc:
         fail(str(exc) if mode is not None else f"${ENV_VAR}: {exc}")
     paths: list[str] = []
+    per_bot: list[str] = []
     for given in allow_read or []:
         path = os.path.abspath(os.path.expanduser(given))
-        if not os.path.exists(path):
+        if os.path.exists(path):
+            if path not in paths:
+                paths.append(path)
+        elif "=" in given:
+            per_bot.append(given)  # BOT=PATH, read once the bots are known (``for_bots``)
+        else:
             fail(f"--allow-read {given}: no such file or folder")
-        if path not in paths:
-            paths.append(path)
     from bot_arena.arena.transport.sandbox import support
 
     try:
         level, missing = support.level_for(chosen)
     except SandboxUnavailable as exc:
         fail(str(exc))
-    return Confinement(SandboxSettings(chosen, tuple(paths)), level, tuple(missing))
+    return Confinement(SandboxSettings(chosen, tuple(paths)), level, tuple(missing), tuple(per_bot))

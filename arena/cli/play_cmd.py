@@ -21,10 +21,11 @@ from bot_arena.arena.cli.common import (
 )
 from bot_arena.arena.match.botref import HUMAN, BotRef, BotSpecError
 from bot_arena.arena.match.botspec import resolve
-from bot_arena.arena.match.pool import BotPool
+from bot_arena.arena.match.pool import BotPool, ServerDied
 from bot_arena.arena.match.record import MatchRecord, MoveRecord
 from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN, TimeControl, TimeControlError
 from bot_arena.arena.transport.limits import ResourceLimits
+from bot_arena.arena.transport.sandbox.mode import CONFINED
 from bot_arena.games.base import Game
 
 DEFAULT_MOVE_TIME = 10.0  # seconds per move for bots when no time control is given
@@ -174,6 +175,7 @@ def play_command(
         fail(str(exc))
     seed = random.randrange(2**31) if seed is None else seed
     names = [r.name for r in refs]
+    confinement = confinement.for_bots(names)
     if show is None:
         show = not as_json
     on_move = None
@@ -183,9 +185,13 @@ def play_command(
     confinement.warn()
     with BotPool(limits, sandbox=confinement.settings) as pool:
         level = pool.sandbox_level
-        record = pool.play(
-            game, refs, time_control=tcs, start_position=position, seed=seed, on_move=on_move
-        )
+        try:
+            record = pool.play(
+                game, refs, time_control=tcs, start_position=position, seed=seed, on_move=on_move
+            )
+        except ServerDied as exc:
+            hint = "" if level == CONFINED else " (a bot may have killed it: confine bots)"
+            fail(f"{exc}{hint}; nothing stored", 1)
     match_id = None
     if not no_save:
         from bot_arena.db.store import save_match

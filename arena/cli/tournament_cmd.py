@@ -143,6 +143,7 @@ def run_command(
         check_field(refs)
     except (BotSpecError, TournamentError) as exc:
         fail(str(exc))
+    confinement = confinement.for_bots([r.name for r in refs])
     factory = opened[0] if opened else open_db(db)
     the_seed = seed if seed is not None else secrets.randbits(31)
     # the bots' fork server imports while the schedule is written
@@ -218,6 +219,7 @@ def resume_command(
         counts = queries.status_counts(session, tournament_id)
     if changed and not force:
         fail(f"{changed[0]}; resume with --force to play on with the new version")
+    confinement = confinement.for_bots([r.name for r in refs])
     for line in changed:
         typer.echo(f"warning: {line}", err=True)
     left = counts["pending"] + counts["running"]

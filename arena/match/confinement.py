@@ -70,7 +70,7 @@ class Confiner:
     def __init__(self, settings: SandboxSettings, limits: ResourceLimits, level: str) -> None:
         self.level = level
         self.layers = support.probe()[0] if level != UNCONFINED else frozenset()
-        self.allow_read = tuple(os.path.abspath(p) for p in settings.allow_read)
+        self.settings = settings  # its ``--allow-read`` paths (absolute: the CLI's)
         self.limits = limits
         self._runtime: list[str] | None = None
         self.bot_files: set[str] = set()  # the real paths of the file bots the pool knows
@@ -147,7 +147,7 @@ class Confiner:
             self._runtime = paths.runtime_paths()
         plan = dataclasses.replace(
             self._base(work, unit),
-            read=(*self._runtime, *read, *self.allow_read),
+            read=(*self._runtime, *read, *self.settings.readable(ref.name)),
             listed=tuple(listed),
             env=confine.clean_env(work),
         )

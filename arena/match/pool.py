@@ -15,7 +15,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
@@ -38,6 +38,10 @@ from bot_arena.arena.transport.sandbox.mode import SandboxSettings
 from bot_arena.games.base import Game
 
 __all__ = ["BotPool", "ResourceLimits", "TimeControl", "play_match", "seat_seed"]
+
+
+class ServerDied(RuntimeError):
+    """The pool's fork server died during a game (``BotPool.play``)."""
 
 
 def seat_seed(seed: int, seat: int) -> int:
@@ -266,8 +270,16 @@ class BotPool:
         start_position: str | None = None,
         seed: int = 0,
         on_move: Callable[[MoveRecord], None] | None = None,
+        barred: Mapping[int, Fault] | None = None,
     ) -> MatchRecord:
-        """One game between ``bots`` (one per seat, in seat order)."""
+        """One game between ``bots`` (one per seat, in seat order). ``barred``: seats that do
+        not play, each charged with its fault before the first move (a bot found to attack the
+        arena itself, ``tournament.incidents``); the others play on as after any fault.
+
+        ServerDied when the pool's fork server died during the game and a seat was charged
+        with a fault: every bot it had forked died with it, so whatever fault that was (a
+        crash, a failed handshake) is nobody's proven fault (a bot may have killed the server;
+        the runner finds out which, ``tournament.incidents``)."""
         n = game.num_players
         if len(bots) != n:
             raise ValueError(f"{game.name} takes {n} bots, got {len(bots)}")
@@ -280,6 +292,10 @@ class BotPool:
         faults: list[Fault | None] = [None] * n
         seats: list[Seat | None] = []
         for i, ref in enumerate(bots):
+            if barred and i in barred:
+                faults[i] = barred[i]
+                seats.append(None)
+                continue
             got = self._acquire(ref)
             if isinstance(got, Fault):
                 faults[i] = got
@@ -299,6 +315,7 @@ class BotPool:
             for i in range(n)
         ]
         record: MatchRecord | None = None
+        server = self._server  # the one the seats came from (started by the first spawn)
         try:
             self._start(game, seats, faults, hellos)
             self.last_pids = [None if s is None else s.pid for s in seats]
@@ -330,7 +347,23 @@ class BotPool:
             self._replaced.clear()
             sweep_sessions(killed)
         assert record is not None
+        if server is not None and server.broken:
+            self._lost_server(server)
+            if any(f is not None for i, f in enumerate(faults) if not (barred and i in barred)):
+                raise ServerDied(
+                    "the fork server died during the game, and every bot process it had forked"
+                    " with it: no result"
+                )
         return record
+
+    def _lost_server(self, server: ForkServer) -> None:
+        """Forget a fork server that died: the pool starts one of its own on its next spawn
+        (not exec'd bots: a bot's parent would then be the referee itself)."""
+        if self._server is server:
+            if self._own_server:
+                server.close()
+            self._server = None
+            self._own_server = self.use_forkserver = True
 
     def close(self) -> None:
         """Quit every idle worker (bounded wait), then kill each one's group and session."""

@@ -2,8 +2,9 @@
 
 Started as ``python -m bot_arena.arena.tournament.job READ_FD WRITE_FD`` (or forked by the fork
 server) with two pipes. The parent sends a Plan (or null: not needed after all), then one Job at
-a time (null to stop); the job answers each with ``["ok", match_id, record]`` or
-``["error", match_id, text]``. Every message is one line of JSON (``encode``): data, never code,
+a time (null to stop); the job answers each with ``["ok", match_id, record]``,
+``["error", match_id, text]`` or ``["incident", match_id, text]`` (the fork server died under
+the game: ``incidents``). Every message is one line of JSON (``encode``): data, never code,
 since bots run beside the job and may write into its pipes. The runner decodes what a job sends
 with ``decode_reply``, which checks every field and raises MessageError on anything else (the
 runner then treats the job as failed). One BotPool serves all the job's matches, so bot
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from bot_arena.arena.match.botref import BotRef
-from bot_arena.arena.match.record import MatchRecord
+from bot_arena.arena.match.record import Fault, MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.sandbox.mode import SandboxSettings
@@ -102,6 +103,9 @@ class Job:
     start_position: str | None
     seed: int
     recovered: bool = False  # left 'running' by an interrupted run: replace what it left
+    # seats that do not play, charged with these faults (``incidents``: a bot that attacked
+    # the arena while this match was played)
+    barred: tuple[tuple[int, Fault], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -110,6 +114,7 @@ class Job:
             "start_position": self.start_position,
             "seed": self.seed,
             "recovered": self.recovered,
+            "barred": [[seat, fault.to_dict()] for seat, fault in self.barred],
         }
 
     @classmethod
@@ -120,10 +125,20 @@ class Job:
         start, recovered = data.get("start_position"), data.get("recovered")
         if not (start is None or isinstance(start, str)) or not isinstance(recovered, bool):
             raise MessageError("job: start position or recovered of the wrong type")
-        return cls(match_id, _ints(data.get("seats"), "job: seats"), start, seed, recovered)
+        barred = data.get("barred", [])
+        if not isinstance(barred, list) or not all(
+            isinstance(b, list) and len(b) == 2 and isinstance(b[0], int) for b in barred
+        ):
+            raise MessageError("job: barred seats of the wrong type")
+        try:
+            faults = tuple((int(seat), Fault.from_dict(fault)) for seat, fault in barred)
+        except (ValueError, TypeError) as exc:
+            raise MessageError(f"job: a barred seat's fault: {str(exc)[:80]}") from None
+        seats = _ints(data.get("seats"), "job: seats")
+        return cls(match_id, seats, start, seed, recovered, faults)
 
 
-Reply = tuple[Literal["ok"], int, MatchRecord] | tuple[Literal["error"], int, str]
+Reply = tuple[Literal["ok"], int, MatchRecord] | tuple[Literal["error", "incident"], int, str]
 
 
 def _no_constant(name: str) -> Any:
@@ -156,8 +171,8 @@ def decode_reply(line: bytes) -> Reply:
     kind, match_id, payload = message
     if not isinstance(match_id, int) or isinstance(match_id, bool):
         raise MessageError("a reply's match id is not an integer")
-    if kind == "error" and isinstance(payload, str):
-        return "error", match_id, payload
+    if kind in ("error", "incident") and isinstance(payload, str):
+        return kind, match_id, payload
     if kind == "ok":
         try:
             return "ok", match_id, MatchRecord.from_dict(payload)
@@ -181,6 +196,7 @@ def play(pool: BotPool, game: Game[Any, Any], plan: Plan, job: Job) -> MatchReco
         time_control=plan.time_control,
         start_position=job.start_position,
         seed=job.seed,
+        barred=dict(job.barred),
     )
 
 
@@ -189,7 +205,7 @@ def serve(read_fd: int, write_fd: int, forkserver: ForkServer | None = None) -> 
     through ``forkserver`` when given (else through one of its own). A message that is not the
     protocol's ends the job as end-of-file does (the runner then replays its matches)."""
     from bot_arena import games
-    from bot_arena.arena.match.pool import BotPool
+    from bot_arena.arena.match.pool import BotPool, ServerDied
 
     inbox = os.fdopen(read_fd, "rb")
 
@@ -221,6 +237,8 @@ def serve(read_fd: int, write_fd: int, forkserver: ForkServer | None = None) -> 
             try:
                 record = play(pool, game, plan, job)
                 line = encode(["ok", job.match_id, record.to_dict()])
+            except ServerDied as exc:  # not an error of the arena's: maybe a bot's attack
+                line = encode(["incident", job.match_id, str(exc)])
             except Exception as exc:
                 where = traceback.format_exc().strip().splitlines()[-1]
                 line = encode(["error", job.match_id, f"{type(exc).__name__}: {exc} ({where})"])

@@ -35,6 +35,7 @@ from bot_arena.arena.transport.forkserver import (
     start_forkserver,
     wait_for_exit,
 )
+from bot_arena.arena.transport.process import is_stopped
 
 JOB_MODULE = job_module.__name__
 JOB_TARGET = f"{JOB_MODULE}:run_forked"
@@ -91,6 +92,7 @@ class JobHandle:
         self.queue: deque[Job] = deque()
         self.stopping = False
         self.closed = False
+        self._stopped_since: float | None = None  # first seen stopped (``watch``)
 
     def start(self, plan: Plan) -> JobHandle:
         write_all(self.outbox, encode({"plan": plan.to_dict()}))
@@ -122,9 +124,32 @@ class JobHandle:
         except MessageError as exc:
             raise JobFailed(f"sent a malformed message ({exc})") from None
 
+    def watch(self, grace: float) -> None:
+        """JobFailed once the job has been found stopped (SIGSTOP, or any stop signal) for
+        longer than ``grace`` seconds: nothing of the arena's stops a job, so a bot did, and
+        the run would wait for it for ever. Called now and then by the runner's loop."""
+        if not is_stopped(self.process.pid):
+            self._stopped_since = None
+            return
+        now = time.monotonic()
+        if self._stopped_since is None:
+            self._stopped_since = now
+        elif now - self._stopped_since > grace:
+            raise JobFailed(f"was stopped (by a signal) for more than {grace:g} s")
+
     def terminate(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
+
+    def abandon(self) -> None:
+        """End a job that failed or may be hostile without waiting for its games: SIGTERM (it
+        closes its bots), or SIGKILL when it is stopped (a stopped process hears nothing else;
+        its bots then die with its fork server, or its channel to the runner's)."""
+        if is_stopped(self.process.pid) and self.process.poll() is None:
+            self.process.kill()
+        else:
+            self.terminate()
+        self.stop(timeout=1.0)
 
     def ask_stop(self) -> None:
         """Ask the job to finish (it closes its bots and exits); once."""

@@ -37,6 +37,7 @@ from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.match.verify import check_record
 from bot_arena.arena.tournament.create import load_tournament, this_host
+from bot_arena.arena.tournament.incidents import STOP_GRACE_S, WATCH_S, Incidents
 from bot_arena.arena.tournament.job import Job, Plan, play
 from bot_arena.arena.tournament.job_handle import JobFailed, JobHandle, start_job_server
 from bot_arena.arena.tournament.progress import Progress, Standings
@@ -328,9 +329,10 @@ class Runner:
         return outcome
 
     def _run_local(self, plan: Plan, todo: deque[Job], progress: Progress, out: Outcome) -> None:
-        from bot_arena.arena.match.pool import BotPool
+        from bot_arena.arena.match.pool import BotPool, ServerDied
 
         game = games.get(plan.game, **plan.params)
+        incidents = Incidents(plan, server_env(self.sandbox_level or UNCONFINED), progress.message)
         with BotPool(plan.limits, forkserver=self._server or True, sandbox=plan.sandbox) as pool:
             self.sandbox_level = pool.sandbox_level
             pool.prestart([plan.refs[i] for i in plan.playing])
@@ -341,6 +343,9 @@ class Runner:
                 began = time.monotonic()
                 try:
                     record = play(pool, game, plan, job)
+                except ServerDied as exc:
+                    record = None
+                    self._incident(incidents, job, str(exc), todo, out, progress)
                 except (KeyboardInterrupt, SystemExit):
                     raise
                 except Exception as exc:
@@ -360,6 +365,22 @@ class Runner:
                     return
                 job = following
 
+    @staticmethod
+    def _incident(
+        incidents: Incidents,
+        job: Job,
+        what: str,
+        todo: deque[Job],
+        out: Outcome,
+        progress: Progress,
+    ) -> None:
+        """A match's incident (``incidents``): what to play next for it goes first in line."""
+        again = incidents.happened(job, what)
+        if again is not None:
+            todo.appendleft(again)
+        else:
+            out.failed.append(f"match {job.match_id}: {what}; left to resume")
+
     def _run_parallel(
         self,
         plan: Plan,
@@ -369,7 +390,12 @@ class Runner:
         workers: list[JobHandle],
     ) -> None:
         game = games.get(plan.game, **plan.params)
+        incidents = Incidents(plan, server_env(self.sandbox_level or UNCONFINED), progress.message)
         restarts = 0
+
+        def incident(job: Job, what: str) -> None:
+            self._incident(incidents, job, what, todo, out, progress)
+
         try:
             for w in workers:
                 for _ in range(PREFETCH):
@@ -380,41 +406,49 @@ class Runner:
             self._flush_marks()
             while any(w.queue for w in workers):
                 by_fd = {w.inbox: w for w in workers if w.queue}
-                timeout = None
+                timeout = WATCH_S  # now and then: is a job stopped?
                 if self._ready:
-                    timeout = max(0.0, self._ready_since + GROUP_WAIT_S - time.monotonic())
-                for fd in wait(list(by_fd), timeout):
-                    w = by_fd[fd]  # type: ignore[index]
+                    timeout = min(timeout, self._ready_since + GROUP_WAIT_S - time.monotonic())
+                ready = wait(list(by_fd), max(0.0, timeout))
+                for w in list(by_fd.values()):
                     try:
-                        for kind, match_id, payload in w.receive():
+                        w.watch(STOP_GRACE_S)
+                        for kind, match_id, payload in w.receive() if w.inbox in ready else []:
                             if not w.queue or w.queue[0].match_id != match_id:
                                 raise JobFailed(f"answered for match {match_id} out of turn")
                             job = w.queue.popleft()
-                            self._refill(w, todo)
                             if kind == "ok":
                                 self._add(plan, game, job, payload, out, progress)  # type: ignore[arg-type]
+                            elif kind == "incident":
+                                incident(job, str(payload))
                             else:
                                 text = f"match {match_id}: arena error: {payload}"
                                 out.failed.append(text)
                                 progress.message(text)
+                            self._refill(w, todo)
                     except JobFailed as exc:
-                        lost = [j.match_id for j in w.queue]
-                        pid = w.process.pid
-                        text = f"job process {pid} {exc}; matches {lost} left to resume"
-                        out.failed.append(text)
-                        progress.message(text)
+                        queued = list(w.queue)
+                        in_play, unplayed = (queued[0], queued[1:]) if queued else (None, [])
                         w.queue.clear()
-                        w.terminate()  # it may be stuck or hostile: do not wait for it to finish
-                        w.stop(timeout=1.0)
+                        w.abandon()  # it may be stuck or hostile: do not wait for its games
                         workers.remove(w)
-                        if restarts < MAX_WORKER_RESTARTS and todo:
-                            restarts += 1
+                        todo.extendleft(reversed(unplayed))  # sent ahead, never started
+                        if in_play is not None:
+                            incident(in_play, f"job process {w.process.pid} {exc}")
+                        # a death in a game is bounded by the incident rules (at most three
+                        # per match); any other counts against the restarts
+                        if todo and (in_play is not None or restarts < MAX_WORKER_RESTARTS):
+                            restarts += in_play is None
                             w = self._new_workers(1)[0].start(plan)
                             workers.append(w)
                             self._refill(w, todo)
                 if self._due():
                     self._store_ready(progress, out)
             self._store_ready(progress, out)
+            if todo:
+                text = f"matches {[j.match_id for j in todo]} left to resume: jobs kept failing"
+                out.failed.append(text)
+                progress.message(text)
         except BaseException:
             for w in workers:  # interrupted: do not wait for the games in progress
                 w.terminate()

@@ -323,6 +323,12 @@ def _stat_fields(pid: str) -> list[bytes] | None:
     return stat[stat.rfind(b")") + 2 :].split(b" ", 4)[:4]
 
 
+def is_stopped(pid: int) -> bool:
+    """Whether the process is stopped (by SIGSTOP or another stop signal, or for a tracer)."""
+    fields = _stat_fields(str(pid))
+    return fields is not None and fields[0] in (b"T", b"t")
+
+
 def session_members(sids: set[int]) -> list[int]:
     """Live pids whose session or process group is one of ``sids`` (one pass over /proc)."""
     found = []

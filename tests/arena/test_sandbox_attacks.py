@@ -859,7 +859,10 @@ def ev_stopper(outcome: Outcome, name: str) -> list[str]:
 
 
 def ev_server_killer(outcome: Outcome, name: str) -> list[str]:
-    return _victim_fault(outcome, name)
+    # unconfined, the kill gets through; the arena then stores no result rather than charge
+    # the opponent (whose process died with the server), and says why
+    killed = ["killed the fork server"] if "fork server died" in outcome.stderr else []
+    return _victim_fault(outcome, name) + killed
 
 
 def ev_freezer(outcome: Outcome, name: str) -> list[str]:

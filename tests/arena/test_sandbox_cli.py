@@ -178,8 +178,82 @@ def test_the_options_are_read_as_settings(
     assert sandbox_options("auto", None).settings.mode is Mode.AUTO  # the option wins
 
 
+READER = """import errno
+
+from bot_arena.bots.base import Decision, SearchInfo
+
+
+def choose_move(game, state, budget):
+    try:
+        with open({book!r}) as fh:
+            seen = fh.read()
+    except OSError as exc:
+        seen = errno.errorcode.get(exc.errno, str(exc))
+    return Decision(game.legal_moves(state)[0], SearchInfo(extra={{"read": seen}}))
+"""
+
+
+def test_allow_read_for_one_bot_lets_that_bot_read_and_no_other(tmp_path: Path) -> None:
+    from bot_arena.arena.transport.sandbox import confine
+
+    if confine.LANDLOCK not in support.probe()[0]:
+        pytest.skip("this machine lacks landlock: every bot reads everything")
+    book = tmp_path / "data" / "net.bin"
+    book.parent.mkdir()
+    book.write_text("the engine's network")
+    folder = tmp_path / "bots"
+    folder.mkdir()
+    for name in ("alice", "bob"):
+        (folder / f"{name}.py").write_text(READER.format(book=str(book)))
+    bots = ["-b", str(folder / "alice.py"), "-b", str(folder / "bob.py")]
+    result = arena(
+        "play", "tictactoe", *bots, "--allow-read", f"alice={book}", "--json", "--no-save"
+    )
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.output.strip().splitlines()[-1])
+    seen = {m["seat"]: m["info"]["read"] for m in record["moves"]}
+    assert seen == {0: "the engine's network", 1: "EACCES"}
+    # for every bot: both read it
+    result = arena("play", "tictactoe", *bots, "--allow-read", str(book), "--json", "--no-save")
+    record = json.loads(result.output.strip().splitlines()[-1])
+    assert {m["info"]["read"] for m in record["moves"]} == {"the engine's network"}
+    # a name that is no bot of the command, a path that is not there: one line, exit 2
+    for given, error in (
+        (f"carol={book}", f"error: --allow-read carol={book}: no such file or folder, nor a bot"),
+        ("alice=nowhere.bin", "error: --allow-read alice=nowhere.bin: no such file or folder"),
+    ):
+        result = arena("play", "tictactoe", *bots, "--allow-read", given, "--no-save")
+        assert result.exit_code == 2 and error_line(result).startswith(error), result.output
+
+
+def test_allow_read_per_bot_is_read_against_the_bots_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole existing path is a path for every bot, even with a ``=`` in it; ``BOT=PATH``
+    is read once the names are known, the longest name first (a ``cmd:`` bot's name is its
+    command line: ``/``, spaces and ``=`` included)."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("a=b.bin", "c.bin", "d.bin"):
+        (tmp_path / name).write_bytes(b"")
+    engine = "cmd:./engine --hash=64"
+    chosen = sandbox_options(
+        "off", ["a=b.bin", "alice=c.bin", "alice=c.bin", f"{engine}=d.bin", "cmd:./engine=c.bin"]
+    )
+    assert chosen.settings.allow_read == (str(tmp_path / "a=b.bin"),)
+    names = ["alice", engine, "cmd:./engine"]
+    settings = chosen.for_bots(names).settings
+    assert settings.allow_read_for == (
+        ("alice", str(tmp_path / "c.bin")),
+        (engine, str(tmp_path / "d.bin")),
+        ("cmd:./engine", str(tmp_path / "c.bin")),
+    )
+    assert settings.readable("alice") == (str(tmp_path / "a=b.bin"), str(tmp_path / "c.bin"))
+    assert settings.readable(engine) == (str(tmp_path / "a=b.bin"), str(tmp_path / "d.bin"))
+    assert settings.readable("bob") == (str(tmp_path / "a=b.bin"),)
+
+
 def test_a_plan_carries_the_sandbox_settings_strictly() -> None:
-    settings = SandboxSettings(Mode.ON, ("/opt/book.bin",))
+    settings = SandboxSettings(Mode.ON, ("/opt/book.bin",), (("alice", "/opt/net.bin"),))
     plan = Plan("tictactoe", {}, (resolve("random"),), TimeControl(move_time=1.0), sandbox=settings)
     data = json.loads(json.dumps(plan.to_dict()))
     assert Plan.from_dict(data) == plan
@@ -189,6 +263,9 @@ def test_a_plan_carries_the_sandbox_settings_strictly() -> None:
         {"mode": "sideways", "allow_read": []},
         {"mode": "on", "allow_read": "/opt"},
         {"mode": "on", "allow_read": [], "x": 1},
+        {"mode": "on", "allow_read": []},
+        {"mode": "on", "allow_read": [], "allow_read_for": [["alice"]]},
+        {"mode": "on", "allow_read": [], "allow_read_for": [["alice", 3]]},
     ):
         with pytest.raises(MessageError):
             Plan.from_dict({**data, "sandbox": bad})

@@ -46,21 +46,37 @@ def parse_mode(value: str | None) -> Mode:
 
 @dataclass(frozen=True)
 class SandboxSettings:
-    """How a pool confines its bots: the mode, and paths every bot may read besides what it
-    needs to run (``--allow-read``: an engine's network file, an opening book)."""
+    """How a pool confines its bots: the mode, paths every bot may read besides what it needs
+    to run (``--allow-read PATH``: an opening book), and paths one bot may read (``--allow-read
+    NAME=PATH``: an engine's network file), as (bot name, path) pairs."""
 
     mode: Mode = Mode.AUTO
     allow_read: tuple[str, ...] = ()
+    allow_read_for: tuple[tuple[str, str], ...] = ()
+
+    def readable(self, bot: str) -> tuple[str, ...]:
+        """What ``--allow-read`` lets the bot named ``bot`` read."""
+        return (*self.allow_read, *(path for name, path in self.allow_read_for if name == bot))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"mode": self.mode.value, "allow_read": list(self.allow_read)}
+        return {
+            "mode": self.mode.value,
+            "allow_read": list(self.allow_read),
+            "allow_read_for": [list(pair) for pair in self.allow_read_for],
+        }
 
     @classmethod
     def from_dict(cls, data: Any) -> SandboxSettings:
         """The inverse of ``to_dict`` (ValueError on anything else)."""
-        if not isinstance(data, dict) or set(data) != {"mode", "allow_read"}:
-            raise ValueError("sandbox: not an object with exactly mode and allow_read")
-        paths = data["allow_read"]
+        keys = {"mode", "allow_read", "allow_read_for"}
+        if not isinstance(data, dict) or set(data) != keys:
+            raise ValueError("sandbox: not an object with exactly mode, allow_read, allow_read_for")
+        paths, pairs = data["allow_read"], data["allow_read_for"]
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
             raise ValueError("sandbox: allow_read is not a list of paths")
-        return cls(parse_mode(str(data["mode"])), tuple(paths))
+        if not isinstance(pairs, list) or not all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+            for p in pairs
+        ):
+            raise ValueError("sandbox: allow_read_for is not a list of [bot, path] pairs")
+        return cls(parse_mode(str(data["mode"])), tuple(paths), tuple((n, p) for n, p in pairs))
