@@ -14,6 +14,11 @@ socket, one JSON message per packet:
   worker's stdin, stdout and stderr); answer ``{"pid": N}`` or ``{"error": text}``; with
   ``"entry": "launch"`` the fork runs ``arena.worker.launch`` instead (a ``cmd:`` bot: confined
   and limited in the fork, then exec'd);
+- request ``{"kind": "spare", "plan": PLAN}`` without descriptors, and no answer: fork a *spare*,
+  which confines itself as far as ``confine.prepare`` goes by the JSON ``PLAN`` (a confined bot's
+  cgroup, namespaces, mounts, seccomp) and waits; a later worker request with ``"spare":`` that
+  plan's working folder is handed to it (with its descriptors) instead of a new fork, and the
+  answer is the spare's pid (a spare that died meanwhile: a new fork after all);
 - request ``{"kind": "job", "target": "module:function", ...}`` with two descriptors (a job's
   pipes from and to its client): the function, of a module preloaded with ``--preload``, runs in
   the fork with a channel of its own to this server, whose workers die when it closes;
@@ -247,7 +252,8 @@ class Server:
             request = json.loads(data)
             kind = request.get("kind")
             if kind == "spare" and not fds:
-                self._start_spare(str(request["plan"]), sock.fileno())
+                with contextlib.suppress(OSError, ValueError, KeyError):  # no answer: no spare
+                    self._start_spare(str(request["plan"]), sock.fileno())
                 return True
             if kind not in ("worker", "job") or len(fds) != (3 if kind == "worker" else 2):
                 raise ValueError(f"bad request: {kind!r} with {len(fds)} descriptors")

@@ -134,3 +134,23 @@ def test_the_attackers_fail_when_confined(tmp_path: Path) -> None:
     with sqlite3.connect(db) as conn:
         reasons = conn.execute("SELECT fault FROM seats WHERE fault IS NOT NULL").fetchall()
     assert reasons and all("arena_attack" not in r[0] for r in reasons)
+
+
+def test_a_job_with_barred_seats_and_an_incident_reply_cross_the_pipe_as_data() -> None:
+    from bot_arena.arena.match import faults
+    from bot_arena.arena.tournament.job import Job, MessageError, decode, decode_reply, encode
+
+    fault = faults.crash("attacked the arena", reason="arena_attack", incidents=["died"])
+    job = Job(3, (2, 0), None, 11, barred=((0, fault),))
+    assert Job.from_dict(decode(encode(job.to_dict()))) == job
+    assert Job.from_dict({**job.to_dict(), "barred": []}).barred == ()
+    for bad in ([[0]], [["0", fault.to_dict()]], [[0, {"termination": "melted"}]], {}):
+        with pytest.raises(MessageError):
+            Job.from_dict({**job.to_dict(), "barred": bad})
+    assert decode_reply(encode(["incident", 3, "the fork server died"])) == (
+        "incident",
+        3,
+        "the fork server died",
+    )
+    with pytest.raises(MessageError):
+        decode_reply(encode(["incident", 3, {"not": "text"}]))

@@ -19,7 +19,7 @@ from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import BotPool
 from bot_arena.arena.match.record import MoveRecord
 from bot_arena.arena.match.timecontrol import TimeControl
-from bot_arena.arena.transport.sandbox import confine, support
+from bot_arena.arena.transport.sandbox import cgroups, confine, support
 from bot_arena.arena.transport.sandbox.mode import Mode, SandboxSettings
 
 LAYERS, _ = support.probe()
@@ -87,12 +87,13 @@ def reporters(tmp_path: Path, port: int) -> tuple[Path, Path]:
     return files
 
 
-def spare_keeper(pool: BotPool) -> int:
-    """The pid of the spare the pool has stocked for its next process (its keeper: the one
-    process of the reserved unit whose parent is outside it), once it is there."""
+def stocked(pool: BotPool) -> tuple[int, str, cgroups.Unit]:
+    """The spare the pool has stocked for its next process, once it is there: its keeper's
+    pid (the one process of the reserved unit whose parent is outside it), its working
+    folder and its unit."""
     reserved = pool.confiner._reserved
     assert reserved is not None and reserved[1] is not None, "no spare reserved"
-    unit = reserved[1]
+    work, unit = reserved
 
     def keeper() -> int | None:
         pids = unit.pids()
@@ -106,7 +107,7 @@ def spare_keeper(pool: BotPool) -> int:
         return None
 
     found: int = wait_for(keeper, "the spare's keeper, init and bot in its unit")
-    return found
+    return found, work, unit
 
 
 def test_a_bot_started_in_a_spare_is_confined_like_one_started_in_a_fresh_fork(
@@ -125,7 +126,7 @@ def test_a_bot_started_in_a_spare_is_confined_like_one_started_in_a_fresh_fork(
     try:
         with BotPool(sandbox=SandboxSettings(Mode.ON)) as pool:
             pool.prestart([fresh])  # a fresh fork: no spare yet; one is stocked behind it
-            keeper = spare_keeper(pool)
+            keeper, _, _ = stocked(pool)
             pool.prestart([spare])
             assert pool.idle[spare][0].pid == keeper  # the spare became the bot
             assert pool.idle[fresh][0].pid != keeper
@@ -167,10 +168,7 @@ def test_a_spare_that_died_gives_way_to_a_fresh_fork(tmp_path: Path) -> None:
     needs_every_layer()
     with BotPool(sandbox=SandboxSettings(Mode.ON)) as pool:
         pool.prestart([resolve("random")])
-        spare_keeper(pool)
-        reserved = pool.confiner._reserved
-        assert reserved is not None and reserved[1] is not None
-        unit = reserved[1]
+        _, _, unit = stocked(pool)
         for pid in unit.pids():
             os.kill(pid, signal.SIGKILL)
         wait_for(lambda: not unit.pids(), "the killed spare to leave its unit")
@@ -190,10 +188,7 @@ def test_nothing_of_an_unused_spare_outlives_its_pool() -> None:
     needs_every_layer()
     with BotPool(sandbox=SandboxSettings(Mode.ON)) as pool:
         pool.prestart([resolve("random")])
-        spare_keeper(pool)
-        reserved = pool.confiner._reserved
-        assert reserved is not None and reserved[1] is not None
-        work, unit = reserved
+        _, work, unit = stocked(pool)
         held = unit.pids()
     assert not os.path.exists(work)
     assert all(not path.exists() for path in unit.paths)
