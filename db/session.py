@@ -43,8 +43,12 @@ class DatabaseOpenError(Exception):
 
 
 def database_url(url: str | None = None) -> str:
-    """``url`` if given, else ``$ARENA_DB``, else ``sqlite:///arena.db``."""
-    return url or os.environ.get(ENV_VAR) or DEFAULT_URL
+    """``url`` if given, else ``$ARENA_DB``, else ``sqlite:///arena.db``. A plain file path
+    (no ``scheme://``) is a SQLite database at that path: ``--db results.db``."""
+    chosen = url or os.environ.get(ENV_VAR) or DEFAULT_URL
+    if "://" not in chosen:
+        return f"sqlite:///{os.path.abspath(os.path.expanduser(chosen))}"
+    return chosen
 
 
 def display_url(url: str) -> str:
@@ -69,7 +73,10 @@ def sqlite_path(url: str) -> Path | None:
 def exists(url: str) -> bool:
     """False only for a SQLite file that is not there yet (so read-only uses need not create it)."""
     path = sqlite_path(url)
-    return path is None or path.exists()
+    try:
+        return path is None or path.exists()
+    except OSError:  # not ours to look at: opening it says why, in one line
+        return True
 
 
 def _configure_sqlite(engine: Engine) -> None:
@@ -208,11 +215,55 @@ def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
         raise DatabaseOpenError(
             f"database {shown} has a schema this version does not know: {_first_line(err)}"
         ) from None
-    except exc.SQLAlchemyError as err:
+    except (exc.SQLAlchemyError, sqlite3.DatabaseError) as err:
         engine.dispose()
-        reason = _first_line(getattr(err, "orig", None) or err)
-        raise DatabaseOpenError(f"cannot open database {shown}: {reason}") from None
+        raise DatabaseOpenError(describe_error(err, url)) from None
     return engine
+
+
+def describe_error(err: BaseException, url: str | None = None) -> str:
+    """One line for the user about a database failure met while a command ran (``url``: the
+    database, for the message): what happened to which database and what to do about it."""
+    url = database_url(url)
+    shown = display_url(url)
+    path = sqlite_path(url)
+    reason = _first_line(getattr(err, "orig", None) or err)
+    low = reason.lower()
+    if "malformed" in low or "not a database" in low or "disk i/o error" in low:
+        fix = f"sqlite3 {path} .recover" if path else "restore it from a backup"
+        return f"database {shown} is damaged ({reason}); save what is intact with: {fix}"
+    if "readonly" in low or "read-only" in low:
+        return f"database {shown} is read-only for this user ({reason})"
+    if "locked" in low:
+        return (
+            f"database {shown} stayed locked by another process for {BUSY_TIMEOUT_S:g} s "
+            f"({reason}); try again when it is done"
+        )
+    if "disk is full" in low or "no space" in low:
+        return f"database {shown}: the disk is full ({reason}); nothing more was stored"
+    if "unable to open" in low:
+        return f"cannot open database {shown} ({reason}): is its folder there and writable?"
+    if isinstance(err, exc.OperationalError) and path is None:
+        return f"cannot open database {shown}: {reason}"
+    return f"database {shown}: {reason}"
+
+
+def check_writable(engine: Engine) -> None:
+    """Raise (a SQLAlchemy error) unless this user may store results in the database: SQLite
+    takes its write lock (every transaction here begins with ``BEGIN IMMEDIATE``), PostgreSQL
+    is asked for the right to insert into ``matches``. Writes nothing."""
+    with engine.connect() as conn:
+        if conn.dialect.name == "postgresql":
+            allowed = conn.exec_driver_sql(
+                "SELECT has_table_privilege('matches', 'INSERT')"
+            ).scalar()
+            if not allowed:
+                raise exc.OperationalError(
+                    "check", {}, Exception("read-only: no right to insert into matches")
+                )
+            return
+        with conn.begin() as transaction:
+            transaction.rollback()
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:

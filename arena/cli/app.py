@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from bot_arena.arena.cli.analyze_cmd import analyze_command
 from bot_arena.arena.cli.bots_cmd import bots_app
+from bot_arena.arena.cli.common import ArenaGroup
 from bot_arena.arena.cli.games_cmd import games_command
 from bot_arena.arena.cli.matches_cmd import export_command, matches_app, replay_command
 from bot_arena.arena.cli.play_cmd import play_command
@@ -19,7 +22,33 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=ArenaGroup,
 )
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"arena (bot-arena) {version('bot-arena')}")
+        except PackageNotFoundError:  # run from a source tree that is not installed
+            typer.echo("arena (bot-arena, not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Bot Arena: tournaments between game-playing bots, with Elo leaderboards."""
+
+
 app.command("games")(games_command)
 app.command("analyze")(analyze_command)
 app.command("play")(play_command)

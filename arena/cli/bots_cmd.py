@@ -20,7 +20,8 @@ from bot_arena.arena.cli.common import (
     SandboxOption,
     fail,
     load_game,
-    open_db,
+    open_existing_db,
+    open_writable_db,
     sandbox_options,
 )
 from bot_arena.arena.match.botref import BUILTIN, HUMAN, BotRef, BotSpecError
@@ -162,10 +163,11 @@ def add_command(
         pass
     else:
         fail(f"bot name {name!r} is taken by a built-in bot")
+    factory = open_writable_db(db)  # before the validation games, not after them
     ref, records = _check(path, game, param, move_time, startup_time, confinement)
     from bot_arena.db.store import register_bot_version
 
-    with open_db(db).begin() as session:
+    with factory.begin() as session:
         version, created = register_bot_version(session, name, ref)
         number = [v.id for v in version.bot.versions].index(version.id) + 1
     out = {**_summary(ref, records), "name": name, "created": created, "version": number}
@@ -191,7 +193,7 @@ def list_command(as_json: JsonOption = False, db: DbOption = None) -> None:
     """The registered bots with their latest version."""
     from bot_arena.db.store import list_bots
 
-    with open_db(db).begin() as session:
+    with open_existing_db(db).begin() as session:
         rows = [
             {
                 "name": b.name,
@@ -223,7 +225,7 @@ def show_command(
     """Every version of a bot, oldest first."""
     from bot_arena.db.store import bot_versions
 
-    with open_db(db).begin() as session:
+    with open_existing_db(db).begin() as session:
         rows = [_version_row(v, i + 1) for i, v in enumerate(bot_versions(session, name))]
     if not rows:
         fail(f"no bot named {name!r}")

@@ -4,12 +4,14 @@ sandbox options of the commands that start bots."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+from typer.core import TyperGroup
 
 from bot_arena import games
 from bot_arena.arena.transport.sandbox.mode import (
@@ -31,7 +33,8 @@ DbOption = Annotated[
     str | None,
     typer.Option(
         "--db",
-        help="Database URL (default: $ARENA_DB, else sqlite:///arena.db in this directory).",
+        help="Database: a SQLAlchemy URL or a SQLite file's path (default: $ARENA_DB, else "
+        "arena.db in this directory).",
         envvar="ARENA_DB",
         show_envvar=False,
     ),
@@ -91,15 +94,81 @@ def echo_err(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+_opened: list[str | None] = []  # the --db of the database this command opened (for messages)
+
+
 def open_db(url: str | None) -> sessionmaker[Session]:
     """A session factory for the database (migrated to the latest schema); one-line error and
     exit 2 when it cannot be opened."""
     from bot_arena.db.session import DatabaseOpenError, make_engine, session_factory
 
+    _opened.append(url)
     try:
         return session_factory(make_engine(url))
     except DatabaseOpenError as exc:
         fail(str(exc))
+
+
+def open_writable_db(url: str | None) -> sessionmaker[Session]:
+    """``open_db`` for a command that will store what it plays: a database this user cannot
+    write (a read-only file, a locked one, no right to insert) is a one-line error (exit 2)
+    before any game is played, not after."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from bot_arena.db.session import check_writable, describe_error
+
+    factory = open_db(url)
+    try:
+        check_writable(factory.kw["bind"])
+    except (SQLAlchemyError, sqlite3.DatabaseError) as err:
+        fail(describe_error(err, url))
+    return factory
+
+
+def keep_unsaved(data: dict[str, Any], what: str) -> str:
+    """Write ``data`` (a finished game's record that could not be stored) to a new JSON file
+    in the current folder (else the temporary one) and return its path: a finished game is
+    never lost."""
+    import json
+    import tempfile
+    import time
+
+    name = f"arena-unsaved-{what}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
+    for folder in (os.getcwd(), tempfile.gettempdir()):
+        path = os.path.join(folder, name)
+        try:
+            with open(path, "x") as fh:
+                json.dump(data, fh)
+            return path
+        except OSError:
+            continue
+    raise OSError("no folder to write the unsaved record to")
+
+
+class ArenaGroup(TyperGroup):
+    """The ``arena`` command group: a database failure in any command (damaged or read-only
+    file, lock timeout, full disk, unreachable server) ends it with one line and exit 2, the
+    same for every command, never a traceback. Each command's own transactions see to it that
+    nothing already stored is half-written."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _plain_help(self)
+
+    def invoke(self, ctx: Any) -> Any:  # click's Context (typer vendors click privately)
+        try:
+            return super().invoke(ctx)
+        except Exception as err:
+            # a command that never loaded SQLAlchemy cannot have met one of its errors (and
+            # --help, games, ... must not pay for importing it)
+            alchemy = sys.modules.get("sqlalchemy.exc")
+            if not isinstance(err, sqlite3.DatabaseError) and not (
+                alchemy is not None and isinstance(err, alchemy.SQLAlchemyError)
+            ):
+                raise
+            from bot_arena.db.session import describe_error
+
+            fail(describe_error(err, _opened[-1] if _opened else None))
 
 
 def open_existing_db(url: str | None) -> sessionmaker[Session]:
@@ -175,3 +244,16 @@ def sandbox_options(mode: str | None, allow_read: list[str] | None) -> Confineme
     except SandboxUnavailable as exc:
         fail(str(exc))
     return Confinement(SandboxSettings(chosen, tuple(paths)), level, tuple(missing), tuple(per_bot))
+
+
+def _plain_help(command: Any) -> None:
+    """Help as a command line reads: a flag shows no value type (``--json``, not ``--json
+    <bool>``), an argument its name in capitals (``PATH``, not ``{path}``)."""
+    for param in getattr(command, "params", []):
+        if param.metavar is None:
+            if getattr(param, "is_flag", False):
+                param.metavar = ""
+            elif param.param_type_name == "argument" and param.name:
+                param.metavar = param.name.upper()
+    for sub in getattr(command, "commands", {}).values():
+        _plain_help(sub)

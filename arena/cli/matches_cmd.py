@@ -11,22 +11,20 @@ import io
 import json
 from collections.abc import Iterator
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from sqlalchemy.orm import Session
 from tabulate import tabulate
 
 from bot_arena import games
 from bot_arena.arena.cli.common import DbOption, fail, open_existing_db
-from bot_arena.arena.formats.csv_results import EXPORT_COLUMNS, export_row
-from bot_arena.arena.formats.pgn import GameTags, result_of_ranks, write_game
-from bot_arena.arena.match.record import MatchRecord
-from bot_arena.db import queries
-from bot_arena.db.models import Match
-from bot_arena.db.store import load_match, load_matches_chunked, record_of
-from bot_arena.db.tournaments import get_tournament
 from bot_arena.games.base import GameError
+
+if TYPE_CHECKING:  # the database and the file formats load when a command needs them
+    from sqlalchemy.orm import Session
+
+    from bot_arena.arena.match.record import MatchRecord
+    from bot_arena.db.models import Match
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 EXPORT_CHUNK = 200
@@ -46,6 +44,8 @@ def _seat_names(match: Match) -> list[str]:
 def _result_text(match: Match) -> str:
     if match.status != "done":  # pending, running, void
         return match.status
+    from bot_arena.arena.formats.pgn import result_of_ranks
+
     ranks = [s.rank for s in match.seats]
     if len(ranks) == 2:
         return result_of_ranks(ranks[0] or 0, ranks[1] or 0)
@@ -83,6 +83,11 @@ def matches_command(
                 "--help`)"
             )
         return
+    from bot_arena.db import queries
+    from bot_arena.db.models import MATCH_STATUSES
+
+    if status is not None and status not in MATCH_STATUSES:
+        fail(f"--status {status!r}: one of {', '.join(MATCH_STATUSES)}")
     factory = open_existing_db(db)
     with factory() as session:
         found = queries.find_matches(session, tournament, bot, status)
@@ -204,6 +209,8 @@ def replay_command(
     as_json: JsonOption = False,
 ) -> None:
     """Step through a stored match: the board after every move, with times and search info."""
+    from bot_arena.db.store import load_match, record_of
+
     factory = open_existing_db(db)
     with factory() as session:
         match = load_match(session, match_id)
@@ -267,6 +274,9 @@ class ExportFormat(StrEnum):
 
 def _done_matches(session: Session, tournament: int | None) -> Iterator[tuple[Match, MatchRecord]]:
     """Done matches with their records, loaded in chunks (exports can be large)."""
+    from bot_arena.db import queries
+    from bot_arena.db.store import load_matches_chunked, record_of
+
     ids = queries.match_ids(session, tournament, "done")
     for match in load_matches_chunked(session, ids, EXPORT_CHUNK):
         yield match, record_of(match)
@@ -282,6 +292,10 @@ def export_command(
     db: DbOption = None,
 ) -> None:
     """Export done matches: JSON match records, one CSV row per match, or PGN (two players)."""
+    from bot_arena.arena.formats.csv_results import EXPORT_COLUMNS, export_row
+    from bot_arena.arena.formats.pgn import GameTags, write_game
+    from bot_arena.db.tournaments import get_tournament
+
     factory = open_existing_db(db)
     with factory() as session:
         if tournament is not None and get_tournament(session, tournament) is None:

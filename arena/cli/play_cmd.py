@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -14,9 +14,11 @@ from bot_arena.arena.cli.common import (
     DbOption,
     SandboxOption,
     fail,
+    keep_unsaved,
     load_game,
     load_position,
     open_db,
+    open_writable_db,
     sandbox_options,
 )
 from bot_arena.arena.match.botref import HUMAN, BotRef, BotSpecError
@@ -27,6 +29,9 @@ from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN, TimeControl, TimeC
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.sandbox.mode import CONFINED
 from bot_arena.games.base import Game
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
 
 DEFAULT_MOVE_TIME = 10.0  # seconds per move for bots when no time control is given
 
@@ -182,6 +187,7 @@ def play_command(
     if show and not as_json:
         typer.echo(game.render(start))
         on_move = show_moves(game, start, names)
+    factory = None if no_save else open_writable_db(db)  # before the game, not after it
     confinement.warn()
     with BotPool(limits, sandbox=confinement.settings) as pool:
         level = pool.sandbox_level
@@ -192,17 +198,12 @@ def play_command(
         except ServerDied as exc:
             hint = "" if level == CONFINED else " (a bot may have killed it: confine bots)"
             fail(f"{exc}{hint}; nothing stored", 1)
-    match_id = None
-    if not no_save:
-        from bot_arena.db.store import save_match
-
-        with open_db(db).begin() as session:
-            match_id = save_match(session, record, refs, sandbox=level)
+    out = record.to_dict()
+    out["seed"] = seed
+    out["sandbox"] = level
+    match_id = None if factory is None else _store(factory, db, record, refs, level, out)
     if as_json:
-        out = record.to_dict()
-        out["seed"] = seed
         out["match_id"] = match_id
-        out["sandbox"] = level
         typer.echo(json.dumps(out))
         return
     if not show:
@@ -214,3 +215,26 @@ def play_command(
     typer.echo(verdict(record))
     if match_id is not None:
         typer.echo(f"saved as match {match_id}")
+
+
+def _store(
+    factory: sessionmaker[Session],
+    db: str | None,
+    record: MatchRecord,
+    refs: list[BotRef],
+    level: str,
+    out: dict[str, Any],
+) -> int:
+    """Store the played match; when the database fails now (a full disk, a lock held too
+    long), the record goes to a file the one-line error names (exit 1): never lost."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from bot_arena.db.session import describe_error
+    from bot_arena.db.store import save_match
+
+    try:
+        with factory.begin() as session:
+            return save_match(session, record, refs, sandbox=level)
+    except SQLAlchemyError as err:
+        kept = keep_unsaved(out, "match")
+        fail(f"{describe_error(err, db)}; the game's record is in {kept}", 1)

@@ -12,14 +12,8 @@ from typing import Annotated
 import typer
 
 from bot_arena.arena.cli.common import DbOption, fail, open_db
-from bot_arena.arena.formats.results import read_results
-from bot_arena.arena.ratings import RatingInputError, render
-from bot_arena.arena.ratings.query import (
-    LeaderboardError,
-    rate,
-    render_crosstable,
-    render_leaderboard,
-)
+
+# the ratings (numpy) and the database load when a command runs, not for --help
 
 
 class Method(StrEnum):
@@ -103,6 +97,8 @@ def leaderboard_command(
     3 of 40 rated results from bots not fully confined (off 2, partial 1)" (results stored
     before the arena recorded the sandbox count as off).
     """
+    from bot_arena.arena.ratings.query import LeaderboardError, render_leaderboard
+
     fixed = parse_anchor(anchor)
     _check_db(db)
     sessions = open_db(db)
@@ -132,6 +128,8 @@ def crosstable_command(
     db: DbOption = None,
 ) -> None:
     """Score of each bot against each other bot (points / games)."""
+    from bot_arena.arena.ratings.query import LeaderboardError, render_crosstable
+
     _check_db(db)
     sessions = open_db(db)
     try:
@@ -160,6 +158,10 @@ def rate_command(
     as_json: JsonOption = False,
 ) -> None:
     """Rate results played elsewhere (cutechess, fastchess, ...) with the same code."""
+    from bot_arena.arena.formats.results import read_results
+    from bot_arena.arena.ratings import RatingInputError, render
+    from bot_arena.arena.ratings.query import LeaderboardError, rate
+
     fixed = parse_anchor(anchor)
     try:
         results = read_results(file)

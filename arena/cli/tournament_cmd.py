@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
+import signal
+from collections.abc import Iterator
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from sqlalchemy.orm import Session, sessionmaker
 from tabulate import tabulate
 
 from bot_arena.arena.cli.common import (
@@ -26,22 +28,14 @@ from bot_arena.arena.match.botref import BotRef, BotSpecError
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.confinement import server_env
 from bot_arena.arena.match.timecontrol import TimeControl, TimeControlError
-from bot_arena.arena.ratings.query import confinement_summary
-from bot_arena.arena.tournament.create import (
-    TournamentError,
-    active_runner,
-    check_field,
-    create,
-    load_tournament,
-    resolve_field,
-)
 from bot_arena.arena.tournament.job_handle import start_job_server
-from bot_arena.arena.tournament.runner import Outcome, Runner, default_jobs
 from bot_arena.arena.tournament.schedule import ScheduleError
 from bot_arena.arena.transport.forkserver import ForkServer
-from bot_arena.db import queries
-from bot_arena.db.session import database_url, exists
-from bot_arena.db.store import lookup_bot
+
+if TYPE_CHECKING:  # the database and the ratings load when a command runs, not for --help
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from bot_arena.arena.tournament.runner import Outcome
 
 tournament_app = typer.Typer(
     name="tournament",
@@ -63,6 +57,9 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 def _lookup(url: str | None) -> tuple[Any, list[sessionmaker[Session]]]:
     """A registered-name lookup that opens the database only when a spec needs it (so a bad
     bot spec never creates a database file)."""
+    from bot_arena.db.session import database_url, exists
+    from bot_arena.db.store import lookup_bot
+
     opened: list[sessionmaker[Session]] = []
 
     def lookup(name: str) -> BotRef | None:
@@ -122,6 +119,9 @@ def run_command(
 
     Every stored result records the sandbox level its bots ran under (confined, partial or off).
     """
+    from bot_arena.arena.tournament.create import TournamentError, check_field, create
+    from bot_arena.db import queries
+
     game = load_game(game_name, param)
     try:
         tc = TimeControl.parse(
@@ -193,6 +193,15 @@ def resume_command(
 ) -> None:
     """Play the matches of an interrupted tournament that are not done yet (each result
     records the sandbox level of this run)."""
+    from bot_arena.arena.tournament.create import (
+        TournamentError,
+        active_runner,
+        load_tournament,
+        resolve_field,
+    )
+    from bot_arena.db import queries
+    from bot_arena.db.store import lookup_bot
+
     if jobs is not None and jobs < 1:
         fail(f"--jobs must be >= 1, not {jobs}")
     confinement = sandbox_options(sandbox, allow_read)  # before anything is stored
@@ -236,6 +245,8 @@ def _play(
     confinement: Confinement,
     server: ForkServer | None = None,
 ) -> None:
+    from bot_arena.arena.tournament.runner import Runner, default_jobs
+
     runner = Runner(
         factory,
         tid,
@@ -246,7 +257,8 @@ def _play(
     )
     confinement.warn()
     try:
-        outcome = runner.run()
+        with _terminate_as_interrupt():
+            outcome = runner.run()
     except KeyboardInterrupt:
         typer.echo(f"interrupted; continue with: arena tournament resume {tid}", err=True)
         raise typer.Exit(130) from None
@@ -272,6 +284,21 @@ def _play(
             err=True,
         )
         raise typer.Exit(1)
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (``kill``, a service manager stopping the run) ends a run as Ctrl-C does:
+    what is stored stays, the rest is left to resume, and the command says how."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _outcome_dict(outcome: Outcome) -> dict[str, Any]:
@@ -315,6 +342,9 @@ def _standings_table(summary: dict[str, Any]) -> str:
 
 
 def _summary(session: Session, tid: int) -> dict[str, Any]:
+    from bot_arena.arena.tournament.create import load_tournament
+    from bot_arena.db import queries
+
     tournament = load_tournament(session, tid)
     names = queries.entry_names(session, tid)
     rows = queries.results(session, tid)
@@ -357,6 +387,8 @@ def _summary(session: Session, tid: int) -> dict[str, Any]:
 @tournament_app.command("list")
 def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     """The tournaments in the database, newest first."""
+    from bot_arena.db import queries
+
     factory = open_existing_db(db)
     with factory() as session:
         rows = queries.tournaments(session)
@@ -395,6 +427,8 @@ def show_command(
     "sandbox   12 of 40 results from bots not fully confined (off 10, partial 2)" (results
     stored before the arena recorded the sandbox count as off); nothing when all were confined.
     """
+    from bot_arena.arena.tournament.create import TournamentError
+
     factory = open_existing_db(db)
     with factory() as session:
         try:
@@ -431,6 +465,8 @@ def show_command(
 
 def _sandbox_lines(levels: dict[str, int]) -> list[str]:
     """The show's sandbox line when some results came from bots not fully confined."""
+    from bot_arena.arena.ratings.query import confinement_summary
+
     text = confinement_summary({None if k == "unrecorded" else k: n for k, n in levels.items()})
     return [] if text is None else [f"  sandbox   {text}"]
 
