@@ -1,7 +1,8 @@
 """How long an ``arena`` command takes to start: wall time of fresh processes, median of
 ``--runs`` (default 10) each, the commands taking turns so the machine's drift falls on all
-alike. Prints medians and ratios against two baselines measured in the same run: the bare
-interpreter (``python -c pass``) and the command-line library alone (``import typer``). The
+alike. Prints medians and ratios against baselines measured in the same run: the bare
+interpreter (``python -c pass``), the command-line library alone (``import typer``) and what
+typer loads itself to run a command (its pydantic adapters) and to print help (rich). The
 target (issue 13): under 0.3 s for ``--help`` and ``games``. Asserts nothing.
 
     python bench/startup.py [--runs N]
@@ -18,6 +19,18 @@ ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 COMMANDS = {
     "python -c pass (baseline)": [sys.executable, "-c", "pass"],
     "python -c 'import typer' (baseline)": [sys.executable, "-c", "import typer"],
+    # what typer itself loads to run any command (pydantic, for its parameters) and to print
+    # rich help: the floor under every arena command on this typer
+    "typer's floor for a command (baseline)": [
+        sys.executable,
+        "-c",
+        "import typer, typer._adapters",
+    ],
+    "typer's floor for --help (baseline)": [
+        sys.executable,
+        "-c",
+        "import typer, typer._adapters, typer.rich_utils",
+    ],
     "arena --version": [*ARENA, "--version"],
     "arena --help": [*ARENA, "--help"],
     "arena games": [*ARENA, "games"],

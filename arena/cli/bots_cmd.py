@@ -24,8 +24,8 @@ from bot_arena.arena.cli.common import (
     open_writable_db,
     sandbox_options,
 )
-from bot_arena.arena.match.botref import BUILTIN, HUMAN, BotRef, BotSpecError
-from bot_arena.arena.match.botspec import resolve
+from bot_arena.arena.match.botref import BUILTIN, COMMAND, HUMAN, BotRef, BotSpecError
+from bot_arena.arena.match.botspec import anchor_command, resolve
 from bot_arena.arena.match.pool import BotPool
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
@@ -35,7 +35,12 @@ from bot_arena.games.base import Game
 
 bots_app = typer.Typer(help="Submitted bots: validate, register, list.", no_args_is_help=True)
 
-GameOption = Annotated[str, typer.Option("--game", "-g", help="Game of the validation games.")]
+GameOption = Annotated[
+    str | None,
+    typer.Option(
+        "--game", "-g", help="Game of the validation games (required: see `arena games`)."
+    ),
+]
 ParamOption = Annotated[list[str] | None, typer.Option("--param", "-p", help="Game parameter k=v.")]
 MoveTimeOption = Annotated[
     float, typer.Option("--move-time", help="Seconds per move in the validation games.")
@@ -69,9 +74,13 @@ def validation_games(
     return records
 
 
-def _submitted(path: str) -> BotRef:
+def _submitted(path: str, anchored: bool = False) -> BotRef:
+    """The bot ``path`` names; with ``anchored``, a ``cmd:`` bot's relative paths made
+    absolute (a registered command runs the same from any folder)."""
     try:
         ref = resolve(path)
+        if anchored and ref.kind == COMMAND:
+            ref = resolve(f"cmd:{anchor_command(ref.target)}")
     except BotSpecError as exc:
         fail(str(exc))
     if ref.kind in (BUILTIN, HUMAN):
@@ -81,15 +90,18 @@ def _submitted(path: str) -> BotRef:
 
 def _check(
     path: str,
-    game_name: str,
+    game_name: str | None,
     params: list[str] | None,
     move_time: float,
     startup: float,
     confinement: Confinement,
+    anchored: bool = False,
 ) -> tuple[BotRef, list[MatchRecord]]:
     """Validate or exit 1 with the fault on one line."""
+    if game_name is None:
+        fail("--game is required: the game to check the bot on (`arena games` lists them)")
     game = load_game(game_name, params)
-    ref = _submitted(path)
+    ref = _submitted(path, anchored)
     confinement = confinement.for_bots([ref.name, "random"])
     confinement.warn()
     records = validation_games(game, ref, move_time, startup, sandbox=confinement.settings)
@@ -107,6 +119,7 @@ def _check(
 def _summary(ref: BotRef, records: list[MatchRecord]) -> dict[str, Any]:
     return {
         "bot": ref.name,
+        "game": records[0].game if records else None,
         "kind": ref.kind,
         "target": ref.target,
         "sha256": ref.sha256,
@@ -118,7 +131,7 @@ def _summary(ref: BotRef, records: list[MatchRecord]) -> dict[str, Any]:
 @bots_app.command("check")
 def check_command(
     path: Annotated[str, typer.Argument(help="FILE.py[:ATTR], pkg.mod:attr or cmd:<command>.")],
-    game: GameOption = "tictactoe",
+    game: GameOption = None,
     param: ParamOption = None,
     move_time: MoveTimeOption = 2.0,
     startup_time: StartupOption = 10.0,
@@ -134,8 +147,8 @@ def check_command(
         typer.echo(json.dumps({"ok": True, **summary}))
         return
     typer.echo(
-        f"ok: {ref.name} ({ref.short_version}) played {summary['games']} validation game(s), "
-        f"{summary['moves']} moves, without a fault"
+        f"ok: {ref.name} ({ref.short_version}) played {summary['games']} validation game(s) "
+        f"of {summary['game']}, {summary['moves']} moves, without a fault"
     )
 
 
@@ -143,7 +156,7 @@ def check_command(
 def add_command(
     path: Annotated[str, typer.Argument(help="FILE.py[:ATTR], pkg.mod:attr or cmd:<command>.")],
     name: Annotated[str, typer.Option("--name", "-n", help="Name to register the bot under.")],
-    game: GameOption = "tictactoe",
+    game: GameOption = None,
     param: ParamOption = None,
     move_time: MoveTimeOption = 2.0,
     startup_time: StartupOption = 10.0,
@@ -164,7 +177,7 @@ def add_command(
     else:
         fail(f"bot name {name!r} is taken by a built-in bot")
     factory = open_writable_db(db)  # before the validation games, not after them
-    ref, records = _check(path, game, param, move_time, startup_time, confinement)
+    ref, records = _check(path, game, param, move_time, startup_time, confinement, True)
     from bot_arena.db.store import register_bot_version
 
     with factory.begin() as session:

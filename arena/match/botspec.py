@@ -1,18 +1,21 @@
 """What a ``--bot SPEC`` names: a built-in spec, a ``.py`` file, ``pkg.mod:attr``, a ``cmd:``
 command line, ``human``, or a name registered in the database (through a lookup callable),
-read into a BotRef and checked enough to fail early with a one-line message.
+read into a BotRef (its version: the hash of what runs, ``versions``) and checked enough to
+fail early with a one-line message (a ``cmd:`` program that cannot be run included).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import sys
 from collections.abc import Callable
 from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 
 from bot_arena import bots
+from bot_arena.arena.match import versions
 from bot_arena.arena.match.botref import (
     BUILTIN,
     COMMAND,
@@ -42,7 +45,7 @@ def from_file(path: str, name: str | None = None) -> BotRef:
             f"cannot read bot file {str(file)!r}: {exc.__class__.__name__}"
         ) from None
     target = str(file.resolve()) + (f":{attr}" if attr else "")
-    return pinned(name or file.stem, MODULE, target, source)
+    return BotRef(name or file.stem, MODULE, target, source, versions.python_file(file, source))
 
 
 def _find_spec(name: str, path: list[str] | None) -> ModuleSpec | None:
@@ -102,8 +105,9 @@ def _from_module(spec: str) -> BotRef:
     try:
         source = Path(found.origin).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        source = None
-    return pinned(spec, MODULE, spec, source)
+        return pinned(spec, MODULE, spec)
+    version = versions.python_module(module_name, source, found.origin)
+    return BotRef(spec, MODULE, spec, source, version)
 
 
 def resolve(spec: str, lookup: Callable[[str], BotRef | None] | None = None) -> BotRef:
@@ -113,9 +117,8 @@ def resolve(spec: str, lookup: Callable[[str], BotRef | None] | None = None) -> 
         raise BotSpecError("empty bot spec")
     if spec.startswith("cmd:"):
         command = spec[4:].strip()
-        if not command:
-            raise BotSpecError("cmd: bot without a command line")
-        return pinned(f"cmd:{command}", COMMAND, command)
+        versions.check_command(command)
+        return BotRef(f"cmd:{command}", COMMAND, command, None, versions.command(command))
     if spec == HUMAN:
         return pinned(HUMAN, HUMAN, HUMAN)
     if file_target(spec) is not None:
@@ -131,8 +134,23 @@ def resolve(spec: str, lookup: Callable[[str], BotRef | None] | None = None) -> 
     if lookup is not None:
         found = lookup(spec)
         if found is not None:
+            if found.kind == COMMAND:  # a registered command: runnable from here?
+                versions.check_command(found.target)
             return found
     raise BotSpecError(
         f"unknown bot {spec!r}: not a built-in ({', '.join(bots.names())}), a .py file, "
         "pkg.module:attr, cmd:<command> or a registered name"
     )
+
+
+def anchor_command(command: str) -> str:
+    """``command`` with each word (or ``--option=value`` value) that names an existing path
+    relative to the current folder made absolute, so that it runs the same from any folder
+    (``./engine --book=book.bin`` -> ``/home/me/engines/engine --book=/home/me/...``)."""
+    words = []
+    for word in versions.split_command(command):
+        option, eq, value = word.partition("=") if word.startswith("-") else ("", "", word)
+        if value and not os.path.isabs(value) and os.path.exists(value):
+            value = os.path.abspath(value)
+        words.append(f"{option}{eq}{value}")
+    return shlex.join(words)

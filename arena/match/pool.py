@@ -20,8 +20,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
-from bot_arena.arena.match import faults
-from bot_arena.arena.match.botref import BUILTIN, COMMAND, HUMAN, BotRef, file_target, sha256_text
+from bot_arena.arena.match import faults, versions
+from bot_arena.arena.match.botref import BUILTIN, COMMAND, HUMAN, BotRef, file_target
 from bot_arena.arena.match.confinement import Confiner
 from bot_arena.arena.match.human import HumanSeat
 from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord
@@ -95,10 +95,12 @@ class BotPool:
 
     # --- processes -----------------------------------------------------------------------------
     def _source_file(self, ref: BotRef, path: str) -> str:
-        """A file holding exactly the source that was resolved: the original while it is
-        unchanged (so ``__file__`` and files beside it work), else a private copy of it."""
+        """A file holding exactly the source that was resolved: the original while the bot
+        is unchanged (its file and the modules beside it it imports: ``versions``, so
+        ``__file__`` and files beside it work), else a private copy of its file."""
         try:
-            if sha256_text(Path(path).read_text(encoding="utf-8")) == ref.sha256:
+            file = Path(path)
+            if versions.python_file(file, file.read_text(encoding="utf-8")) == ref.sha256:
                 return path
         except (OSError, UnicodeDecodeError):
             pass

@@ -127,7 +127,7 @@ def test_play_saves_the_match(db: str) -> None:
         (["play", "tictactoe", "--move-time", "-1", "--no-save"], "move time"),
         (["play", "tictactoe", "--position", "zzz", "--no-save"], "tictactoe"),
         (["play", "tictactoe", "--bot", "/nope/bot.py", "--bot", "random"], "cannot read"),
-        (["bots", "check", str(FIXTURES / "no_bot.py")], "no bot found"),
+        (["bots", "check", str(FIXTURES / "no_bot.py"), "-g", "tictactoe"], "no bot found"),
     ],
 )
 def test_bad_input_is_one_line(args: list[str], message: str) -> None:
@@ -141,7 +141,7 @@ def test_bad_input_is_one_line(args: list[str], message: str) -> None:
 def test_bots_add_list_show_and_versions(db: str, tmp_path: Path) -> None:
     bot = tmp_path / "mybot.py"
     shutil.copy(FIXTURES / "first_legal.py", bot)
-    add = ["bots", "add", str(bot), "--name", "mine", "--db", db, "--json"]
+    add = ["bots", "add", str(bot), "--name", "mine", "-g", "tictactoe", "--db", db, "--json"]
     first = runner.invoke(app, add)
     assert first.exit_code == 0, first.output
     assert json.loads(first.stdout)["created"] is True
@@ -171,7 +171,18 @@ def test_bots_add_list_show_and_versions(db: str, tmp_path: Path) -> None:
 
 def test_bots_add_refuses_a_failing_bot(db: str) -> None:
     result = runner.invoke(
-        app, ["bots", "add", str(FIXTURES / "unparseable.py"), "--name", "bad", "--db", db]
+        app,
+        [
+            "bots",
+            "add",
+            str(FIXTURES / "unparseable.py"),
+            "-n",
+            "bad",
+            "-g",
+            "tictactoe",
+            "--db",
+            db,
+        ],
     )
     assert result.exit_code == 1
     assert "bad_output" in result.stderr

@@ -80,7 +80,15 @@ def test_a_read_only_database_is_refused_before_any_game(tmp_path: Path) -> None
         for args in (
             ["play", "tictactoe", "--no-show"],
             ["tournament", "run", "tictactoe", "--bot", "random", "--bot", "random:seed=3"],
-            ["bots", "add", str(Path(__file__).parent / "fixtures" / "first_legal.py"), "-n", "b"],
+            [
+                "bots",
+                "add",
+                str(Path(__file__).parent / "fixtures" / "first_legal.py"),
+                "-n",
+                "b",
+                "-g",
+                "tictactoe",
+            ],
         ):
             line = one_line(run(*args, "--db", url, cwd=tmp_path, user=user))
             assert str(ro) in line and "read-only" in line, line

@@ -123,8 +123,8 @@ def commands(db: str, bot: str) -> list[list[str]]:
         ["play", "tictactoe", "--bot", bot, "--bot", "random", "--db", db],
         ["tournament", "run", "tictactoe", "--bot", bot, "--bot", "random", "--db", db],
         ["tournament", "resume", "1", "--db", db],
-        ["bots", "check", bot],
-        ["bots", "add", bot, "--name", "mine", "--db", db],
+        ["bots", "check", bot, "-g", "tictactoe"],
+        ["bots", "add", bot, "--name", "mine", "-g", "tictactoe", "--db", db],
     ]
 
 
@@ -356,7 +356,10 @@ def test_auto_with_partial_confinement_warns_once_and_stores_partial(
         assert result.stderr.splitlines().count(WARNING) == 1, result.stderr
     assert levels(db_url) == ["partial"] * 13
     bot = str(Path(__file__).parent / "fixtures" / "first_legal.py")
-    for command in (["bots", "check", bot], ["bots", "add", bot, "--name", "mine", "--db", db_url]):
+    for command in (
+        ["bots", "check", bot, "-g", "tictactoe"],
+        ["bots", "add", bot, "--name", "mine", "-g", "tictactoe", "--db", db_url],
+    ):
         result = arena(*command)
         assert result.exit_code == 0, result.output
         assert result.stderr.splitlines() == [WARNING], command

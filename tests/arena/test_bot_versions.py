@@ -1,0 +1,143 @@
+"""A bot's version is the hash of what runs: editing a helper module or a ``cmd:`` program is a
+new version (and a tournament will not resume on it unforced); a registered ``cmd:`` bot runs
+from any folder; a program that cannot be run is refused before any match, not charged as a
+stall. Through the real command line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from bot_arena.arena.match.botspec import resolve
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
+
+HELPER_BOT = """import helper
+
+
+def choose_move(game, state, budget):
+    return helper.pick(game.legal_moves(state))
+"""
+
+
+def run(*args: str, cwd: Path) -> Any:
+    return subprocess.run([*ARENA, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def add(cwd: Path, spec: str, db: Path) -> dict[str, Any]:
+    proc = run(
+        "bots", "add", spec, "-n", "mine", "-g", "tictactoe", "--json", "--db", str(db), cwd=cwd
+    )
+    assert proc.returncode == 0, proc.stderr
+    out: dict[str, Any] = json.loads(proc.stdout)
+    return out
+
+
+def test_editing_a_helper_module_makes_a_new_version(tmp_path: Path) -> None:
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "main.py").write_text(HELPER_BOT)
+    (folder / "helper.py").write_text("def pick(moves):\n    return moves[0]\n")
+    (folder / "unrelated.py").write_text("X = 1\n")  # not imported: not part of the bot
+    db = tmp_path / "arena.db"
+    first = add(tmp_path, str(folder / "main.py"), db)
+    assert first["created"] and first["game"] == "tictactoe"
+    (folder / "unrelated.py").write_text("X = 2\n")
+    assert add(tmp_path, str(folder / "main.py"), db)["created"] is False
+    (folder / "helper.py").write_text("def pick(moves):\n    return moves[-1]\n")
+    second = add(tmp_path, str(folder / "main.py"), db)
+    assert second["created"] and second["version"] == 2 and second["sha256"] != first["sha256"]
+
+
+def test_a_single_file_bot_keeps_the_hash_of_its_text() -> None:
+    """Versions stored before helpers were hashed stay the same for single-file bots."""
+    file = FIXTURES / "first_legal.py"
+    ref = resolve(str(file))
+    assert ref.sha256 == hashlib.sha256(file.read_bytes()).hexdigest()
+
+
+def test_a_tournament_does_not_resume_on_an_edited_helper(tmp_path: Path) -> None:
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "main.py").write_text(HELPER_BOT)
+    helper = folder / "helper.py"
+    helper.write_text("import time\n\ndef pick(moves):\n    time.sleep(0.2)\n    return moves[0]\n")
+    db = tmp_path / "arena.db"
+    args = ["tournament", "run", "tictactoe", "--bot", str(folder / "main.py"), "--bot", "random"]
+    args += ["--games", "2", "--jobs", "1", "--db", str(db)]
+    proc = run(*args, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    with sqlite3.connect(db) as conn:  # as if it had been interrupted: one match to play again
+        conn.execute("UPDATE matches SET status = 'running' WHERE id = 2")
+        conn.execute("UPDATE tournaments SET status = 'running'")
+    helper.write_text("def pick(moves):\n    return moves[-1]\n")
+    refused = run("tournament", "resume", "1", "--db", str(db), cwd=tmp_path)
+    assert refused.returncode == 2 and "main changed since tournament 1" in refused.stderr, (
+        refused.stderr
+    )
+    forced = run("tournament", "resume", "1", "--force", "--db", str(db), cwd=tmp_path)
+    assert forced.returncode == 0, forced.stderr
+
+
+def test_a_cmd_bot_is_its_program_registered_to_run_from_anywhere(tmp_path: Path) -> None:
+    engines = tmp_path / "engines"
+    engines.mkdir()
+    shutil.copy(FIXTURES / "first_legal.sh", engines / "engine.sh")
+    (engines / "engine.sh").chmod(0o755)
+    db = tmp_path / "arena.db"
+    first = add(engines, "cmd:./engine.sh", db)
+    # the stored command names the program by its absolute path
+    with sqlite3.connect(db) as conn:
+        (target,) = conn.execute("SELECT target FROM bot_versions").fetchone()
+    assert target == str(engines / "engine.sh")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    played = run(
+        "play", "coins", "-b", "mine", "-b", "random", "--json", "--db", str(db), cwd=elsewhere
+    )
+    assert played.returncode == 0, played.stderr
+    assert json.loads(played.stdout)["seats"][0]["fault"] is None
+    # the program edited: a new version, though the command line is the same
+    with (engines / "engine.sh").open("a") as fh:
+        fh.write("# tuned\n")
+    second = add(engines, "cmd:./engine.sh", db)
+    assert second["created"] and second["sha256"] != first["sha256"]
+
+
+def test_a_program_that_cannot_be_run_is_refused_before_the_match(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    (tmp_path / "not_executable.sh").write_text("#!/bin/sh\n")
+    for spec, why in (
+        ("cmd:./missing_engine", "no such file"),
+        ("cmd:no-such-program-anywhere --x", "not found on PATH"),
+        ("cmd:./not_executable.sh", "not an executable file"),
+    ):
+        proc = run("play", "tictactoe", "-b", spec, "-b", "random", "--db", str(db), cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        line = proc.stderr.strip()
+        assert line.startswith("error: cmd: program") and why in line and "\n" not in line, line
+    assert not db.exists() or _matches(db) == 0
+
+
+def test_bots_add_needs_the_game_and_says_which_it_checked(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    bot = str(FIXTURES / "first_legal.py")
+    missing = run("bots", "add", bot, "-n", "mine", "--db", str(db), cwd=tmp_path)
+    assert missing.returncode == 2 and missing.stderr.startswith("error: --game is required")
+    checked = run("bots", "check", bot, "-g", "connect4", cwd=tmp_path)
+    assert checked.returncode == 0 and "of connect4" in checked.stdout, checked.stdout
+
+
+def _matches(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        try:
+            return int(conn.execute("SELECT count(*) FROM matches").fetchone()[0])
+        except sqlite3.OperationalError:
+            return 0

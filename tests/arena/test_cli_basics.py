@@ -1,0 +1,57 @@
+"""Small things a newcomer meets first: ``--version``, ``--db`` as a plain path, statuses checked,
+read commands that create nothing, help that shows flags as flags."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*ARENA, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_version(tmp_path: Path) -> None:
+    proc = run("--version", cwd=tmp_path)
+    assert (
+        proc.returncode == 0 and proc.stdout.strip() == f"arena (bot-arena) {version('bot-arena')}"
+    )
+
+
+def test_db_takes_a_plain_file_path(tmp_path: Path) -> None:
+    sub = tmp_path / "results"
+    sub.mkdir()
+    played = run("play", "tictactoe", "--no-show", "--json", "--db", "results/my.db", cwd=tmp_path)
+    assert played.returncode == 0, played.stderr
+    assert (sub / "my.db").exists() and not (tmp_path / "arena.db").exists()
+    listed = run("matches", "--json", "--db", str(sub / "my.db"), cwd=sub.parent)
+    assert [m["match"] for m in json.loads(listed.stdout)] == [
+        json.loads(played.stdout)["match_id"]
+    ]
+
+
+def test_a_status_that_does_not_exist_is_refused(tmp_path: Path) -> None:
+    run("play", "tictactoe", "--no-show", cwd=tmp_path)
+    proc = run("matches", "--status", "finished", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "error: --status 'finished': one of pending, running, done, void"
+
+
+def test_read_commands_create_no_database(tmp_path: Path) -> None:
+    for args in (["bots", "list"], ["bots", "show", "x"], ["matches"], ["leaderboard"]):
+        proc = run(*args, cwd=tmp_path)
+        assert proc.returncode == 2 and "no database at" in proc.stderr, (args, proc.stderr)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_help_shows_flags_as_flags(tmp_path: Path) -> None:
+    proc = run("play", "--help", cwd=tmp_path)
+    options = [line.strip("│ ") for line in proc.stdout.splitlines()]
+    lines = [line for line in options if line.startswith(("--json", "--no-save"))]
+    assert len(lines) == 2 and all("<bool>" not in line for line in lines), lines
+    assert any("<float>" in line for line in options)  # options with values keep their type
