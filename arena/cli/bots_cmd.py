@@ -24,6 +24,7 @@ from bot_arena.arena.cli.common import (
     open_writable_db,
     sandbox_options,
 )
+from bot_arena.arena.cli.play_cmd import fault_evidence
 from bot_arena.arena.match.botref import BUILTIN, COMMAND, HUMAN, BotRef, BotSpecError
 from bot_arena.arena.match.botspec import anchor_command, resolve
 from bot_arena.arena.match.pool import BotPool
@@ -95,9 +96,11 @@ def _check(
     move_time: float,
     startup: float,
     confinement: Confinement,
+    as_json: bool,
     anchored: bool = False,
 ) -> tuple[BotRef, list[MatchRecord]]:
-    """Validate or exit 1 with the fault on one line."""
+    """Validate, or exit 1 with the fault and why (the bot's traceback or last words on
+    stderr; with ``as_json`` one JSON object on stdout instead)."""
     if game_name is None:
         fail("--game is required: the game to check the bot on (`arena games` lists them)")
     game = load_game(game_name, params)
@@ -107,13 +110,18 @@ def _check(
     records = validation_games(game, ref, move_time, startup, sandbox=confinement.settings)
     seat = len(records) - 1
     fault = records[-1].seats[seat].fault
-    if fault is not None:
-        fail(
-            f"{ref.name} failed validation ({game.name}, seat {seat}): "
-            f"{fault.termination.value}: {fault.message}",
-            code=1,
-        )
-    return ref, records
+    if fault is None:
+        return ref, records
+    if as_json:
+        failed = {"seat": seat, "fault": fault.to_dict()}
+        typer.echo(json.dumps({"ok": False, **_summary(ref, records), "failed": failed}))
+        raise typer.Exit(1)
+    why = "".join(f"\n  {line}" for line in fault_evidence(fault))
+    fail(
+        f"{ref.name} failed validation ({game.name}, seat {seat}): "
+        f"{fault.termination.value}: {fault.message}{why}",
+        code=1,
+    )
 
 
 def _summary(ref: BotRef, records: list[MatchRecord]) -> dict[str, Any]:
@@ -141,7 +149,7 @@ def check_command(
 ) -> None:
     """Validate a bot without storing it (exit 1 when it fails)."""
     confinement = sandbox_options(sandbox, allow_read)
-    ref, records = _check(path, game, param, move_time, startup_time, confinement)
+    ref, records = _check(path, game, param, move_time, startup_time, confinement, as_json)
     summary = _summary(ref, records)
     if as_json:
         typer.echo(json.dumps({"ok": True, **summary}))
@@ -177,7 +185,9 @@ def add_command(
     else:
         fail(f"bot name {name!r} is taken by a built-in bot")
     factory = open_writable_db(db)  # before the validation games, not after them
-    ref, records = _check(path, game, param, move_time, startup_time, confinement, True)
+    ref, records = _check(
+        path, game, param, move_time, startup_time, confinement, as_json, anchored=True
+    )
     from bot_arena.db.store import register_bot_version
 
     with factory.begin() as session:

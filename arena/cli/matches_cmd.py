@@ -202,9 +202,23 @@ def _info_text(info: dict[str, Any] | None) -> str:
     return "; ".join(parts)
 
 
+def _next_step() -> bool:
+    """Ask whether to show the next move (on stderr, as prompts go): no after ``q`` or at the
+    end of input, yes after any other line."""
+    typer.echo("[Enter] next, q quit: ", nl=False, err=True)
+    try:
+        answer = input()
+    except EOFError:
+        typer.echo(err=True)  # end the prompt's line, as typing Enter would have
+        return False
+    return answer.strip().lower() not in ("q", "quit")
+
+
 def replay_command(
     match_id: Annotated[int, typer.Argument(metavar="MATCH_ID", help="Match id.")],
-    step: Annotated[bool, typer.Option("--step", help="Wait for Enter after each move.")] = False,
+    step: Annotated[
+        bool, typer.Option("--step", help="Wait for Enter after each move (q quits).")
+    ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -242,11 +256,8 @@ def replay_command(
     typer.echo("  " + "  ".join(f"seat {i}: {n}" for i, n in enumerate(names)))
     typer.echo("\n" + game.render(state))
     for ply, move in enumerate(record.moves):
-        if step:
-            try:
-                input()
-            except EOFError:  # end of input: stop where we are
-                raise typer.Exit(0) from None
+        if step and not _next_step():
+            raise typer.Exit(0)
         try:
             state = game.apply(state, game.move_from_text(state, move.move))
         except GameError as exc:

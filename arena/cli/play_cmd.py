@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -24,9 +25,10 @@ from bot_arena.arena.cli.common import (
 from bot_arena.arena.match.botref import HUMAN, BotRef, BotSpecError
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import BotPool, ServerDied
-from bot_arena.arena.match.record import MatchRecord, MoveRecord
+from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord
 from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN, TimeControl, TimeControlError
 from bot_arena.arena.transport.limits import ResourceLimits
+from bot_arena.arena.transport.protocol import truncate
 from bot_arena.arena.transport.sandbox.mode import CONFINED
 from bot_arena.games.base import Game
 
@@ -74,7 +76,8 @@ def time_controls(
 
 
 def verdict(record: MatchRecord) -> str:
-    """The result line: who won (or the draw) and how the match ended."""
+    """The result line: who won (or the draw) and how the match ended; under it, each fault
+    with a few lines of why (``fault_evidence``)."""
     firsts = [f"seat {i} ({s.bot})" for i, s in enumerate(record.seats) if s.rank == 1]
     if len(firsts) == 1:
         who = f"{firsts[0]} wins"
@@ -83,26 +86,71 @@ def verdict(record: MatchRecord) -> str:
     else:
         who = "shared first place: " + ", ".join(firsts)
     how = record.termination.value
-    faults = [
-        f"seat {i} ({s.bot}) {s.fault.termination.value}: {s.fault.message}"
-        for i, s in enumerate(record.seats)
-        if s.fault is not None
-    ]
     utilities = ", ".join(f"{s.utility:g}" for s in record.seats)
-    line = f"result: {who}; termination {how}; utilities [{utilities}]"
-    return line + "".join(f"\n  fault: {f}" for f in faults)
+    lines = [f"result: {who}; termination {how}; utilities [{utilities}]"]
+    for i, s in enumerate(record.seats):
+        if s.fault is not None:
+            lines.append(
+                f"  fault: seat {i} ({s.bot}) {s.fault.termination.value}: {s.fault.message}"
+            )
+            lines += [f"    {line}" for line in fault_evidence(s.fault)]
+    return "\n".join(lines)
 
 
-def show_moves(game: Game[Any, Any], start: Any, names: list[str]) -> Callable[[MoveRecord], None]:
-    """An on_move callback that prints every move and the board after it."""
+_FRAME = re.compile(r'^\s*File ".*", line \d+')  # a traceback's frame: file and line
+_CARETS = re.compile(r"^\s*[\^~]+\s*$")  # the marks under a traceback's source line
+EVIDENCE_LINES = 4
+
+
+def fault_evidence(fault: Fault) -> list[str]:
+    """Why a bot failed, in at most ``EVIDENCE_LINES`` lines, from the stderr its fault
+    carries (a Python bot's worker writes the traceback of what the bot raised there): from the
+    innermost frame of the last traceback (file and line, the source line, the exception),
+    else the last lines. The text is the bot's own, so it is cut to size and its control
+    characters (terminal escapes) are replaced."""
+    tail = [
+        line.rstrip()
+        for line in str(fault.detail.get("stderr_tail") or "").splitlines()
+        if line.strip() and not _CARETS.match(line)
+    ]
+    frames = [i for i, line in enumerate(tail) if _FRAME.match(line)]
+    if frames:
+        lines = tail[frames[-1] :]
+    else:
+        lines = [f"stderr: {line}" for line in tail[-(EVIDENCE_LINES - 1) :]]
+    return [_printable(truncate(line)) for line in lines[:EVIDENCE_LINES]]
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text.expandtabs(4))
+
+
+def show_moves(
+    game: Game[Any, Any], start: Any, names: list[str], humans: Collection[int]
+) -> Callable[[MoveRecord], None]:
+    """Print the start position now, and return an on_move callback that prints every move and
+    the position after it.
+
+    A human seat (``humans``) shows the position it is asked about itself, with its prompt
+    (``HumanSeat.ask``): those positions are not printed here, or the human sees the board
+    twice. A human that gave up is not asked again (with three players or more the game goes
+    on): from its first stand-in move, the positions it is to move in are printed here."""
+    asked = set(humans)
     state = [start]
 
+    def show(position: Any) -> None:
+        if game.is_terminal(position) or game.current_player(position) not in asked:
+            typer.echo(game.render(position))
+
     def on_move(move: MoveRecord) -> None:
+        if move.forced:
+            asked.discard(move.seat)
         state[0] = game.apply(state[0], game.move_from_text(state[0], move.move))
         how = " (stand-in)" if move.forced else f" [{move.time_ms:.1f} ms]"
         typer.echo(f"\nseat {move.seat} ({names[move.seat]}) plays {move.move}{how}")
-        typer.echo(game.render(state[0]))
+        show(state[0])
 
+    show(start)
     return on_move
 
 
@@ -185,8 +233,8 @@ def play_command(
         show = not as_json
     on_move = None
     if show and not as_json:
-        typer.echo(game.render(start))
-        on_move = show_moves(game, start, names)
+        humans = [i for i, ref in enumerate(refs) if ref.kind == HUMAN]
+        on_move = show_moves(game, start, names, humans)
     factory = None if no_save else open_writable_db(db)  # before the game, not after it
     confinement.warn()
     with BotPool(limits, sandbox=confinement.settings) as pool:

@@ -4,7 +4,8 @@ The seats (a bot process, a person at the terminal), the pool (a process that ca
 the referee (late, unparseable or illegal answers) all describe faults through these functions,
 so a kind of fault carries the same evidence keys wherever it was found: ``overrun_ms`` and
 ``limit_s`` for time, ``answer`` for output, ``move`` and ``position`` for an illegal move,
-``reason`` for a stall, plus what the caller adds (``stderr_tail``, ``exit_code``, ...).
+``reason`` for a stall or a person giving up, plus what the caller adds (``stderr_tail``,
+``exit_code``, ...).
 """
 
 from __future__ import annotations
@@ -42,6 +43,14 @@ def stall(message: str, reason: str, **evidence: Any) -> Fault:
 def crash(message: str, **evidence: Any) -> Fault:
     """The bot's process died, or the bot raised while choosing a move."""
     return Fault(Termination.CRASH, message, evidence)
+
+
+def gave_up(message: str, command: str) -> Fault:
+    """A person at the terminal typed ``command`` (``resign``, ``quit``) instead of a move: a
+    loss like any fault. It is recorded as a crash, the seat having stopped playing as when its
+    terminal closes: the database stores only the terminations above (``db/models.py`` checks
+    them), so ``reason`` keeps what was typed."""
+    return Fault(Termination.CRASH, message, {"reason": command})
 
 
 def bad_output(message: str, answer: str, **evidence: Any) -> Fault:

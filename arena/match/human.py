@@ -1,6 +1,7 @@
 """The ``human`` seat: a person at the terminal, in the arena's own process.
 
-The board and the legal moves are shown, bad input is asked again; there is no time limit unless
+The board, the time left and the legal moves are shown once per move, bad input is asked again;
+``resign`` or ``quit`` gives the game up (a loss, as any fault). There is no time limit unless
 one is given, and then the limit is enforced while waiting for the line (``select`` on stdin).
 """
 
@@ -17,6 +18,9 @@ from bot_arena.arena.match.record import Fault
 from bot_arena.arena.match.seat import Reply
 from bot_arena.arena.transport.protocol import MoveRequest
 from bot_arena.games.base import Game, GameError
+
+#: What a person may type instead of a move, and the message of the fault it is recorded as.
+GIVE_UP = {"resign": "resigned", "quit": "quit the game"}
 
 
 class HumanSeat:
@@ -68,26 +72,37 @@ class HumanSeat:
     ) -> Reply:
         sent = time.monotonic()
         deadline = None if hard_limit is None else sent + hard_limit
-        legal = list(request.legal)
-        print(game.render(state), file=self.out)
-        print(f"seat {self.seat}, your move; legal: {' '.join(legal)}", file=self.out)
+        self._show(game, state, request)
         while True:
             print("> ", end="", file=self.out, flush=True)
             line = self._readline(deadline)
             elapsed = time.monotonic() - sent
             if line is None:
-                if deadline is not None and time.monotonic() >= deadline:
-                    limit = request.deadline or 0.0
-                    return Reply(elapsed, fault=faults.no_answer(elapsed, limit, "no move in time"))
-                closed = faults.crash("the terminal closed (end of input)", exit_code=None)
-                return Reply(elapsed, fault=closed)
+                return Reply(elapsed, fault=self._missing(deadline, elapsed, request))
             text = line.strip()
             try:
                 move = game.move_from_text(state, text)
             except GameError as exc:
-                print(f"{exc}; legal: {' '.join(legal)}", file=self.out)
+                command = text.lower()
+                if command in GIVE_UP:  # only when not a move: a game may name a move so
+                    return Reply(elapsed, fault=faults.gave_up(GIVE_UP[command], command))
+                print(f"{exc}; legal: {' '.join(request.legal)}", file=self.out)
                 continue
             return Reply(elapsed, game.format_move(move))
+
+    def _show(self, game: Game[Any, Any], state: Any, request: MoveRequest) -> None:
+        """Once per move: the board, the time left for the move (when limited) and what may
+        be typed."""
+        left = "" if request.deadline is None else f", {request.deadline:.1f}s left"
+        legal = " ".join(request.legal)
+        print(game.render(state), file=self.out)
+        print(f"seat {self.seat}, your move{left}; legal: {legal}; or resign, quit", file=self.out)
+
+    def _missing(self, deadline: float | None, elapsed: float, request: MoveRequest) -> Fault:
+        """The fault of a line that never came: out of time, or the terminal closed."""
+        if deadline is not None and time.monotonic() >= deadline:
+            return faults.no_answer(elapsed, request.deadline or 0.0, "no move in time")
+        return faults.crash("the terminal closed (end of input)", exit_code=None)
 
     def ask_quit(self, deadline: float) -> None:
         pass

@@ -127,7 +127,6 @@ def test_play_saves_the_match(db: str) -> None:
         (["play", "tictactoe", "--move-time", "-1", "--no-save"], "move time"),
         (["play", "tictactoe", "--position", "zzz", "--no-save"], "tictactoe"),
         (["play", "tictactoe", "--bot", "/nope/bot.py", "--bot", "random"], "cannot read"),
-        (["bots", "check", str(FIXTURES / "no_bot.py"), "-g", "tictactoe"], "no bot found"),
     ],
 )
 def test_bad_input_is_one_line(args: list[str], message: str) -> None:

@@ -11,6 +11,7 @@ import pytest
 from arena_helpers import alive, assert_no_leftovers, fixture
 
 from bot_arena import games
+from bot_arena.arena.match.botref import COMMAND, BotRef, sha256_text
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import BotPool
 from bot_arena.arena.match.record import MatchRecord, Termination
@@ -46,7 +47,11 @@ def play(
     offender: str, seat: int, limits: ResourceLimits = LIMITS
 ) -> tuple[MatchRecord, list[int]]:
     refs = [resolve("random"), resolve("random")]
-    refs[seat] = fixture(offender) if not offender.startswith("cmd:") else resolve(offender)
+    if offender.startswith("cmd:"):  # as resolved while it could run (gone since: a stall)
+        command = offender[4:]
+        refs[seat] = BotRef(offender, COMMAND, command, None, sha256_text(command))
+    else:
+        refs[seat] = fixture(offender)
     with BotPool(limits) as pool:
         tcs = [GENEROUS, GENEROUS]  # the well-behaved opponent never races a clock
         if offender in ("sleep_forever.py", "busy_loop.py"):
@@ -116,6 +121,8 @@ def test_module_that_never_loads_stalls_at_the_startup_limit() -> None:
 
 
 def test_missing_command_stalls_with_exit_code() -> None:
+    """A program gone between the spec's check (``resolve`` refuses one that cannot be run,
+    tests/arena/test_bot_versions.py) and the start of its process: a stall, nothing left."""
     record, pids = play("cmd:/nonexistent/arena-bot", 1)
     check_lost(record, 1, Termination.STALL)
     fault = record.seats[1].fault

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot_arena import games
+from bot_arena.arena.match.botref import COMMAND, BotRef, sha256_text
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import play_match
 from bot_arena.arena.match.record import Fault, Termination
@@ -24,13 +25,18 @@ from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.protocol import MoveRequest
 
 
+def named(name: str) -> BotRef:
+    """A stand-in seat's identity (no program behind it: these seats answer in-process)."""
+    return BotRef(f"cmd:{name}", COMMAND, name, None, sha256_text(name))
+
+
 class Scripted:
     """A seat that answers from a script of (move text, elapsed seconds)."""
 
     killed = False
 
     def __init__(self, name: str, script: list[tuple[str, float]]) -> None:
-        self.ref = resolve(f"cmd:{name}")
+        self.ref = named(name)
         self.script: Iterator[tuple[str, float]] = iter(script)
         self.requests: list[dict[str, Any]] = []
 
@@ -164,7 +170,7 @@ class Chaotic:
     killed = False
 
     def __init__(self, name: str, rng: Any, odds: float) -> None:
-        self.ref = resolve(f"cmd:{name}")
+        self.ref = named(name)
         self.rng = rng
         self.odds = odds
 
