@@ -118,6 +118,8 @@ class BotVersion(Base):
     kind: Mapped[str] = mapped_column(String(16))
     target: Mapped[str] = mapped_column(Text)  # spec, path / module:attr, or command line
     source: Mapped[str | None] = mapped_column(Text)  # module source text (kind "module")
+    # a file bot's other Python files: [[path relative to its folder, text], ...] (0004)
+    files: Mapped[list[list[str]] | None] = mapped_column(JSON(none_as_null=True))
     sha256: Mapped[str] = mapped_column(String(64))
     created: Mapped[datetime] = mapped_column(default=utcnow)
 

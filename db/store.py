@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 from sqlalchemy.sql.dml import Insert
 
-from bot_arena.arena.match.botref import BotRef
+from bot_arena.arena.match.botref import BotRef, files_from
 from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
 from bot_arena.db.core_writer import insert_moves, match_values
 from bot_arena.db.models import Bot, BotVersion, Match, Seat
@@ -80,6 +80,7 @@ def _version(session: Session, bot: Bot, ref: BotRef) -> tuple[BotVersion, bool]
             "kind": ref.kind,
             "target": ref.target,
             "source": ref.source,
+            "files": _files_column(ref),
             "sha256": ref.sha256,
             "created": datetime.now(UTC),
         },
@@ -119,6 +120,7 @@ def versions_for(session: Session, refs: Sequence[BotRef]) -> list[BotVersion]:
                     "kind": r.kind,
                     "target": r.target,
                     "source": r.source,
+                    "files": _files_column(r),
                     "sha256": r.sha256,
                     "created": now,
                 }
@@ -155,6 +157,10 @@ def register_bot_version(session: Session, name: str, ref: BotRef) -> tuple[BotV
     return _version(session, bot, ref)
 
 
+def _files_column(ref: BotRef) -> list[list[str]] | None:
+    return [list(f) for f in ref.files] if ref.files else None
+
+
 def ref_of(version: BotVersion, name: str | None = None) -> BotRef:
     return BotRef(
         name=name or version.bot.name,
@@ -162,6 +168,7 @@ def ref_of(version: BotVersion, name: str | None = None) -> BotRef:
         target=version.target,
         source=version.source,
         sha256=version.sha256,
+        files=files_from(version.files),
     )
 
 

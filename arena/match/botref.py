@@ -1,6 +1,6 @@
 """The bot that plays a seat, as a value: ``BotRef`` (what the database stores and a match
-record names), with a SHA-256 that pins the version (of the module source for modules, of the
-spec or command text otherwise).
+record names), with a SHA-256 that pins the version (of what runs: ``versions``; of the spec
+text for built-ins) and, for a file bot, the files it is made of.
 
 Reading a ``--bot SPEC`` into a BotRef is ``botspec.resolve``; this module imports nothing of
 the arena, the bots or the games, so the database layer can use it cheaply.
@@ -32,6 +32,10 @@ class BotRef:
     target: str  # spec string, path to a .py file (optionally ":attr") / "pkg.mod:attr", command
     source: str | None = None  # module source text (kind "module"), else None
     sha256: str = ""
+    # the other Python files of a file bot that it imports from its folder, (path relative to
+    # the folder, text): stored with the version, so the version runs as it was wherever the
+    # files on disk have gone since (``versions``)
+    files: tuple[tuple[str, str], ...] = ()
 
     @property
     def short_version(self) -> str:
@@ -44,6 +48,7 @@ class BotRef:
             "target": self.target,
             "source": self.source,
             "sha256": self.sha256,
+            "files": [list(f) for f in self.files],
         }
 
     @classmethod
@@ -61,7 +66,23 @@ class BotRef:
             and (source is None or isinstance(source, str))
         ):
             raise ValueError("bot: a field is missing or not a string")
-        return cls(name, kind, target, source, sha256)
+        return cls(name, kind, target, source, sha256, files_from(data.get("files", [])))
+
+
+def files_from(data: Any) -> tuple[tuple[str, str], ...]:
+    """A bot's stored files from JSON: a list of [relative path, text] (ValueError else, and
+    for a path that would leave the bot's folder)."""
+    if data is None:
+        return ()
+    if not isinstance(data, list) or not all(
+        isinstance(f, list) and len(f) == 2 and all(isinstance(x, str) for x in f) for f in data
+    ):
+        raise ValueError("bot: files is not a list of [path, text] pairs")
+    for path, _ in data:
+        parts = path.replace("\\", "/").split("/")
+        if path.startswith("/") or ".." in parts or not path:
+            raise ValueError(f"bot: file path {path!r} leaves the bot's folder")
+    return tuple((path, text) for path, text in data)
 
 
 def sha256_text(text: str) -> str:

@@ -45,7 +45,82 @@ def from_file(path: str, name: str | None = None) -> BotRef:
             f"cannot read bot file {str(file)!r}: {exc.__class__.__name__}"
         ) from None
     target = str(file.resolve()) + (f":{attr}" if attr else "")
-    return BotRef(name or file.stem, MODULE, target, source, versions.python_file(file, source))
+    version, files = versions.python_file(file, source)
+    return BotRef(name or file.stem, MODULE, target, source, version, files)
+
+
+ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz")
+MAIN = "main.py"  # a bot given as a folder or an archive: its entry file (Kaggle's name)
+
+
+def from_bundle(spec: str) -> BotRef:
+    """A multi-file bot given as a folder or an archive (.zip, .tar, .tar.gz) holding
+    ``main.py`` (at its top, or in its one top-level folder), named after the folder or the
+    archive. An archive is unpacked once, by its contents' hash, into a private folder."""
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        folder = path
+        name = path.resolve().name
+    elif path.is_file():
+        folder = _unpacked(path)
+        name = path.name
+        for suffix in ARCHIVES:
+            name = name.removesuffix(suffix)
+    else:
+        raise BotSpecError(f"bot archive {spec!r} does not exist")
+    main = folder / MAIN
+    if not main.is_file():
+        inner = [p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")]
+        if len(inner) == 1 and (inner[0] / MAIN).is_file():
+            main = inner[0] / MAIN
+        else:
+            raise BotSpecError(f"bot {spec!r} has no {MAIN} (the file a bot folder starts from)")
+    return from_file(str(main), name)
+
+
+def _unpacked(archive: Path) -> Path:
+    """The folder ``archive`` is unpacked in (made on first use; nothing may land outside it:
+    absolute paths, ``..``, links and devices are refused)."""
+    import hashlib
+    import shutil
+    import tarfile
+    import tempfile
+    import zipfile
+
+    try:
+        digest = hashlib.sha256(archive.read_bytes()).hexdigest()[:20]
+    except OSError as exc:
+        raise BotSpecError(f"cannot read bot archive {str(archive)!r}: {exc}") from None
+    root = Path(tempfile.gettempdir()) / f"arena-bundles-{os.getuid()}"
+    root.mkdir(mode=0o700, exist_ok=True)
+    target = root / digest
+    if target.is_dir():
+        return target
+    partial = Path(tempfile.mkdtemp(dir=root))
+    try:
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as zf:
+                for name in zf.namelist():
+                    parts = Path(name).parts
+                    if Path(name).is_absolute() or ".." in parts:
+                        raise BotSpecError(f"bot archive {str(archive)!r}: unsafe path {name!r}")
+                zf.extractall(partial)
+        elif tarfile.is_tarfile(archive):
+            with tarfile.open(archive) as tf:
+                tf.extractall(partial, filter="data")
+        else:
+            raise BotSpecError(f"bot archive {str(archive)!r} is not a zip or tar archive")
+        try:
+            partial.rename(target)
+        except OSError:
+            if not target.is_dir():  # else another process unpacked the same archive first
+                raise
+    except (OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
+        raise BotSpecError(f"cannot unpack bot archive {str(archive)!r}: {exc}") from None
+    finally:
+        if partial.exists():
+            shutil.rmtree(partial, ignore_errors=True)
+    return target
 
 
 def _find_spec(name: str, path: list[str] | None) -> ModuleSpec | None:
@@ -123,6 +198,8 @@ def resolve(spec: str, lookup: Callable[[str], BotRef | None] | None = None) -> 
         return pinned(HUMAN, HUMAN, HUMAN)
     if file_target(spec) is not None:
         return from_file(spec)
+    if os.path.isfile(os.path.join(spec, MAIN)) or spec.endswith((*ARCHIVES, os.sep)):
+        return from_bundle(spec)
     if bots.is_builtin(spec):
         try:
             bots.make(spec)
@@ -139,7 +216,7 @@ def resolve(spec: str, lookup: Callable[[str], BotRef | None] | None = None) -> 
             return found
     raise BotSpecError(
         f"unknown bot {spec!r}: not a built-in ({', '.join(bots.names())}), a .py file, "
-        "pkg.module:attr, cmd:<command> or a registered name"
+        f"a folder or archive with {MAIN}, pkg.module:attr, cmd:<command> or a registered name"
     )
 
 

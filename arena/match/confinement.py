@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from bot_arena.arena.match import versions
 from bot_arena.arena.match.botref import BUILTIN, COMMAND, HUMAN, BotRef, file_target
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.sandbox import cgroups, confine, paths, support
@@ -170,5 +171,5 @@ class Confiner:
         if parsed is None:  # pkg.mod:attr, from the installed packages or the current folder
             folder = os.getcwd()
             return paths.package_paths(ref.target.partition(":")[0], folder), [folder]
-        folder = str(Path(parsed[0]).resolve().parent)
+        folder = versions.bot_folder(ref, bot_file or parsed[0], parsed[0])
         return paths.python_closure(bot_file or parsed[0], folder), [folder]

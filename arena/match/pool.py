@@ -95,23 +95,27 @@ class BotPool:
 
     # --- processes -----------------------------------------------------------------------------
     def _source_file(self, ref: BotRef, path: str) -> str:
-        """A file holding exactly the source that was resolved: the original while the bot
-        is unchanged (its file and the modules beside it it imports: ``versions``, so
-        ``__file__`` and files beside it work), else a private copy of its file."""
+        """A file holding exactly the bot that was resolved: the original while the bot is
+        unchanged on disk (its file and the modules beside it it imports: ``versions``, so
+        ``__file__`` and files beside it work), else a private copy of its file and of the
+        files stored with it (``ref.files``) in a folder of their own."""
         try:
             file = Path(path)
-            if versions.python_file(file, file.read_text(encoding="utf-8")) == ref.sha256:
+            if versions.python_file(file, file.read_text(encoding="utf-8"))[0] == ref.sha256:
                 return path
         except (OSError, UnicodeDecodeError):
             pass
         if self._sources is None:
             self._sources = Path(tempfile.mkdtemp(prefix="arena-bots-"))
         folder = self._sources / ref.sha256[:16]
-        folder.mkdir(exist_ok=True)
-        file = folder / (Path(path).name or "bot.py")
-        if not file.exists():
-            file.write_text(ref.source or "", encoding="utf-8")
-        return str(file)
+        main = folder / (Path(path).name or "bot.py")
+        if not main.exists():
+            for relative, text in ref.files:
+                (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+                (folder / relative).write_text(text, encoding="utf-8")
+            folder.mkdir(exist_ok=True)
+            main.write_text(ref.source or "", encoding="utf-8")
+        return str(main)
 
     def argv(self, ref: BotRef, sandbox: Sequence[str] = (), file: str | None = None) -> list[str]:
         """The command line that starts a worker for ``ref`` under this pool's limits (and,
@@ -138,7 +142,7 @@ class BotPool:
         path, attr = parsed
         file = file or (self._source_file(ref, path) if ref.source is not None else path)
         named = ["--attr", attr] if attr else []
-        return [*worker, "--file", file, *named, "--sys-path", str(Path(path).parent)]
+        return [*worker, "--file", file, *named, "--sys-path", versions.bot_folder(ref, file, path)]
 
     def _bot_file(self, ref: BotRef) -> str | None:
         """The file a file bot is loaded from (None for other bots)."""

@@ -2,7 +2,9 @@
 
 - A Python file bot: its file and every module and package of its folder that it imports
   (transitively: the same import scan that decides what a confined bot may read,
-  ``transport.sandbox.paths.python_closure``). Editing a helper module is a new version.
+  ``transport.sandbox.paths.python_closure``). Editing a helper module is a new version. The
+  Python files are stored with the version (``BotRef.files``), so a registered version runs as
+  it was; other files beside them (data) count in the version but are read where they are.
 - A ``pkg.mod:attr`` bot: the module's file and what it imports beside it, the same way.
 - A ``cmd:`` bot: the command line, the program it runs and every argument that names a file
   (``command_paths``): a rebuilt engine binary or an edited script is a new version.
@@ -20,7 +22,7 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from bot_arena.arena.match.botref import BotSpecError, sha256_text
+from bot_arena.arena.match.botref import BotRef, BotSpecError, sha256_text
 from bot_arena.arena.transport.sandbox.paths import command_paths, package_paths, python_closure
 
 _SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache"}
@@ -61,12 +63,28 @@ def _digest(text: str, files: list[Path], base: Path | None) -> str:
     return h.hexdigest()
 
 
-def python_file(file: Path, source: str) -> str:
-    """The version of the bot in ``file`` whose text is ``source``."""
+def python_file(file: Path, source: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The version of the bot in ``file`` whose text is ``source``, and its other Python files
+    (path relative to its folder, text), which are stored with the version. Its other files
+    (data beside its modules) count in the version but stay where they are."""
     main = os.path.realpath(file)
     folder = file.resolve().parent
     others = [f for f in _files(python_closure(str(file))) if os.path.realpath(f) != main]
-    return _digest(source, others, folder)
+    code = []
+    for f in others:
+        if f.suffix == ".py":
+            try:
+                code.append((os.path.relpath(f, folder), f.read_text(encoding="utf-8")))
+            except (OSError, UnicodeDecodeError):
+                continue  # hashed all the same (as bytes): it only cannot be stored as text
+    return _digest(source, others, folder), tuple(code)
+
+
+def bot_folder(ref: BotRef, file: str, path: str) -> str:
+    """The folder a file bot (``path``, run from ``file``) imports its modules from: that of
+    the private copy it runs from when the copy holds them (a version stored with its files),
+    else its own."""
+    return str(Path(file).parent if ref.files and file != path else Path(path).resolve().parent)
 
 
 def python_module(module: str, source: str, origin: str) -> str:

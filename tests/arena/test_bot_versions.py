@@ -141,3 +141,66 @@ def _matches(db: Path) -> int:
             return int(conn.execute("SELECT count(*) FROM matches").fetchone()[0])
         except sqlite3.OperationalError:
             return 0
+
+
+def _helper_bot(folder: Path, pick: str = "moves[0]") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "main.py").write_text(HELPER_BOT)
+    (folder / "helper.py").write_text(f"def pick(moves):\n    return {pick}\n")
+    return folder
+
+
+def test_a_registered_version_runs_with_the_files_stored_with_it(tmp_path: Path) -> None:
+    """Confined as by default: the bot runs from a private copy of its stored files."""
+    folder = _helper_bot(tmp_path / "bot")
+    db = tmp_path / "arena.db"
+    stored = add(tmp_path, str(folder / "main.py"), db)
+    with sqlite3.connect(db) as conn:
+        (files,) = conn.execute("SELECT files FROM bot_versions").fetchone()
+    assert json.loads(files) == [["helper.py", "def pick(moves):\n    return moves[0]\n"]]
+    (folder / "helper.py").write_text("raise SystemExit('this helper is not the stored one')\n")
+    played = run(
+        "play", "tictactoe", "-b", "mine", "-b", "random", "--json", "--db", str(db), cwd=tmp_path
+    )
+    assert played.returncode == 0, played.stderr
+    record = json.loads(played.stdout)
+    assert record["seats"][0]["fault"] is None and record["seats"][0]["version"] == stored["sha256"]
+    (folder / "helper.py").unlink()  # gone from disk altogether: still the stored version
+    again = run(
+        "play", "tictactoe", "-b", "mine", "-b", "random", "--json", "--db", str(db), cwd=tmp_path
+    )
+    assert again.returncode == 0 and json.loads(again.stdout)["seats"][0]["fault"] is None
+
+
+def test_a_bot_given_as_a_folder_or_an_archive(tmp_path: Path) -> None:
+    folder = _helper_bot(tmp_path / "src" / "deep_bot")
+    shutil.make_archive(str(tmp_path / "zipped_bot"), "zip", folder)
+    shutil.make_archive(str(tmp_path / "tarred_bot"), "gztar", folder.parent)  # one inner folder
+    for spec, name in (
+        (str(folder), "deep_bot"),
+        (str(tmp_path / "zipped_bot.zip"), "zipped_bot"),
+        (str(tmp_path / "tarred_bot.tar.gz"), "tarred_bot"),
+    ):
+        played = run(
+            "play", "tictactoe", "-b", spec, "-b", "random", "--json", "--no-save", cwd=tmp_path
+        )
+        assert played.returncode == 0, (spec, played.stderr)
+        seat = json.loads(played.stdout)["seats"][0]
+        assert seat["bot"] == name and seat["fault"] is None, (spec, seat)
+
+
+def test_an_archive_that_would_write_outside_its_folder_is_refused(tmp_path: Path) -> None:
+    import zipfile
+
+    evil = tmp_path / "evil.zip"
+    with zipfile.ZipFile(evil, "w") as zf:
+        zf.writestr("main.py", HELPER_BOT)
+        zf.writestr("../escaped.py", "X = 1\n")
+    proc = run("play", "tictactoe", "-b", str(evil), "-b", "random", "--no-save", cwd=tmp_path)
+    assert proc.returncode == 2 and "unsafe path '../escaped.py'" in proc.stderr, proc.stderr
+    assert not (tmp_path / "escaped.py").exists()
+    no_main = tmp_path / "nomain"
+    no_main.mkdir()
+    (no_main / "bot.py").write_text(HELPER_BOT)
+    proc = run("play", "tictactoe", "-b", f"{no_main}/", "-b", "random", "--no-save", cwd=tmp_path)
+    assert proc.returncode == 2 and "has no main.py" in proc.stderr, proc.stderr
