@@ -42,6 +42,11 @@ class DatabaseOpenError(Exception):
     """The database cannot be opened or brought up to date (one-line message for the user)."""
 
 
+# the package that brings a database's driver, by URL scheme (a pip extra of ours where we
+# have one)
+_DRIVERS = {"postgresql": "bot-arena[postgres]", "postgres": "bot-arena[postgres]"}
+
+
 def database_url(url: str | None = None) -> str:
     """``url`` if given, else ``$ARENA_DB``, else ``sqlite:///arena.db``. A plain file path
     (no ``scheme://``) is a SQLite database at that path: ``--db results.db``."""
@@ -193,7 +198,15 @@ def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
         if parsed.get_backend_name() == "sqlite":
             kwargs["connect_args"] = {"timeout": BUSY_TIMEOUT_S}
         engine = create_engine(parsed, **kwargs)
-    except (exc.ArgumentError, exc.NoSuchModuleError, ImportError, ValueError) as err:
+    except (exc.NoSuchModuleError, ImportError) as err:
+        driver = _DRIVERS.get(url.partition(":")[0].partition("+")[0])
+        if driver is not None:
+            raise DatabaseOpenError(
+                f"database {shown}: its driver is not installed ({_first_line(err)}); "
+                f"install it with: pip install '{driver}'"
+            ) from None
+        raise DatabaseOpenError(f"invalid database URL {shown!r}: {_first_line(err)}") from None
+    except (exc.ArgumentError, ValueError) as err:
         raise DatabaseOpenError(f"invalid database URL {shown!r}: {_first_line(err)}") from None
     if engine.dialect.name == "sqlite":
         _configure_sqlite(engine)

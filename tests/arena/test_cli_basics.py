@@ -55,3 +55,18 @@ def test_help_shows_flags_as_flags(tmp_path: Path) -> None:
     lines = [line for line in options if line.startswith(("--json", "--no-save"))]
     assert len(lines) == 2 and all("<bool>" not in line for line in lines), lines
     assert any("<float>" in line for line in options)  # options with values keep their type
+
+
+def test_a_postgresql_url_without_its_driver_names_the_extra(tmp_path: Path) -> None:
+    script = (
+        "import sys; sys.modules['psycopg'] = None\n"  # as if the driver were not installed
+        "from bot_arena.arena.cli.app import main\n"
+        "sys.argv = ['arena', 'matches', '--db', 'postgresql+psycopg://u@127.0.0.1:1/x']\n"
+        "main()\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr.strip()
+    assert "\n" not in line and line.endswith("install it with: pip install 'bot-arena[postgres]'")
