@@ -6,6 +6,7 @@ Thin wrappers: the math is in ``arena.ratings``, the database queries in
 
 from __future__ import annotations
 
+import shutil
 from enum import StrEnum
 from typing import Annotated
 
@@ -48,6 +49,20 @@ GameOption = Annotated[str | None, typer.Option("--game", "-g", help="Only match
 TournamentOption = Annotated[
     int | None, typer.Option("--tournament", "-t", help="Only this tournament's matches.")
 ]
+WideOption = Annotated[
+    bool,
+    typer.Option(
+        "--wide",
+        help="Every column of the table (W-D-L, draws, LOS, faults by kind, notes), "
+        "whatever the terminal's width.",
+    ),
+]
+
+
+def table_width(wide: bool) -> int | None:
+    """The width a table is fitted to: the terminal's ($COLUMNS, else 80 when the output is
+    not a terminal), or None for every column."""
+    return None if wide else shutil.get_terminal_size().columns
 
 
 def _format(fmt: Format, as_json: bool) -> str:
@@ -88,9 +103,16 @@ def leaderboard_command(
     k: KOption = 16.0,
     fmt: FormatOption = Format.TABLE,
     as_json: JsonOption = False,
+    wide: WideOption = False,
     db: DbOption = None,
 ) -> None:
-    """Ratings of the bots from the database: Elo, ±95%, W-D-L, score, LOS, faults.
+    """Ratings of the bots from the database: Elo, ±95%, games, score, faults.
+
+    The table fits the terminal: rank, bot, Elo, ±95%, games, score, and the number of faults
+    when some bot has any (long names cut in the middle with "…", each row's note under the
+    table); --wide
+    adds W-D-L, draws, LOS, faults by kind and the notes as a column. JSON, CSV and Markdown
+    always carry every field.
 
     Default: every match of the game type played most recently. When any rated result came
     from bots that were not fully confined, a note under the table says how many, e.g. "note:
@@ -114,6 +136,7 @@ def leaderboard_command(
                 anchor=fixed,
                 k=k,
                 fmt=_format(fmt, as_json),
+                width=table_width(wide),
             )
     except LeaderboardError as exc:
         fail(str(exc))
@@ -156,8 +179,10 @@ def rate_command(
     k: KOption = 16.0,
     fmt: FormatOption = Format.TABLE,
     as_json: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
-    """Rate results played elsewhere (cutechess, fastchess, ...) with the same code."""
+    """Rate results played elsewhere (cutechess, fastchess, ...) with the same code and the
+    same table as ``arena leaderboard``."""
     from bot_arena.arena.formats.results import read_results
     from bot_arena.arena.ratings import RatingInputError, render
     from bot_arena.arena.ratings.query import LeaderboardError, rate
@@ -168,4 +193,5 @@ def rate_command(
         table = rate(results, method=method.value, center=center, anchor=fixed, k=k)
     except (RatingInputError, LeaderboardError) as exc:
         fail(str(exc))
-    typer.echo(render(table, _format(fmt, as_json), title=f"{file}: {len(results)} games"))
+    title = f"{file}: {len(results)} games"
+    typer.echo(render(table, _format(fmt, as_json), title=title, width=table_width(wide)))

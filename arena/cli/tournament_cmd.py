@@ -24,6 +24,7 @@ from bot_arena.arena.cli.common import (
     open_existing_db,
     sandbox_options,
 )
+from bot_arena.arena.cli.rating_cmd import WideOption, table_width
 from bot_arena.arena.match.botref import BotRef, BotSpecError
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.confinement import server_env
@@ -268,7 +269,7 @@ def _play(
         summary["outcome"] = _outcome_dict(outcome)
         typer.echo(json.dumps(summary))
     else:
-        typer.echo(_leaderboard_text(factory, tid, summary))
+        typer.echo(_leaderboard_text(factory, tid, summary, table_width(wide=False)))
     if outcome.interrupted:
         typer.echo(
             f"interrupted after {outcome.done}/{outcome.total} matches; "
@@ -311,18 +312,50 @@ def _outcome_dict(outcome: Outcome) -> dict[str, Any]:
     }
 
 
-def _leaderboard_text(factory: sessionmaker[Session], tid: int, summary: dict[str, Any]) -> str:
-    """The tournament's leaderboard from the ratings module; the plain score table when it
-    cannot rate these results (no games yet, or the ratings module is absent)."""
+def _leaderboard_text(
+    factory: sessionmaker[Session], tid: int, summary: dict[str, Any], width: int | None
+) -> str:
+    """The tournament's leaderboard from the ratings module, fitted to ``width`` (None: every
+    column); the plain score table when it cannot rate these results (no games yet, or the
+    ratings module is absent)."""
     try:
         from bot_arena.arena.ratings.query import LeaderboardError, render_leaderboard
     except ImportError:
         return _standings_table(summary)
     with factory() as session:
         try:
-            return render_leaderboard(session, tournament_id=tid)
+            return render_leaderboard(session, tournament_id=tid, width=width)
         except LeaderboardError:
-            return _standings_table(summary)
+            return _standings_text(summary, width)
+
+
+def _standings_text(summary: dict[str, Any], width: int | None) -> str:
+    """The standings with every column (``width`` None), or fitted to ``width``: long names
+    cut, and the faults as one count, in a column only when some bot has any."""
+    if width is None:
+        return _standings_table(summary)
+    from bot_arena.arena.ratings.render import fit_table, shorten
+
+    standings = summary["standings"]
+    faulty = any(s["faults"] for s in standings)
+    headers = ["#", "bot", "games", "points", "score %", "W-D-L"] + (["faults"] if faulty else [])
+
+    def body(room: int | None) -> list[list[str]]:
+        return [
+            [
+                str(i + 1),
+                s["bot"] if room is None else shorten(s["bot"], room),
+                str(s["games"]),
+                f"{s['points']:g}",
+                f"{s['score_pct']:.1f}",
+                f"{s['wins']}-{s['draws']}-{s['losses']}",
+                *([str(sum(s["faults"].values()))] if faulty else []),
+            ]
+            for i, s in enumerate(standings)
+        ]
+
+    align = ["right", "left", "right", "right", "right", "left", "right"]
+    return fit_table(headers, body, width, column=1, colalign=align[: len(headers)])
 
 
 def _standings_table(summary: dict[str, Any]) -> str:
@@ -420,8 +453,13 @@ def show_command(
     tournament_id: Annotated[int, typer.Argument(metavar="ID", help="Tournament id.")],
     db: DbOption = None,
     as_json: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """A tournament's settings, progress, standings and crosstable.
+
+    The tables fit the terminal: long names cut in the middle with "…", faults counted in one
+    column (only when some bot has any), a crosstable too wide for it in blocks of columns;
+    --wide shows faults by kind and the crosstable in one piece.
 
     When any result came from bots that were not fully confined, a line says how many, e.g.
     "sandbox   12 of 40 results from bots not fully confined (off 10, partial 2)" (results
@@ -456,9 +494,9 @@ def show_command(
         f"  created   {summary['created']}"
         + (f", finished {summary['finished']}" if summary["finished"] else ""),
         "",
-        _standings_table(summary),
+        _standings_text(summary, table_width(wide)),
         "",
-        _crosstable_text(summary),
+        _crosstable_text(summary, table_width(wide)),
     ]
     typer.echo("\n".join(lines))
 
@@ -471,17 +509,67 @@ def _sandbox_lines(levels: dict[str, int]) -> list[str]:
     return [] if text is None else [f"  sandbox   {text}"]
 
 
-def _crosstable_text(summary: dict[str, Any]) -> str:
+def _crosstable_text(summary: dict[str, Any], width: int | None) -> str:
+    """Points / games of each row bot against each column bot, columns numbered as the rows:
+    in one piece (``width`` None), or fitted to ``width``: names cut, then the columns that
+    still do not fit in further blocks below."""
     names = [s["bot"] for s in summary["standings"]]
     cross = summary["crosstable"]
     short = [str(i + 1) for i in range(len(names))]
-    rows = []
-    for i, a in enumerate(names):
-        row: list[Any] = [short[i], a]
+    cells = []
+    for a in names:
+        row: list[str] = []
         for b in names:
             cell = cross.get(a, {}).get(b)
             row.append(
                 "" if a == b else "-" if cell is None else f"{cell['points']:g}/{cell['games']}"
             )
-        rows.append(row)
-    return tabulate(rows, headers=["#", "crosstable", *short])
+        cells.append(row)
+    if width is None:
+        rows = [[short[i], a, *cells[i]] for i, a in enumerate(names)]
+        return tabulate(rows, headers=["#", "crosstable", *short])
+    from bot_arena.arena.ratings.render import shorten, widest
+
+    whole = _crosstable_block(short, names, cells, range(len(names)), width)
+    if widest(whole) <= width:
+        return whole
+
+    # as short as the column's header: cutting further would not narrow it
+    cut = [shorten(a, len("crosstable")) for a in names]
+    return "\n\n".join(_crosstable_blocks(short, cut, cells, width))
+
+
+def _crosstable_blocks(
+    short: list[str], names: list[str], cells: list[list[str]], width: int
+) -> list[str]:
+    """The crosstable in blocks of columns that fit ``width`` beside the row labels, each
+    block at least one column."""
+    from bot_arena.arena.ratings.render import widest
+
+    blocks: list[str] = []
+    start = 0
+    while start < len(short) or not blocks:
+        end = len(short)
+        text = _crosstable_block(short, names, cells, range(start, end), width)
+        while end - start > 1 and widest(text) > width:
+            end -= 1
+            text = _crosstable_block(short, names, cells, range(start, end), width)
+        blocks.append(text)
+        start = end
+    return blocks
+
+
+def _crosstable_block(
+    short: list[str], names: list[str], cells: list[list[str]], columns: range, width: int
+) -> str:
+    from bot_arena.arena.ratings.render import fit_table, shorten
+
+    def body(room: int | None) -> list[list[str]]:
+        return [
+            [short[i], a if room is None else shorten(a, room), *(cells[i][j] for j in columns)]
+            for i, a in enumerate(names)
+        ]
+
+    headers = ["#", "crosstable", *(short[j] for j in columns)]
+    align = ["right", *(["left"] * (len(columns) + 1))]
+    return fit_table(headers, body, width, column=1, colalign=align)

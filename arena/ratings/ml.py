@@ -32,7 +32,8 @@ DEFAULT_PRIOR = 0.5
 NOTE_PRIOR = "prior"
 NOTE_ALL_WINS = "all wins: prior"
 NOTE_ALL_LOSSES = "all losses: prior"
-# A group of bots that only drew or won among themselves and never lost a point to the rest.
+# A bot of a group (bots that scored against each other, round and round) that met the rest of
+# its pool: nobody outside the group scored against it (wins), or it scored against nobody outside.
 NOTE_GROUP_WINS = "group unbeaten by the rest: prior"
 NOTE_GROUP_LOSSES = "group scored nothing against the rest: prior"
 NOTE_MODEL_ERR = "model interval"
@@ -258,11 +259,17 @@ _DESCRIPTION = (
 
 
 def _note_extremes(
-    adj: np.ndarray, real: list[int], sccs: list[list[int]], notes: dict[int, str]
+    adj: NDArray[np.bool_], real: list[int], sccs: list[list[int]], notes: dict[int, str]
 ) -> None:
     """Mark bots of source components (nobody outside scored against them) and sink
-    components (they scored against nobody outside)."""
+    components (they scored against nobody outside); every other bot of the pool gets the plain
+    prior note.
+
+    A group's label goes only on the members that played someone outside the group: of a member
+    that only met its own group (a gauntlet's entrant, say) "scored nothing against the rest"
+    reads as its own record, next to a score that may be 50%."""
     sub = adj[np.ix_(real, real)]
+    met = sub | sub.T  # every game gives at least one "scored against" edge
     for comp in sccs:
         inside = np.zeros(len(real), dtype=bool)
         inside[comp] = True
@@ -275,9 +282,7 @@ def _note_extremes(
         elif not scored:
             label = NOTE_ALL_LOSSES if single else NOTE_GROUP_LOSSES
         for local in comp:
-            notes[real[local]] = label
-    for node in real:
-        notes.setdefault(node, NOTE_PRIOR)
+            notes[real[local]] = label if met[local, ~inside].any() else NOTE_PRIOR
 
 
 def _los(diff: float, var: float) -> float:

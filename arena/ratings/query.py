@@ -7,9 +7,10 @@ For the tournament runner and other callers::
         print(render_leaderboard(session, tournament_id=7, fmt="table"))
 
 ``render_leaderboard(session, *, tournament_id=None, game=None, bots=None, method="ml",
-center=1500.0, anchor=None, k=16.0, fmt="table") -> str`` rates the done matches selected by
-tournament and/or game (default: every match of the game type played most recently) and returns
-the table as text. ``render_crosstable(session, *, tournament_id=None, game=None, fmt="table")``
+center=1500.0, anchor=None, k=16.0, fmt="table", width=None) -> str`` rates the done matches
+selected by tournament and/or game (default: every match of the game type played most recently)
+and returns the table as text (``width``: the compact table for a terminal that wide; None:
+every column). ``render_crosstable(session, *, tournament_id=None, game=None, fmt="table")``
 does the same for the crosstable. Both raise ``LeaderboardError`` (one-line message) for an
 unknown tournament or game, or an anchor that did not play.
 
@@ -154,6 +155,7 @@ def render_leaderboard(
     anchor: tuple[str, float] | None = None,
     k: float = 16.0,
     fmt: str = "table",
+    width: int | None = None,
 ) -> str:
     """The leaderboard as text (see the module docstring). ``bots`` keeps only those bots'
     rows; they are still rated against everybody in the selection."""
@@ -178,7 +180,7 @@ def render_leaderboard(
     note = confinement_summary(sel.sandbox, "rated results")
     if note is not None:
         table = dataclasses.replace(table, notes=(*table.notes, note))
-    return render(table, fmt, title=sel.title(), labels=sel.labels, faults=sel.faults)
+    return render(table, fmt, title=sel.title(), labels=sel.labels, faults=sel.faults, width=width)
 
 
 def render_crosstable(

@@ -1,17 +1,24 @@
-"""Rating tables as text: a terminal table, Markdown, CSV or JSON (one object per bot)."""
+"""Rating tables as text: a terminal table, Markdown, CSV or JSON (one object per bot).
+
+The terminal table comes in two widths: every column (the CLI's ``--wide``; Markdown has them
+all too), or compact for a terminal of a given width (the CLI's default): rank, bot, Elo, ±95%,
+games, score and, when some bot has any, its number of faults; long names cut in the middle
+with an ellipsis, the rows' notes said under each pool's table and the prose wrapped.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from collections.abc import Mapping
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tabulate import tabulate
 
-from bot_arena.arena.ratings.table import BotRating, RatingTable
+from bot_arena.arena.ratings.table import RatingTable
 
 FORMATS = ("table", "json", "csv", "markdown")
 
@@ -81,9 +88,12 @@ def render(
     title: str | None = None,
     labels: Labels | None = None,
     faults: Mapping[str, Faults] | None = None,
+    width: int | None = None,
 ) -> str:
     """The table in ``fmt`` (one of FORMATS). Text formats carry a header saying what the
-    ratings are relative to; JSON and CSV carry it per row (``pool``) and nothing else."""
+    ratings are relative to; JSON and CSV carry it per row (``pool``) and nothing else.
+    ``width`` (format ``table`` only): the compact table for a terminal that many columns wide;
+    None: every column."""
     rows = leaderboard_rows(table, labels=labels, faults=faults)
     if fmt == "json":
         for row in rows:
@@ -100,6 +110,8 @@ def render(
     if fmt not in ("table", "markdown"):
         raise ValueError(f"unknown format {fmt!r} (use one of {', '.join(FORMATS)})")
     markdown = fmt == "markdown"
+    if width is not None and not markdown:
+        return _compact(table, rows, title, width)
     lines: list[str] = []
     if title:
         lines += [f"## {title}", ""] if markdown else [title]
@@ -107,22 +119,9 @@ def render(
     if not rows:
         lines.append("no rated games.")
         return "\n".join(lines)
-    by_pool: dict[int, list[tuple[dict[str, Any], BotRating]]] = {}
-    for row, rating in zip(rows, table.rows, strict=True):
-        by_pool.setdefault(row["pool"], []).append((row, rating))
-    for pool in table.pools:
-        entries = by_pool.get(pool.number, [])
-        if not entries:  # every row of this pool filtered out (--bot)
-            continue
-        lines.append("")
-        if len(table.pools) > 1:
-            head = f"Pool {pool.number} of {len(table.pools)}: "
-            head += f"ratings relative to {pool.relative_to}"
-        else:
-            head = f"Ratings relative to {pool.relative_to}."
-        lines.append(f"**{head}**" if markdown else head)
-        lines.append("")
-        headers, body = _cells([e[0] for e in entries])
+    for head, entries in _pools(table, rows):
+        lines += ["", f"**{head}**" if markdown else head, ""]
+        headers, body = _cells(entries)
         lines.append(
             tabulate(
                 body,
@@ -136,6 +135,155 @@ def render(
         lines.append("")
         lines += [f"- {n}" if markdown else f"note: {n}" for n in table.notes]
     return "\n".join(lines)
+
+
+def _pools(
+    table: RatingTable, rows: list[dict[str, Any]]
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Each pool's heading and rows, leaving out a pool whose rows were all filtered out."""
+    by_pool: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_pool.setdefault(row["pool"], []).append(row)
+    out: list[tuple[str, list[dict[str, Any]]]] = []
+    for pool in table.pools:
+        if pool.number not in by_pool:  # every row of this pool filtered out (--bot)
+            continue
+        if len(table.pools) > 1:
+            head = f"Pool {pool.number} of {len(table.pools)}: "
+            head += f"ratings relative to {pool.relative_to}"
+        else:
+            head = f"Ratings relative to {pool.relative_to}."
+        out.append((head, by_pool[pool.number]))
+    return out
+
+
+def _compact(table: RatingTable, rows: list[dict[str, Any]], title: str | None, width: int) -> str:
+    lines = wrap(title, width) if title else []
+    lines += wrap(table.description + ".", width)
+    if not rows:
+        return "\n".join([*lines, "no rated games."])
+    for head, entries in _pools(table, rows):
+        lines += ["", *wrap(head, width), "", *_compact_pool(entries, width)]
+    if table.notes:
+        lines.append("")
+        for note in table.notes:
+            lines += wrap(f"note: {note}", width)
+    return "\n".join(lines)
+
+
+def _compact_pool(rows: list[dict[str, Any]], width: int) -> list[str]:
+    """One pool's compact table and under it the rows' notes (it has no note column), one line
+    per note naming its bots as the table does."""
+    has_err = any(r["error"] is not None for r in rows)
+    faulty = any(_fault_count(r) for r in rows)
+    headers = ["#", "bot", "Elo"] + (["±95%"] if has_err else []) + ["games", "score"]
+    headers += ["faults"] if faulty else []
+
+    def body(room: int | None) -> list[list[str]]:
+        out: list[list[str]] = []
+        for r in rows:
+            cells = [str(r["rank"]), _label(r, room), f"{r['elo']:.0f}"]
+            if has_err:
+                cells.append("" if r["error"] is None else f"{r['error']:.0f}")
+            cells += [str(r["games"]), _pct(r["score"])]
+            if faulty:
+                cells.append(str(_fault_count(r)))
+            out.append(cells)
+        return out
+
+    room = name_room(headers, body, width, column=1, colalign=_align(headers))
+    lines = [_plain(headers, body(room), _align(headers))]
+    bots: dict[str, list[str]] = {}
+    for r in rows:
+        if r["note"]:
+            bots.setdefault(r["note"], []).append(_label(r, room))
+    lines += [""] if bots else []
+    for note, names in bots.items():
+        lines += wrap(f"note: {', '.join(names)}: {note}", width)
+    return lines
+
+
+def _fault_count(row: Mapping[str, Any]) -> int:
+    return int(row.get("timeouts", 0) + row.get("crashes", 0) + row.get("illegal", 0))
+
+
+def _label(row: Mapping[str, Any], room: int | None) -> str:
+    """The bot's name and short version, the name cut to leave ``room`` characters in all."""
+    name, version = str(row["bot"]), f" ({row['version']})" if row.get("version") else ""
+    if room is None:
+        return name + version
+    return shorten(name, max(room - len(version), MIN_NAME)) + version
+
+
+ELLIPSIS = "…"
+#: The fewest characters a name is cut to (its ellipsis included): a terminal narrower than a
+#: table with names this short gets lines longer than its width.
+MIN_NAME = 6
+
+
+def shorten(text: str, room: int) -> str:
+    """``text`` in at most ``room`` characters (``room`` >= 1), its middle replaced by an
+    ellipsis when it is longer: the ends tell bots apart (names share their beginnings, and
+    numbers, versions or seeds end them)."""
+    if len(text) <= room:
+        return text
+    tail = (room - 1) // 2
+    return text[: room - 1 - tail] + ELLIPSIS + text[len(text) - tail :]
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """A line of prose as lines of at most ``width`` characters (continued with an indent); a
+    word longer than the width is broken."""
+    lines = textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)
+    return lines or [""]
+
+
+def name_room(
+    headers: Sequence[str],
+    body: Callable[[int | None], list[list[str]]],
+    width: int,
+    *,
+    column: int,
+    colalign: Sequence[str] | None = None,
+) -> int | None:
+    """How many characters the names in ``column`` may keep for the table's lines to fit in
+    ``width``: None when whole names fit, else what the other columns leave (at least
+    MIN_NAME). ``body(room)`` builds the rows with every name in at most ``room`` characters
+    (None: whole)."""
+    full = body(None)
+    over = widest(_plain(headers, full, colalign)) - width
+    if over <= 0:
+        return None
+    return max(max(len(row[column]) for row in full) - over, MIN_NAME)
+
+
+def widest(text: str) -> int:
+    """The length of the longest line of ``text``."""
+    return max(map(len, text.splitlines()), default=0)
+
+
+def fit_table(
+    headers: Sequence[str],
+    body: Callable[[int | None], list[list[str]]],
+    width: int,
+    *,
+    column: int,
+    colalign: Sequence[str] | None = None,
+) -> str:
+    """A plain table fitted to ``width`` by cutting the names in ``column`` (see
+    ``name_room``)."""
+    room = name_room(headers, body, width, column=column, colalign=colalign)
+    return _plain(headers, body(room), colalign)
+
+
+def _plain(headers: Sequence[str], body: list[list[str]], colalign: Sequence[str] | None) -> str:
+    return tabulate(
+        body,
+        headers=list(headers),
+        tablefmt="simple",
+        disable_numparse=True,
+        colalign=None if colalign is None else tuple(colalign),
+    )
 
 
 _RIGHT = {
@@ -152,6 +300,7 @@ _RIGHT = {
     "timeouts",
     "crashes",
     "illegal",
+    "faults",
 }
 
 
@@ -164,6 +313,7 @@ def _pct(x: float | None) -> str:
 
 
 def _cells(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """The wide table's columns: every field of the rows."""
     has_err = any(r["error"] is not None for r in rows)
     has_los = any(r["los"] is not None for r in rows)
     headers = ["#", "bot", "Elo"] + (["±95%"] if has_err else []) + ["games"]

@@ -1,18 +1,35 @@
 """The progress display of a running tournament (stderr).
 
 On a terminal one status line is redrawn in place: games done / total, rate, ETA and the top of
-the table by score. Elsewhere (a log file, a pipe, a test) it prints plain lines, at most one per
-``interval`` seconds plus the last one. Faults always get a line of their own.
+the table by score, cut to the terminal's width (a line that reaches the last column wraps, and
+every redraw would leave a line behind). Elsewhere (a log file, a pipe, a test) it prints plain
+lines, at most one per ``interval`` seconds plus the last one. Faults always get a line of their
+own.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
 BAR = 20  # characters of the progress bar on a terminal
+
+
+def terminal_width(stream: TextIO) -> int:
+    """The columns of the terminal ``stream`` writes to: $COLUMNS when set, else the stream's
+    own terminal (stdout may be a pipe while stderr is the terminal), else shutil's answer."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        width = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):  # no descriptor, or not a terminal
+        width = 0
+    return width or shutil.get_terminal_size().columns
 
 
 def format_duration(seconds: float) -> str:
@@ -69,19 +86,28 @@ class Progress:
         self._last_line = -1e18
         self._drawn = False
 
-    def line(self) -> str:
+    def line(self, width: int | None = None) -> str:
+        """The status line: the plain one, or (``width``) the terminal's in at most
+        ``width - 1`` characters: the top of the table goes first (fewer bots, then none), then
+        the bar, the rate and the ETA; what is still too long is cut."""
         elapsed = self.clock() - self.start
         rate = self.played / elapsed if elapsed > 0 else 0.0
         left = self.total - self.done
-        eta = format_duration(left / rate) if rate > 0 else "?"
-        width = len(str(self.total))
+        eta = f"ETA {format_duration(left / rate) if rate > 0 else '?'}"
+        digits = len(str(self.total))
         pct = 100.0 * self.done / self.total if self.total else 100.0
-        top = ", ".join(f"{name} {p:.1f}%" for name, p in self.standings.top())
-        text = f"[{self.done:>{width}}/{self.total}] {pct:5.1f}%  {rate:6.2f} games/s  ETA {eta}"
-        if self.tty:  # a bar where there is room to redraw it
-            filled = int(BAR * self.done / self.total) if self.total else BAR
-            text = f"{'#' * filled}{'.' * (BAR - filled)} {text}"
-        return f"{text}  top: {top}" if top else text
+        counts = f"[{self.done:>{digits}}/{self.total}] {pct:5.1f}%"
+        core = f"{counts}  {rate:6.2f} games/s  {eta}"
+        top = [f"{name} {p:.1f}%" for name, p in self.standings.top()]
+        if width is None:
+            return f"{core}  top: {', '.join(top)}" if top else core
+        filled = int(BAR * self.done / self.total) if self.total else BAR
+        bar = f"{'#' * filled}{'.' * (BAR - filled)} {core}"
+        tops = [f"{bar}  top: {', '.join(top[:n])}" for n in range(len(top), 0, -1)]
+        for text in (*tops, bar, core, f"{counts}  {eta}", counts):
+            if len(text) < width:
+                return text
+        return counts[: max(width - 1, 0)]
 
     def match_done(self, scores: Sequence[tuple[int, float]], faults: Sequence[str] = ()) -> None:
         """One match finished: (field index, score) per seat and a text per fault."""
@@ -106,7 +132,7 @@ class Progress:
     def _show(self, now: float) -> None:
         self._last_line = now
         if self.tty:
-            self.stream.write("\r\x1b[K" + self.line())
+            self.stream.write("\r\x1b[K" + self.line(terminal_width(self.stream)))
             self._drawn = True
         else:
             self.stream.write(self.line() + "\n")

@@ -127,7 +127,7 @@ def test_default_is_latest_game_and_game_filter(db: tuple[str, int]) -> None:
 
 def test_text_formats_and_options(db: tuple[str, int]) -> None:
     url, t = db
-    table = runner.invoke(app, ["leaderboard", "--game", "coins", "--db", url])
+    table = runner.invoke(app, ["leaderboard", "--game", "coins", "--wide", "--db", url])
     assert table.exit_code == 0, table.output
     out = table.stdout
     assert "relative to pool average = 1500" in out and "tournament" not in out.splitlines()[0]

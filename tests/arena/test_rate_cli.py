@@ -118,7 +118,7 @@ def test_rate_pgn_json(tmp_path: Path) -> None:
 
 def test_rate_csv_formats(tmp_path: Path) -> None:
     path = write(tmp_path, "r.csv", "white,black,result\na,b,1-0\na,b,1-0\nb,a,1-0\na,b,1/2-1/2\n")
-    table = runner.invoke(app, ["rate", path])
+    table = runner.invoke(app, ["rate", path, "--wide"])
     assert table.exit_code == 0, table.output
     assert "relative to pool average = 1500" in table.stdout
     assert "W-D-L" in table.stdout and "2-1-1" in table.stdout
@@ -145,7 +145,7 @@ def test_rate_nplayer_csv(tmp_path: Path) -> None:
     assert [r["bot"] for r in rows] == ["a", "b", "c"]
     a = rows[0]
     assert a["firsts"] == 8 and a["avg_rank"] == pytest.approx((8 * 1 + 4 * 2) / 12)
-    table = runner.invoke(app, ["rate", write(tmp_path, "n.csv", text)])
+    table = runner.invoke(app, ["rate", write(tmp_path, "n.csv", text), "--wide"])
     assert "avg rank" in table.stdout and "1st" in table.stdout
 
 

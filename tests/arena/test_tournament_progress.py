@@ -6,6 +6,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import func, select
 
 from bot_arena import games
@@ -47,7 +48,8 @@ def test_plain_lines_with_rate_eta_and_top() -> None:
     assert len(lines) == 3
 
 
-def test_tty_redraws_one_line_and_keeps_faults() -> None:
+def test_tty_redraws_one_line_and_keeps_faults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "100")  # room for the whole line (82 characters)
     clock, out = FakeClock(), io.StringIO()
     progress = Progress(2, 0, Standings(["a", "b"]), stream=out, tty=True, clock=clock)
     clock.now += 1.0
