@@ -27,6 +27,10 @@ from bot_arena.games.base import Game, GameError
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
+    from bot_arena.arena.match.botref import BotRef
+    from bot_arena.arena.match.timecontrol import TimeControl
+    from bot_arena.arena.transport.limits import ResourceLimits
+
 USAGE_EXIT = 2
 
 DbOption = Annotated[
@@ -61,6 +65,27 @@ AllowReadOption = Annotated[
         "book); BOT=PATH: only the bot of that name (an engine's network file). Repeatable.",
     ),
 ]
+
+
+MarginOption = Annotated[
+    float, typer.Option("--margin", help="Grace seconds before a loss on time.")
+]
+StartupOption = Annotated[
+    float, typer.Option("--startup-time", help="Seconds a bot may take to start.")
+]
+MemoryOption = Annotated[
+    int, typer.Option("--memory-mb", help="Memory limit per bot (MiB, all its processes).")
+]
+
+
+def resource_limits(memory_mb: int, startup_s: float) -> ResourceLimits:
+    """``--memory-mb`` and ``--startup-time`` as limits (one-line error when out of range)."""
+    from bot_arena.arena.transport.limits import ResourceLimits
+
+    try:
+        return ResourceLimits(memory_mb=memory_mb, startup_s=startup_s)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def fail(message: str, code: int = USAGE_EXIT) -> NoReturn:
@@ -257,3 +282,35 @@ def _plain_help(command: Any) -> None:
                 param.metavar = param.name.upper()
     for sub in getattr(command, "commands", {}).values():
         _plain_help(sub)
+
+
+def time_controls(
+    refs: Sequence[BotRef],
+    move_time: Sequence[float],
+    clock: Sequence[str],
+    margin: float,
+    default_move_time: float,
+    each: str = "seat",
+) -> list[TimeControl]:
+    """One time control per bot of ``refs`` (a match's seats, a tournament's entrants): each of
+    ``--move-time``/``--clock`` given once applies to all, or once per bot in order (time
+    odds). With neither, bots get ``default_move_time`` per move and humans no limit. A bad
+    count or value is a one-line error (exit 2); ``each`` names the bots in it."""
+    from bot_arena.arena.match.botref import HUMAN
+    from bot_arena.arena.match.timecontrol import TimeControl, TimeControlError
+
+    n = len(refs)
+    for what, values in (("--move-time", move_time), ("--clock", clock)):
+        if len(values) not in (0, 1, n):
+            fail(f"{what} given {len(values)} times: give it once or once per {each} ({n})")
+    out = []
+    for i, ref in enumerate(refs):
+        mt = move_time[i if len(move_time) == n else 0] if move_time else None
+        ck = clock[i if len(clock) == n else 0] if clock else None
+        if mt is None and ck is None and ref.kind != HUMAN:
+            mt = default_move_time
+        try:
+            out.append(TimeControl.parse(mt, ck, margin))
+        except TimeControlError as exc:
+            fail(str(exc))
+    return out

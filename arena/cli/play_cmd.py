@@ -13,21 +13,25 @@ import typer
 from bot_arena.arena.cli.common import (
     AllowReadOption,
     DbOption,
+    MarginOption,
+    MemoryOption,
     SandboxOption,
+    StartupOption,
     fail,
     keep_unsaved,
     load_game,
     load_position,
     open_db,
     open_writable_db,
+    resource_limits,
     sandbox_options,
+    time_controls,
 )
 from bot_arena.arena.match.botref import HUMAN, BotRef, BotSpecError
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import BotPool, ServerDied
 from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord
-from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN, TimeControl, TimeControlError
-from bot_arena.arena.transport.limits import ResourceLimits
+from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN
 from bot_arena.arena.transport.protocol import truncate
 from bot_arena.arena.transport.sandbox.mode import CONFINED
 from bot_arena.games.base import Game
@@ -51,28 +55,6 @@ def registered_lookup(db: str | None) -> Callable[[str], BotRef | None]:
             return lookup_bot(session, name)
 
     return lookup
-
-
-def time_controls(
-    refs: list[BotRef], move_time: list[float], clock: list[str], margin: float
-) -> list[TimeControl]:
-    """One time control per seat: each option given once applies to all seats, or once per
-    seat. With none, bots get ``DEFAULT_MOVE_TIME`` per move and humans no limit."""
-    n = len(refs)
-    for what, values in (("--move-time", move_time), ("--clock", clock)):
-        if len(values) not in (0, 1, n):
-            fail(f"{what} given {len(values)} times: give it once or once per seat ({n})")
-    out = []
-    for i, ref in enumerate(refs):
-        mt = move_time[i if len(move_time) == n else 0] if move_time else None
-        ck = clock[i if len(clock) == n else 0] if clock else None
-        if mt is None and ck is None and ref.kind != HUMAN:
-            mt = DEFAULT_MOVE_TIME
-        try:
-            out.append(TimeControl.parse(mt, ck, margin))
-        except TimeControlError as exc:
-            fail(str(exc))
-    return out
 
 
 def verdict(record: MatchRecord) -> str:
@@ -175,15 +157,9 @@ def play_command(
         list[str] | None,
         typer.Option("--clock", help="Game clock BASE+INC in seconds, e.g. 60+0.5."),
     ] = None,
-    margin: Annotated[
-        float, typer.Option("--margin", help="Grace seconds before a loss on time.")
-    ] = DEFAULT_MARGIN,
-    startup_time: Annotated[
-        float, typer.Option("--startup-time", help="Seconds a bot may take to start.")
-    ] = 10.0,
-    memory_mb: Annotated[
-        int, typer.Option("--memory-mb", help="Memory limit per bot process (MiB).")
-    ] = 1024,
+    margin: MarginOption = DEFAULT_MARGIN,
+    startup_time: StartupOption = 10.0,
+    memory_mb: MemoryOption = 1024,
     position: Annotated[str | None, typer.Option("--position", help="Start position text.")] = None,
     param: Annotated[
         list[str] | None, typer.Option("--param", "-p", help="Game parameter k=v.")
@@ -221,11 +197,8 @@ def play_command(
         refs = [resolve(s, lookup) for s in specs]
     except BotSpecError as exc:
         fail(str(exc))
-    tcs = time_controls(refs, move_time or [], clock or [], margin)
-    try:
-        limits = ResourceLimits(memory_mb=memory_mb, startup_s=startup_time)
-    except ValueError as exc:
-        fail(str(exc))
+    tcs = time_controls(refs, move_time or [], clock or [], margin, DEFAULT_MOVE_TIME)
+    limits = resource_limits(memory_mb, startup_time)
     seed = random.randrange(2**31) if seed is None else seed
     names = [r.name for r in refs]
     confinement = confinement.for_bots(names)

@@ -17,21 +17,27 @@ from bot_arena.arena.cli.common import (
     AllowReadOption,
     Confinement,
     DbOption,
+    MarginOption,
+    MemoryOption,
     SandboxOption,
+    StartupOption,
     fail,
     load_game,
     open_db,
     open_existing_db,
+    resource_limits,
     sandbox_options,
+    time_controls,
 )
 from bot_arena.arena.cli.rating_cmd import WideOption, table_width
 from bot_arena.arena.match.botref import BotRef, BotSpecError
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.confinement import server_env
-from bot_arena.arena.match.timecontrol import TimeControl, TimeControlError
+from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN, TimeControl
 from bot_arena.arena.tournament.job_handle import start_job_server
 from bot_arena.arena.tournament.schedule import ScheduleError
 from bot_arena.arena.transport.forkserver import ForkServer
+from bot_arena.arena.transport.limits import ResourceLimits
 
 if TYPE_CHECKING:  # the database and the ratings load when a command runs, not for --help
     from sqlalchemy.orm import Session, sessionmaker
@@ -92,12 +98,22 @@ def run_command(
         ),
     ] = None,
     move_time: Annotated[
-        float | None,
-        typer.Option("--move-time", help=f"Seconds per move (default {DEFAULT_MOVE_TIME:g})."),
+        list[float] | None,
+        typer.Option(
+            "--move-time",
+            help=f"Seconds per move (default {DEFAULT_MOVE_TIME:g}): once, or once per --bot "
+            "in order (time odds).",
+        ),
     ] = None,
     clock: Annotated[
-        str | None, typer.Option("--clock", help="Game clock BASE+INC seconds.")
+        list[str] | None,
+        typer.Option(
+            "--clock", help="Game clock BASE+INC seconds: once, or once per --bot in order."
+        ),
     ] = None,
+    margin: MarginOption = DEFAULT_MARGIN,
+    memory_mb: MemoryOption = 1024,
+    startup_time: StartupOption = 10.0,
     jobs: Annotated[
         int | None, typer.Option("--jobs", "-j", help="Parallel matches (default: cores).")
     ] = None,
@@ -124,12 +140,7 @@ def run_command(
     from bot_arena.db import queries
 
     game = load_game(game_name, param)
-    try:
-        tc = TimeControl.parse(
-            move_time if move_time is not None or clock is not None else DEFAULT_MOVE_TIME, clock
-        )
-    except TimeControlError as exc:
-        fail(str(exc))
+    limits = resource_limits(memory_mb, startup_time)
     if jobs is not None and jobs < 1:
         fail(f"--jobs must be >= 1, not {jobs}")
     if opening_plies < 0:
@@ -145,6 +156,8 @@ def run_command(
     except (BotSpecError, TournamentError) as exc:
         fail(str(exc))
     confinement = confinement.for_bots([r.name for r in refs])
+    tcs = time_controls(refs, move_time or [], clock or [], margin, DEFAULT_MOVE_TIME, each="--bot")
+    tc = tcs[0]
     factory = opened[0] if opened else open_db(db)
     the_seed = seed if seed is not None else secrets.randbits(31)
     # the bots' fork server imports while the schedule is written
@@ -162,17 +175,20 @@ def run_command(
                 seed=the_seed,
                 opening_plies=opening_plies,
                 name=name,
+                time_controls=tcs,
+                limits=limits,
             )
         except (ScheduleError, TournamentError) as exc:
             fail(str(exc))
         with factory() as session:
             total = sum(queries.status_counts(session, tid).values())
+        odds = "time odds" if len(set(tcs)) > 1 else tc.describe()
         banner = (
             f"tournament {tid}: {fmt.value} of {len(refs)} bots, {game.describe()},"
-            f" {total} matches, {tc.describe()}, seed {the_seed}"
+            f" {total} matches, {odds}, seed {the_seed}"
         )
         typer.echo(banner, err=as_json)
-        _play(factory, tid, refs, jobs, as_json, confinement, server)
+        _play(factory, tid, refs, jobs, as_json, confinement, server, limits)
     finally:
         if server is not None:
             server.close()
@@ -245,6 +261,7 @@ def _play(
     as_json: bool,
     confinement: Confinement,
     server: ForkServer | None = None,
+    limits: ResourceLimits | None = None,
 ) -> None:
     from bot_arena.arena.tournament.runner import Runner, default_jobs
 
@@ -255,6 +272,7 @@ def _play(
         jobs=jobs or default_jobs(),
         forkserver=server,
         sandbox=confinement.settings,
+        limits=limits,
     )
     confinement.warn()
     try:
@@ -480,6 +498,11 @@ def show_command(
     total = sum(p.values()) - p["void"]
     settings = summary["settings"]
     tc = TimeControl.from_dict(summary["time_control"]).describe()
+    if settings.get("time_controls"):  # time odds: each entrant's own
+        tc = "; ".join(
+            f"{bot}: {TimeControl.from_dict(t).describe()}"
+            for bot, t in zip(settings["bots"], settings["time_controls"], strict=False)
+        )
     params = ", ".join(f"{k}={v}" for k, v in summary["params"].items())
     lines = [
         f"tournament {summary['id']}" + (f" ({summary['name']})" if summary["name"] else ""),

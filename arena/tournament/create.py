@@ -17,6 +17,7 @@ from bot_arena.arena.match.botref import BotRef, BotSpecError
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.tournament.schedule import openings, schedule
+from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.db import tournaments as stored
 from bot_arena.db.models import Tournament
 from bot_arena.db.store import insert_schedule, versions_for
@@ -51,8 +52,12 @@ def create(
     seed: int,
     opening_plies: int,
     name: str | None = None,
+    time_controls: Sequence[TimeControl] = (),
+    limits: ResourceLimits | None = None,
 ) -> int:
     """Store a new tournament with every match pending (one transaction); returns its id.
+    ``time_controls``: one per entrant when they differ (time odds; ``time_control`` is then
+    the first one's); ``limits``: the bots' resource limits, which a resume keeps.
 
     The schedule and the openings are computed before anything is written, so a schedule error
     (ScheduleError) leaves the database untouched.
@@ -60,12 +65,16 @@ def create(
     check_field(refs)
     pairings = schedule(fmt, len(refs), game.num_players, games_per_group, seed)
     opens = openings(game, pairings, seed, opening_plies)
-    settings = {
+    settings: dict[str, Any] = {
         "bots": list(specs),
         "games": games_per_group if games_per_group is not None else game.num_players,
         "opening_plies": opening_plies,
         "matches": len(pairings),
     }
+    if len(set(time_controls)) > 1:
+        settings["time_controls"] = [tc.to_dict() for tc in time_controls]
+    if limits is not None:
+        settings["limits"] = limits.to_dict()
     with factory.begin() as session:
         versions = versions_for(session, refs)
         tournament_id = stored.create_tournament(

@@ -62,6 +62,15 @@ class Plan:
     limits: ResourceLimits = field(default_factory=ResourceLimits)
     playing: tuple[int, ...] = ()  # field positions of the bots the pending matches need
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)  # how bots are confined
+    # per field position when the bots have different time controls (time odds); a position
+    # beyond it (a trial's stand-in) plays under ``time_control``
+    time_controls: tuple[TimeControl, ...] = ()
+
+    def time_control_of(self, position: int) -> TimeControl:
+        """The time control of the bot at field ``position``."""
+        if position < len(self.time_controls):
+            return self.time_controls[position]
+        return self.time_control
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,6 +81,7 @@ class Plan:
             "limits": self.limits.to_dict(),
             "playing": list(self.playing),
             "sandbox": self.sandbox.to_dict(),
+            "time_controls": [tc.to_dict() for tc in self.time_controls],
         }
 
     @classmethod
@@ -83,7 +93,11 @@ class Plan:
             raise MessageError("plan: params, refs or time control of the wrong type")
         try:
             sandbox = SandboxSettings.from_dict(data.get("sandbox"))
-        except ValueError as exc:
+            tcs = data.get("time_controls", [])
+            if not isinstance(tcs, list) or not all(isinstance(t, dict) for t in tcs):
+                raise ValueError("time controls are not a list of objects")
+            time_controls = tuple(TimeControl.from_dict(t) for t in tcs)
+        except (ValueError, TypeError, KeyError) as exc:
             raise MessageError(f"plan: {exc}") from None
         return cls(
             data["game"],
@@ -93,6 +107,7 @@ class Plan:
             ResourceLimits.from_dict(data.get("limits")),  # type: ignore[arg-type]
             _ints(data.get("playing"), "plan: playing"),
             sandbox,
+            time_controls,
         )
 
 
@@ -193,7 +208,7 @@ def play(pool: BotPool, game: Game[Any, Any], plan: Plan, job: Job) -> MatchReco
     return pool.play(
         game,
         [plan.refs[i] for i in job.seats],
-        time_control=plan.time_control,
+        time_control=[plan.time_control_of(i) for i in job.seats],
         start_position=job.start_position,
         seed=job.seed,
         barred=dict(job.barred),

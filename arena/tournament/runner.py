@@ -105,7 +105,8 @@ class Runner:
         sandbox: SandboxSettings | None = None,
     ) -> None:
         """``forkserver``: one the caller started early (its imports overlap the creation of
-        the tournament) and closes; by default the run starts and closes its own. ``sandbox``:
+        the tournament) and closes; by default the run starts and closes its own. ``limits``:
+        the bots' resource limits (default: those the tournament was created with). ``sandbox``:
         how every pool of the run confines its bots (default: auto, nothing more to read);
         ``run`` raises SandboxUnavailable for ``on`` on a machine that cannot confine fully,
         before it writes anything or starts a bot."""
@@ -113,7 +114,7 @@ class Runner:
         self.tournament_id = tournament_id
         self.refs = tuple(refs)
         self.jobs = max(1, jobs)
-        self.limits = limits or ResourceLimits()
+        self.limits = limits  # None: the tournament's own (``_prepare``)
         self.sandbox = sandbox or SandboxSettings()
         self.sandbox_level: str | None = None  # what the bots run under, known when run starts
         self.progress_stream = progress_stream
@@ -139,6 +140,11 @@ class Runner:
             counts = queries.status_counts(session, self.tournament_id)
             rows = queries.results(session, self.tournament_id)
             names = [r.name for r in self.refs]
+            stored_limits = tournament.settings.get("limits")
+            if self.limits is None:
+                self.limits = (
+                    ResourceLimits.from_dict(stored_limits) if stored_limits else ResourceLimits()
+                )
             plan = Plan(
                 tournament.game,
                 dict(tournament.params),
@@ -146,6 +152,9 @@ class Runner:
                 TimeControl.from_dict(tournament.time_control),
                 self.limits,
                 sandbox=self.sandbox,
+                time_controls=tuple(
+                    TimeControl.from_dict(tc) for tc in tournament.settings.get("time_controls", [])
+                ),
             )
             if jobs:
                 # after a forced resume with changed bots, the seats still to play point at
