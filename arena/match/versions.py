@@ -19,6 +19,7 @@ import hashlib
 import os
 import shlex
 import shutil
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -38,12 +39,21 @@ def _files(paths: Iterable[str]) -> list[Path]:
             for root, dirs, names in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
                 for name in names:
-                    if not name.endswith((".pyc", ".pyo")):
-                        file = Path(root) / name
+                    file = Path(root) / name
+                    if not name.endswith((".pyc", ".pyo")) and _regular(file):
                         found.setdefault(os.path.realpath(file), file)
-        elif p.is_file():
+        elif _regular(p):
             found.setdefault(os.path.realpath(p), p)
     return [found[k] for k in sorted(found)]
+
+
+def _regular(path: Path) -> bool:
+    """A regular file (not a FIFO a bot reads from, a device or a socket: reading one could
+    block for ever or never end)."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
 
 
 def _digest(text: str, files: list[Path], base: Path | None) -> str:

@@ -204,3 +204,19 @@ def test_an_archive_that_would_write_outside_its_folder_is_refused(tmp_path: Pat
     (no_main / "bot.py").write_text(HELPER_BOT)
     proc = run("play", "tictactoe", "-b", f"{no_main}/", "-b", "random", "--no-save", cwd=tmp_path)
     assert proc.returncode == 2 and "has no main.py" in proc.stderr, proc.stderr
+
+
+def test_a_fifo_among_a_bots_files_is_not_read(tmp_path: Path) -> None:
+    """Only regular files count in a version: opening a FIFO to hash it would block for ever
+    (a bot may talk to the world through one, as the tournament crash tests' bot does)."""
+    import os
+
+    folder = tmp_path / "bot"
+    (folder / "gate").mkdir(parents=True)
+    (folder / "gate" / "__init__.py").write_text("")
+    os.mkfifo(folder / "gate" / "tokens")
+    (folder / "main.py").write_text("import gate\n" + HELPER_BOT.partition("\n")[2])
+    main = str(folder / "main.py")
+    code = f"from bot_arena.arena.match.botspec import resolve; print(resolve({main!r}).sha256)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and len(proc.stdout.strip()) == 64, proc.stderr

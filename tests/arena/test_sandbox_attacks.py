@@ -478,6 +478,7 @@ def prepare(
         "CWD_FILE": str(folders.cwd / f"pwned-{mark}.txt"),
         "SECRET_FILE": str(folders.private / "secret.txt"),
         "RIVAL_FILE": str(folders.alice / "rival.py"),
+        "VICTIM_HELPER": str(folders.bob / "victim_secret.py"),
         "VICTIM_FILE": str(folders.bob / "victim.py"),
         "PACKAGE_FILE": str(Path(package.submodule_search_locations[0]) / f"pwned-{mark}.txt"),
         "COMM": f"hx{mark[:12]}",
@@ -576,8 +577,14 @@ def run(
                 else:
                     stored.text += "\n" + printed.text
         # the rival plays too, so its source (and the secret in it) is stored as its version's,
-        # as every bot's is: only a copy elsewhere is a leak
-        stored = after.text().replace(Path(config["RIVAL_FILE"]).read_text(), "<rival source>")
+        # as every bot's is, and so is the victim's helper module (a bot's version holds the
+        # modules it imports, as JSON): only a copy elsewhere is a leak
+        stored = after.text()
+        own = {"rival source": config["RIVAL_FILE"], "victim helper": config["VICTIM_HELPER"]}
+        for label, path in own.items():
+            code = Path(path).read_text()
+            for form in (code, json.dumps(code)[1:-1]):  # as text, and inside a JSON string
+                stored = stored.replace(form, f"<{label}>")
         text = {"database": stored, "stdout": stdout, "stderr": stderr}
         leaks = {
             kind: [where for where, body in text.items() if value in body]

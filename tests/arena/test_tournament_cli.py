@@ -266,7 +266,7 @@ def _error_line(result: Any) -> str:
         (["tictactoe", "--bot", "random", "--bot", "nosuchbot"], "unknown bot"),
         (["nosuchgame", "--bot", "random", "--bot", "random"], "unknown game"),
         (["tictactoe", "--bot", "random", "--bot", "minimax", "--clock", "fast"], "clock"),
-        (["tictactoe", "--bot", "random", "--bot", "random", "--move-time", "-1"], "move time"),
+        (["tictactoe", "--bot", "random", "--bot", "minimax", "--move-time", "-1"], "move time"),
         (["tictactoe", "--bot", "random", "--bot", "random"], "twice"),
         (["tictactoe", "--bot", "random"], "at least two"),
         (["tictactoe", "--bot", "random", "--bot", "human"], "human"),
