@@ -19,12 +19,12 @@ from bot_arena.arena.cli.common import (
     DbOption,
     SandboxOption,
     fail,
+    fault_evidence,
     load_game,
     open_existing_db,
     open_writable_db,
     sandbox_options,
 )
-from bot_arena.arena.cli.play_cmd import fault_evidence
 from bot_arena.arena.match.botref import BUILTIN, COMMAND, HUMAN, BotRef, BotSpecError
 from bot_arena.arena.match.botspec import anchor_command, resolve
 from bot_arena.arena.match.pool import BotPool

@@ -4,6 +4,7 @@ sandbox options of the commands that start bots."""
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import sys
 from collections.abc import Sequence
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
     from bot_arena.arena.match.botref import BotRef
+    from bot_arena.arena.match.record import Fault
     from bot_arena.arena.match.timecontrol import TimeControl
     from bot_arena.arena.transport.limits import ResourceLimits
 
@@ -314,3 +316,33 @@ def time_controls(
         except TimeControlError as exc:
             fail(str(exc))
     return out
+
+
+_FRAME = re.compile(r'^\s*File ".*", line \d+')  # a traceback's frame: file and line
+_CARETS = re.compile(r"^\s*[\^~]+\s*$")  # the marks under a traceback's source line
+EVIDENCE_LINES = 4
+
+
+def fault_evidence(fault: Fault) -> list[str]:
+    """Why a bot failed, in at most ``EVIDENCE_LINES`` lines, from the stderr its fault
+    carries (a Python bot's worker writes the traceback of what the bot raised there): from the
+    innermost frame of the last traceback (file and line, the source line, the exception),
+    else the last lines. The text is the bot's own, so it is cut to size and its control
+    characters (terminal escapes) are replaced."""
+    from bot_arena.arena.transport.protocol import truncate
+
+    tail = [
+        line.rstrip()
+        for line in str(fault.detail.get("stderr_tail") or "").splitlines()
+        if line.strip() and not _CARETS.match(line)
+    ]
+    frames = [i for i, line in enumerate(tail) if _FRAME.match(line)]
+    if frames:
+        lines = tail[frames[-1] :]
+    else:
+        lines = [f"stderr: {line}" for line in tail[-(EVIDENCE_LINES - 1) :]]
+    return [_printable(truncate(line)) for line in lines[:EVIDENCE_LINES]]
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text.expandtabs(4))

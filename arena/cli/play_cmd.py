@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -18,6 +17,7 @@ from bot_arena.arena.cli.common import (
     SandboxOption,
     StartupOption,
     fail,
+    fault_evidence,
     keep_unsaved,
     load_game,
     load_position,
@@ -30,9 +30,8 @@ from bot_arena.arena.cli.common import (
 from bot_arena.arena.match.botref import HUMAN, BotRef, BotSpecError
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import BotPool, ServerDied
-from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord
+from bot_arena.arena.match.record import MatchRecord, MoveRecord
 from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN
-from bot_arena.arena.transport.protocol import truncate
 from bot_arena.arena.transport.sandbox.mode import CONFINED
 from bot_arena.games.base import Game
 
@@ -77,34 +76,6 @@ def verdict(record: MatchRecord) -> str:
             )
             lines += [f"    {line}" for line in fault_evidence(s.fault)]
     return "\n".join(lines)
-
-
-_FRAME = re.compile(r'^\s*File ".*", line \d+')  # a traceback's frame: file and line
-_CARETS = re.compile(r"^\s*[\^~]+\s*$")  # the marks under a traceback's source line
-EVIDENCE_LINES = 4
-
-
-def fault_evidence(fault: Fault) -> list[str]:
-    """Why a bot failed, in at most ``EVIDENCE_LINES`` lines, from the stderr its fault
-    carries (a Python bot's worker writes the traceback of what the bot raised there): from the
-    innermost frame of the last traceback (file and line, the source line, the exception),
-    else the last lines. The text is the bot's own, so it is cut to size and its control
-    characters (terminal escapes) are replaced."""
-    tail = [
-        line.rstrip()
-        for line in str(fault.detail.get("stderr_tail") or "").splitlines()
-        if line.strip() and not _CARETS.match(line)
-    ]
-    frames = [i for i, line in enumerate(tail) if _FRAME.match(line)]
-    if frames:
-        lines = tail[frames[-1] :]
-    else:
-        lines = [f"stderr: {line}" for line in tail[-(EVIDENCE_LINES - 1) :]]
-    return [_printable(truncate(line)) for line in lines[:EVIDENCE_LINES]]
-
-
-def _printable(text: str) -> str:
-    return "".join(c if c.isprintable() else "?" for c in text.expandtabs(4))
 
 
 def show_moves(

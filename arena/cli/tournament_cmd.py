@@ -501,7 +501,7 @@ def show_command(
     if settings.get("time_controls"):  # time odds: each entrant's own
         tc = "; ".join(
             f"{bot}: {TimeControl.from_dict(t).describe()}"
-            for bot, t in zip(settings["bots"], settings["time_controls"], strict=False)
+            for bot, t in zip(settings["bots"], settings["time_controls"], strict=True)
         )
     params = ", ".join(f"{k}={v}" for k, v in summary["params"].items())
     lines = [

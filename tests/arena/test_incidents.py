@@ -130,7 +130,7 @@ def test_the_attackers_fail_when_confined(tmp_path: Path) -> None:
     cmd += ["--db", f"sqlite:///{db}"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "incident" not in proc.stderr and "playing it again" not in proc.stderr
+    assert "charged" not in proc.stderr and "playing it again" not in proc.stderr
     with sqlite3.connect(db) as conn:
         reasons = conn.execute("SELECT fault FROM seats WHERE fault IS NOT NULL").fetchall()
     assert reasons and all("arena_attack" not in r[0] for r in reasons)

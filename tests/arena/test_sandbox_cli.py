@@ -297,16 +297,16 @@ def test_on_is_refused_before_anything_is_stored_or_started(
     assert marker.exists() and levels(db_url) == ["off"]
 
 
-def test_the_runner_refuses_on_before_it_writes(tmp_path: Path, no_landlock: None) -> None:
-    url = f"sqlite:///{tmp_path / 'r.db'}"
+def stored_tournament(url: str, game: str, specs: list[str]) -> tuple[Any, int]:
+    """A two-games-per-pairing round-robin of ``specs`` created in ``url`` (nothing played):
+    its session factory and id."""
     engine = make_engine(url)
     factory = session_factory(engine)
-    refs = [resolve("random"), resolve("random:seed=1")]
     tid = create(
         factory,
-        games.get("coins"),
-        ["random", "random:seed=1"],
-        refs,
+        games.get(game),
+        specs,
+        [resolve(s) for s in specs],
         fmt="round-robin",
         games_per_group=2,
         time_control=TimeControl(move_time=5.0),
@@ -314,6 +314,13 @@ def test_the_runner_refuses_on_before_it_writes(tmp_path: Path, no_landlock: Non
         opening_plies=0,
     )
     engine.dispose()
+    return factory, tid
+
+
+def test_the_runner_refuses_on_before_it_writes(tmp_path: Path, no_landlock: None) -> None:
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    refs = [resolve("random"), resolve("random:seed=1")]
+    factory, tid = stored_tournament(url, "coins", ["random", "random:seed=1"])
     before = sql(url, "SELECT id, status, settings FROM tournaments")
     with pytest.raises(SandboxUnavailable):
         Runner(factory, tid, refs, sandbox=SandboxSettings(Mode.ON)).run()
@@ -367,19 +374,7 @@ def test_auto_with_partial_confinement_warns_once_and_stores_partial(
 
 def test_resume_stores_the_level_of_its_own_run(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'resume.db'}"
-    engine = make_engine(url)
-    tid = create(
-        session_factory(engine),
-        games.get("tictactoe"),
-        FIELD[:2],
-        [resolve(s) for s in FIELD[:2]],
-        fmt="round-robin",
-        games_per_group=2,
-        time_control=TimeControl(move_time=5.0),
-        seed=1,
-        opening_plies=0,
-    )
-    engine.dispose()
+    _, tid = stored_tournament(url, "tictactoe", FIELD[:2])
     result = arena("tournament", "resume", str(tid), "--db", url, "--sandbox", "off", "-j", "1")
     assert result.exit_code == 0, result.output
     assert levels(url) == ["off", "off"]
