@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from bot_arena import bots
 from bot_arena.arena.cli.common import fail, load_game, load_position
-from bot_arena.bots.base import Bot, BotError, Decision, TimeBudget
-from bot_arena.bots.search_common import resolve_depth
-from bot_arena.bots.trace import DEFAULT_NODE_LIMIT, Trace, TraceTooLarge, render_dot, render_text
-from bot_arena.bots.trace import traced_search as run_traced
-from bot_arena.games.base import Game, GameError
+from bot_arena.bots.trace import DEFAULT_NODE_LIMIT
+
+if TYPE_CHECKING:  # the search machinery loads when a search runs, not for --help
+    from bot_arena.bots.base import Bot, Decision
+    from bot_arena.bots.trace import Trace
+    from bot_arena.games.base import Game
 
 #: Bots whose search the trace reproduces, and how: (prune, values from the root player's view).
 _TRACEABLE: dict[str, tuple[bool, bool]] = {
@@ -58,6 +58,11 @@ def analyze_command(
     ] = DEFAULT_NODE_LIMIT,
 ) -> None:
     """Search one position and print the value vector, best move, PV and statistics."""
+    from bot_arena import bots
+    from bot_arena.bots.base import BotError, TimeBudget
+    from bot_arena.bots.trace import render_dot, render_text
+    from bot_arena.games.base import GameError
+
     game = load_game(game_name, param, tree)
     state: Any = load_position(game, position)
     if game.is_terminal(state):
@@ -93,6 +98,12 @@ def analyze_command(
 
 
 def _trace(game: Game[Any, Any], state: Any, spec: str, player: Bot, limit: int) -> Trace:
+    from bot_arena import bots
+    from bot_arena.bots.base import BotError
+    from bot_arena.bots.search_common import resolve_depth
+    from bot_arena.bots.trace import TraceTooLarge
+    from bot_arena.bots.trace import traced_search as run_traced
+
     name, _ = bots.split_spec(spec)
     if name not in _TRACEABLE:
         fail(f"--explain/--dot trace {', '.join(_TRACEABLE)}, not {name}")

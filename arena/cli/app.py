@@ -8,7 +8,7 @@ import typer
 
 from bot_arena.arena.cli.analyze_cmd import analyze_command
 from bot_arena.arena.cli.bots_cmd import bots_app
-from bot_arena.arena.cli.common import ArenaGroup
+from bot_arena.arena.cli.common import ArenaCommand, command_group
 from bot_arena.arena.cli.games_cmd import games_command
 from bot_arena.arena.cli.matches_cmd import export_command, matches_app, replay_command
 from bot_arena.arena.cli.play_cmd import play_command
@@ -16,24 +16,18 @@ from bot_arena.arena.cli.rating_cmd import crosstable_command, leaderboard_comma
 from bot_arena.arena.cli.solve_cmd import solve_command
 from bot_arena.arena.cli.tournament_cmd import tournament_app
 
-app = typer.Typer(
+app = command_group(
     name="arena",
     help="Bot Arena: tournaments between game-playing bots, with Elo leaderboards.",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    cls=ArenaGroup,
 )
 
 
 def _show_version(value: bool) -> None:
     if value:
-        from importlib.metadata import PackageNotFoundError, version
+        from bot_arena.arena import __version__
 
-        try:
-            typer.echo(f"arena (bot-arena) {version('bot-arena')}")
-        except PackageNotFoundError:  # run from a source tree that is not installed
-            typer.echo("arena (bot-arena, not installed)")
+        typer.echo(f"arena (bot-arena) {__version__}")
         raise typer.Exit()
 
 
@@ -49,18 +43,18 @@ def _root(
     """Bot Arena: tournaments between game-playing bots, with Elo leaderboards."""
 
 
-app.command("games")(games_command)
-app.command("analyze")(analyze_command)
-app.command("play")(play_command)
+app.command("games", cls=ArenaCommand)(games_command)
+app.command("analyze", cls=ArenaCommand)(analyze_command)
+app.command("play", cls=ArenaCommand)(play_command)
 app.add_typer(bots_app, name="bots")
 app.add_typer(tournament_app, name="tournament")
 app.add_typer(matches_app, name="matches")
-app.command("replay")(replay_command)
-app.command("export")(export_command)
-app.command("solve")(solve_command)
-app.command("leaderboard")(leaderboard_command)
-app.command("crosstable")(crosstable_command)
-app.command("rate")(rate_command)
+app.command("replay", cls=ArenaCommand)(replay_command)
+app.command("export", cls=ArenaCommand)(export_command)
+app.command("solve", cls=ArenaCommand)(solve_command)
+app.command("leaderboard", cls=ArenaCommand)(leaderboard_command)
+app.command("crosstable", cls=ArenaCommand)(crosstable_command)
+app.command("rate", cls=ArenaCommand)(rate_command)
 
 
 def main() -> None:

@@ -8,16 +8,17 @@ source and SHA-256, so results always point at the exact version that played.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from tabulate import tabulate
 
 from bot_arena.arena.cli.common import (
     AllowReadOption,
+    ArenaCommand,
     Confinement,
     DbOption,
     SandboxOption,
+    command_group,
     fail,
     fault_evidence,
     load_game,
@@ -25,16 +26,14 @@ from bot_arena.arena.cli.common import (
     open_writable_db,
     sandbox_options,
 )
-from bot_arena.arena.match.botref import BUILTIN, COMMAND, HUMAN, BotRef, BotSpecError
-from bot_arena.arena.match.botspec import anchor_command, resolve
-from bot_arena.arena.match.pool import BotPool
-from bot_arena.arena.match.record import MatchRecord
-from bot_arena.arena.match.timecontrol import TimeControl
-from bot_arena.arena.transport.limits import ResourceLimits
-from bot_arena.arena.transport.sandbox.mode import SandboxSettings
-from bot_arena.games.base import Game
 
-bots_app = typer.Typer(help="Submitted bots: validate, register, list.", no_args_is_help=True)
+if TYPE_CHECKING:  # loaded when a command runs, not for --help
+    from bot_arena.arena.match.botref import BotRef
+    from bot_arena.arena.match.record import MatchRecord
+    from bot_arena.arena.transport.sandbox.mode import SandboxSettings
+    from bot_arena.games.base import Game
+
+bots_app = command_group(help="Submitted bots: validate, register, list.", no_args_is_help=True)
 
 GameOption = Annotated[
     str | None,
@@ -60,6 +59,12 @@ def validation_games(
 ) -> list[MatchRecord]:
     """One game per seat against ``random``, stopping at the first fault of the bot (its
     processes confined as ``sandbox`` says: by default auto)."""
+    from bot_arena.arena.match.botspec import resolve
+    from bot_arena.arena.match.pool import BotPool
+    from bot_arena.arena.match.timecontrol import TimeControl
+    from bot_arena.arena.transport.limits import ResourceLimits
+    from bot_arena.arena.transport.sandbox.mode import SandboxSettings
+
     records: list[MatchRecord] = []
     opponent = resolve("random")
     tc = TimeControl(move_time=move_time)
@@ -78,6 +83,9 @@ def validation_games(
 def _submitted(path: str, anchored: bool = False) -> BotRef:
     """The bot ``path`` names; with ``anchored``, a ``cmd:`` bot's relative paths made
     absolute (a registered command runs the same from any folder)."""
+    from bot_arena.arena.match.botref import BUILTIN, COMMAND, HUMAN, BotSpecError
+    from bot_arena.arena.match.botspec import anchor_command, resolve
+
     try:
         ref = resolve(path)
         if anchored and ref.kind == COMMAND:
@@ -136,7 +144,7 @@ def _summary(ref: BotRef, records: list[MatchRecord]) -> dict[str, Any]:
     }
 
 
-@bots_app.command("check")
+@bots_app.command("check", cls=ArenaCommand)
 def check_command(
     path: Annotated[str, typer.Argument(help="FILE.py[:ATTR], pkg.mod:attr or cmd:<command>.")],
     game: GameOption = None,
@@ -160,7 +168,7 @@ def check_command(
     )
 
 
-@bots_app.command("add")
+@bots_app.command("add", cls=ArenaCommand)
 def add_command(
     path: Annotated[str, typer.Argument(help="FILE.py[:ATTR], pkg.mod:attr or cmd:<command>.")],
     name: Annotated[str, typer.Option("--name", "-n", help="Name to register the bot under.")],
@@ -178,6 +186,9 @@ def add_command(
     name = name.strip()
     if not name or any(ch.isspace() for ch in name) or ":" in name or name.endswith(".py"):
         fail(f"bot name {name!r}: use a plain name without spaces, ':' or '.py'")
+    from bot_arena.arena.match.botref import BotSpecError
+    from bot_arena.arena.match.botspec import resolve
+
     try:
         resolve(name)
     except BotSpecError:
@@ -211,9 +222,11 @@ def _version_row(v: Any, number: int) -> dict[str, Any]:
     }
 
 
-@bots_app.command("list")
+@bots_app.command("list", cls=ArenaCommand)
 def list_command(as_json: JsonOption = False, db: DbOption = None) -> None:
     """The registered bots with their latest version."""
+    from tabulate import tabulate
+
     from bot_arena.db.store import list_bots
 
     with open_existing_db(db).begin() as session:
@@ -239,13 +252,15 @@ def list_command(as_json: JsonOption = False, db: DbOption = None) -> None:
     typer.echo(tabulate(table, headers=["bot", "versions", "latest", "kind", "target", "added"]))
 
 
-@bots_app.command("show")
+@bots_app.command("show", cls=ArenaCommand)
 def show_command(
     name: Annotated[str, typer.Argument(help="Registered bot name.")],
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Every version of a bot, oldest first."""
+    from tabulate import tabulate
+
     from bot_arena.db.store import bot_versions
 
     with open_existing_db(db).begin() as session:

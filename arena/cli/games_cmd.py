@@ -6,7 +6,6 @@ import json
 from typing import Annotated, Any
 
 import typer
-from tabulate import tabulate
 
 from bot_arena import games
 from bot_arena.games.base import GameError
@@ -53,4 +52,6 @@ def games_command(
         ]
         for r in rows
     ]
+    from tabulate import tabulate
+
     typer.echo(tabulate(table, headers=["game", "players", "kind", "parameters", "description"]))

@@ -14,10 +14,15 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from tabulate import tabulate
 
 from bot_arena import games
-from bot_arena.arena.cli.common import DbOption, fail, open_existing_db
+from bot_arena.arena.cli.common import (
+    ArenaCommand,
+    DbOption,
+    command_group,
+    fail,
+    open_existing_db,
+)
 from bot_arena.games.base import GameError
 
 if TYPE_CHECKING:  # the database and the file formats load when a command needs them
@@ -29,7 +34,7 @@ if TYPE_CHECKING:  # the database and the file formats load when a command needs
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 EXPORT_CHUNK = 200
 
-matches_app = typer.Typer(
+matches_app = command_group(
     name="matches",
     help="The stored matches (the list without a subcommand); `void` annuls matches.",
     invoke_without_command=True,
@@ -135,10 +140,12 @@ def matches_command(
     headers = ["match", "tournament", "round", "bots", "result", "termination", "plies", "time"]
     if voids:  # the reason column only when a void match is shown
         headers.append("void reason")
+    from tabulate import tabulate
+
     typer.echo(tabulate(table, headers=headers))
 
 
-@matches_app.command("void")
+@matches_app.command("void", cls=ArenaCommand)
 def void_command(
     match_ids: Annotated[list[int], typer.Argument(metavar="MATCH_ID", help="Matches to void.")],
     reason: Annotated[
@@ -180,6 +187,8 @@ def void_command(
         ]
         for v in voided
     ]
+    from tabulate import tabulate
+
     typer.echo(tabulate(table, headers=["void", "tournament", "was", "replay"]))
     typer.echo(f"reason: {reason.strip()}")
     for tid in sorted({v.tournament for v in voided if v.replay is not None and v.tournament}):

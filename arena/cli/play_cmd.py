@@ -27,16 +27,14 @@ from bot_arena.arena.cli.common import (
     sandbox_options,
     time_controls,
 )
-from bot_arena.arena.match.botref import HUMAN, BotRef, BotSpecError
-from bot_arena.arena.match.botspec import resolve
-from bot_arena.arena.match.pool import BotPool, ServerDied
-from bot_arena.arena.match.record import MatchRecord, MoveRecord
 from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN
-from bot_arena.arena.transport.sandbox.mode import CONFINED
-from bot_arena.games.base import Game
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # loaded when a match is played, not for --help
     from sqlalchemy.orm import Session, sessionmaker
+
+    from bot_arena.arena.match.botref import BotRef
+    from bot_arena.arena.match.record import MatchRecord, MoveRecord
+    from bot_arena.games.base import Game
 
 DEFAULT_MOVE_TIME = 10.0  # seconds per move for bots when no time control is given
 
@@ -157,6 +155,11 @@ def play_command(
 
     The stored match records the sandbox level its bots ran under (confined, partial or off).
     """
+    from bot_arena.arena.match.botref import HUMAN, BotSpecError
+    from bot_arena.arena.match.botspec import resolve
+    from bot_arena.arena.match.pool import BotPool, ServerDied
+    from bot_arena.arena.transport.sandbox.mode import CONFINED
+
     game = load_game(game_name, param, tree)
     start = load_position(game, position)
     confinement = sandbox_options(sandbox, allow_read)

@@ -10,19 +10,20 @@ transposition table (reproducible node counts) unless ``--keep-tt``.
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from bot_arena.arena.cli.common import fail, load_game
 from bot_arena.bots.connect4_solver import DEFAULT_TT_SIZE
-from bot_arena.bots.solver import ExactSolver, SolverError, SolveResult
 from bot_arena.games.base import Game, GameError
+
+if TYPE_CHECKING:  # the solver loads when a position is solved, not for --help
+    from bot_arena.bots.solver import SolveResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +84,8 @@ def solve_positions(
 
     The solver is made at once, so a game that cannot be solved is refused before any output.
     """
+    from bot_arena.bots.solver import ExactSolver
+
     solver = ExactSolver(game, tt_size=tt_size, symmetry=symmetry, node_limit=node_limit)
 
     def run() -> Iterator[dict[str, Any]]:
@@ -150,6 +153,10 @@ def solve_command(
     ] = False,
 ) -> None:
     """Solve positions exactly: value vector, score for the player to move, best move, nodes."""
+    import statistics
+
+    from bot_arena.bots.solver import SolverError
+
     if position is not None and positions is not None:
         fail("give --position or --positions, not both")
     if tt_size < 1:

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 import contextlib
 import json
-import secrets
 import signal
 from collections.abc import Iterator
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from tabulate import tabulate
 
 from bot_arena.arena.cli.common import (
     AllowReadOption,
+    ArenaCommand,
     Confinement,
     DbOption,
     MarginOption,
     MemoryOption,
     SandboxOption,
     StartupOption,
+    command_group,
     fail,
     load_game,
     open_db,
@@ -30,21 +30,18 @@ from bot_arena.arena.cli.common import (
     time_controls,
 )
 from bot_arena.arena.cli.rating_cmd import WideOption, table_width
-from bot_arena.arena.match.botref import BotRef, BotSpecError
-from bot_arena.arena.match.botspec import resolve
-from bot_arena.arena.match.confinement import server_env
-from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN, TimeControl
-from bot_arena.arena.tournament.job_handle import start_job_server
-from bot_arena.arena.tournament.schedule import ScheduleError
-from bot_arena.arena.transport.forkserver import ForkServer
-from bot_arena.arena.transport.limits import ResourceLimits
+from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN
 
-if TYPE_CHECKING:  # the database and the ratings load when a command runs, not for --help
+if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when a command
+    # runs, not for --help
     from sqlalchemy.orm import Session, sessionmaker
 
+    from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.tournament.runner import Outcome
+    from bot_arena.arena.transport.forkserver import ForkServer
+    from bot_arena.arena.transport.limits import ResourceLimits
 
-tournament_app = typer.Typer(
+tournament_app = command_group(
     name="tournament",
     help="Run, resume and inspect tournaments (round-robin, gauntlet).",
     no_args_is_help=True,
@@ -80,7 +77,7 @@ def _lookup(url: str | None) -> tuple[Any, list[sessionmaker[Session]]]:
     return lookup, opened
 
 
-@tournament_app.command("run")
+@tournament_app.command("run", cls=ArenaCommand)
 def run_command(
     game_name: Annotated[
         str, typer.Argument(metavar="GAME", help="Game name (see `arena games`).")
@@ -136,7 +133,12 @@ def run_command(
 
     Every stored result records the sandbox level its bots ran under (confined, partial or off).
     """
+    from bot_arena.arena.match.botref import BotSpecError
+    from bot_arena.arena.match.botspec import resolve
+    from bot_arena.arena.match.confinement import server_env
     from bot_arena.arena.tournament.create import TournamentError, check_field, create
+    from bot_arena.arena.tournament.job_handle import start_job_server
+    from bot_arena.arena.tournament.schedule import ScheduleError
     from bot_arena.db import queries
 
     game = load_game(game_name, param)
@@ -159,6 +161,8 @@ def run_command(
     tcs = time_controls(refs, move_time or [], clock or [], margin, DEFAULT_MOVE_TIME, each="--bot")
     tc = tcs[0]
     factory = opened[0] if opened else open_db(db)
+    import secrets
+
     the_seed = seed if seed is not None else secrets.randbits(31)
     # the bots' fork server imports while the schedule is written
     server = start_job_server(server_env(confinement.level))
@@ -194,7 +198,7 @@ def run_command(
             server.close()
 
 
-@tournament_app.command("resume")
+@tournament_app.command("resume", cls=ArenaCommand)
 def resume_command(
     tournament_id: Annotated[int, typer.Argument(metavar="ID", help="Tournament id.")],
     force: Annotated[
@@ -377,6 +381,8 @@ def _standings_text(summary: dict[str, Any], width: int | None) -> str:
 
 
 def _standings_table(summary: dict[str, Any]) -> str:
+    from tabulate import tabulate
+
     rows = [
         [
             i + 1,
@@ -435,7 +441,7 @@ def _summary(session: Session, tid: int) -> dict[str, Any]:
     }
 
 
-@tournament_app.command("list")
+@tournament_app.command("list", cls=ArenaCommand)
 def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     """The tournaments in the database, newest first."""
     from bot_arena.db import queries
@@ -459,6 +465,8 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
         ]
         for r in rows
     ]
+    from tabulate import tabulate
+
     typer.echo(
         tabulate(
             table, headers=["id", "name", "game", "format", "bots", "done", "status", "created"]
@@ -466,7 +474,7 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     )
 
 
-@tournament_app.command("show")
+@tournament_app.command("show", cls=ArenaCommand)
 def show_command(
     tournament_id: Annotated[int, typer.Argument(metavar="ID", help="Tournament id.")],
     db: DbOption = None,
@@ -483,6 +491,7 @@ def show_command(
     "sandbox   12 of 40 results from bots not fully confined (off 10, partial 2)" (results
     stored before the arena recorded the sandbox count as off); nothing when all were confined.
     """
+    from bot_arena.arena.match.timecontrol import TimeControl
     from bot_arena.arena.tournament.create import TournamentError
 
     factory = open_existing_db(db)
@@ -549,6 +558,8 @@ def _crosstable_text(summary: dict[str, Any], width: int | None) -> str:
             )
         cells.append(row)
     if width is None:
+        from tabulate import tabulate
+
         rows = [[short[i], a, *cells[i]] for i, a in enumerate(names)]
         return tabulate(rows, headers=["#", "crosstable", *short])
     from bot_arena.arena.ratings.render import shorten, widest
