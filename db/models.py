@@ -49,7 +49,7 @@ BOT_KINDS = ("builtin", "module", "command", "human")
 MATCH_STATUSES = ("pending", "running", "done", "void")
 TOURNAMENT_STATUSES = ("running", "done")
 FORMATS = ("round-robin", "gauntlet")
-TERMINATIONS = ("normal", "timeout", "crash", "illegal_move", "bad_output", "stall")
+TERMINATIONS = ("normal", "timeout", "crash", "illegal_move", "bad_output", "stall", "resign")
 # what a match's bots ran under (arena.transport.sandbox.mode.LEVELS): every confinement layer,
 # some of them, none; NULL: played before the arena recorded it (counts as unconfined)
 SANDBOX_LEVELS = ("confined", "partial", "off")

@@ -136,7 +136,7 @@ def standings(rows: Sequence[Result], names: Sequence[str] = ()) -> list[Standin
                 st.draws += 1
             else:
                 st.losses += 1
-            if seat.fault:
+            if seat.fault and seat.fault != "resign":  # a person's resignation: a loss only
                 st.faults[seat.fault] = st.faults.get(seat.fault, 0) + 1
     return sorted(table.values(), key=lambda s: (-s.score_pct, -s.points, s.bot))
 

@@ -161,6 +161,16 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     driver connection before the transaction begins and set back afterwards; before the commit
     ``PRAGMA foreign_key_check`` must find no violation that was not there before.
     """
+    _migrate(engine, revision, command.upgrade)
+
+
+def downgrade(engine: Engine, revision: str) -> None:
+    """Take the schema back to ``revision``, as :func:`upgrade` takes it forward (for a user
+    returning to an older Bot Arena, and for the migrations' own tests)."""
+    _migrate(engine, revision, command.downgrade)
+
+
+def _migrate(engine: Engine, revision: str, step: Callable[[Config, str], None]) -> None:
     cfg = alembic_config()
     with engine.connect() as conn:
         sqlite = conn.dialect.name == "sqlite"
@@ -172,7 +182,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
                     conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_PG_MIGRATION_LOCK})")
                 cfg.attributes["connection"] = conn
                 dangling = _dangling(conn) if sqlite else set()
-                command.upgrade(cfg, revision)
+                step(cfg, revision)
                 if sqlite and (broken := sorted(_dangling(conn) - dangling)):
                     raise DatabaseOpenError(
                         f"the migration to {revision} would break a reference of table "

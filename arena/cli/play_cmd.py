@@ -56,7 +56,9 @@ def registered_lookup(db: str | None) -> Callable[[str], BotRef | None]:
 
 def verdict(record: MatchRecord) -> str:
     """The result line: who won (or the draw) and how the match ended; under it, each fault
-    with a few lines of why (``fault_evidence``)."""
+    with a few lines of why (``fault_evidence``), or the person who gave up."""
+    from bot_arena.arena.match.record import Termination
+
     firsts = [f"seat {i} ({s.bot})" for i, s in enumerate(record.seats) if s.rank == 1]
     if len(firsts) == 1:
         who = f"{firsts[0]} wins"
@@ -69,8 +71,9 @@ def verdict(record: MatchRecord) -> str:
     lines = [f"result: {who}; termination {how}; utilities [{utilities}]"]
     for i, s in enumerate(record.seats):
         if s.fault is not None:
+            what = "gave up" if s.fault.termination is Termination.RESIGN else "fault"
             lines.append(
-                f"  fault: seat {i} ({s.bot}) {s.fault.termination.value}: {s.fault.message}"
+                f"  {what}: seat {i} ({s.bot}) {s.fault.termination.value}: {s.fault.message}"
             )
             lines += [f"    {line}" for line in fault_evidence(s.fault)]
     return "\n".join(lines)

@@ -148,9 +148,14 @@ def crosstable_command(
     game: GameOption = None,
     fmt: FormatOption = Format.TABLE,
     as_json: JsonOption = False,
+    wide: WideOption = False,
     db: DbOption = None,
 ) -> None:
-    """Score of each bot against each other bot (points / games)."""
+    """Score of each bot against each other bot (points / games).
+
+    The table fits the terminal: long names cut in the middle with "…", and the columns that
+    still do not fit in blocks below, each with the rows' numbers and names; --wide prints it
+    in one piece. JSON, CSV and Markdown are always whole."""
     from bot_arena.arena.ratings.query import LeaderboardError, render_crosstable
 
     _check_db(db)
@@ -158,7 +163,11 @@ def crosstable_command(
     try:
         with sessions() as session:
             text = render_crosstable(
-                session, tournament_id=tournament, game=game, fmt=_format(fmt, as_json)
+                session,
+                tournament_id=tournament,
+                game=game,
+                fmt=_format(fmt, as_json),
+                width=table_width(wide),
             )
     except LeaderboardError as exc:
         fail(str(exc))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import signal
 from collections.abc import Iterator
 from enum import StrEnum
@@ -191,7 +192,9 @@ def run_command(
             f"tournament {tid}: {fmt.value} of {len(refs)} bots, {game.describe()},"
             f" {total} matches, {odds}, seed {the_seed}"
         )
-        typer.echo(banner, err=as_json)
+        from bot_arena.arena.ratings.render import wrap
+
+        typer.echo("\n".join(wrap(banner, shutil.get_terminal_size().columns)), err=as_json)
         _play(factory, tid, refs, jobs, as_json, confinement, server, limits)
     finally:
         if server is not None:
@@ -506,104 +509,88 @@ def show_command(
     p = summary["progress"]
     total = sum(p.values()) - p["void"]
     settings = summary["settings"]
-    tc = TimeControl.from_dict(summary["time_control"]).describe()
-    if settings.get("time_controls"):  # time odds: each entrant's own
-        tc = "; ".join(
+    times = [TimeControl.from_dict(summary["time_control"]).describe()]
+    if settings.get("time_controls"):  # time odds: each entrant's own, a line each
+        times = [
             f"{bot}: {TimeControl.from_dict(t).describe()}"
             for bot, t in zip(settings["bots"], settings["time_controls"], strict=True)
-        )
+        ]
     params = ", ".join(f"{k}={v}" for k, v in summary["params"].items())
+    status = (
+        f"{summary['status']}: {p['done']}/{total} done, {p['running']} running, "
+        f"{p['pending']} pending" + (f" ({p['void']} void, not counted)" if p["void"] else "")
+    )
+    sandbox = _sandbox_text(summary["sandbox"])
+    rows = [
+        ("game", summary["game"] + (f"({params})" if params else "")),
+        (
+            "format",
+            f"{summary['format']}, {settings.get('games')} games per pairing, "
+            f"opening plies {settings.get('opening_plies', 0)}",
+        ),
+        *(("time" if i == 0 else "", line) for i, line in enumerate(times)),
+        ("seed", str(summary["seed"])),
+        ("status", status),
+        *([("sandbox", sandbox)] if sandbox else []),
+        (
+            "created",
+            str(summary["created"])
+            + (f", finished {summary['finished']}" if summary["finished"] else ""),
+        ),
+    ]
+    width = table_width(wide)
     lines = [
         f"tournament {summary['id']}" + (f" ({summary['name']})" if summary["name"] else ""),
-        f"  game      {summary['game']}({params})",
-        f"  format    {summary['format']}, {settings.get('games')} games per pairing, "
-        f"opening plies {settings.get('opening_plies', 0)}",
-        f"  time      {tc}",
-        f"  seed      {summary['seed']}",
-        f"  status    {summary['status']}: {p['done']}/{total} done, {p['running']} running, "
-        f"{p['pending']} pending" + (f" ({p['void']} void, not counted)" if p["void"] else ""),
-        *_sandbox_lines(summary["sandbox"]),
-        f"  created   {summary['created']}"
-        + (f", finished {summary['finished']}" if summary["finished"] else ""),
+        *(line for label, text in rows for line in _setting(label, text, width)),
         "",
-        _standings_text(summary, table_width(wide)),
+        _standings_text(summary, width),
         "",
-        _crosstable_text(summary, table_width(wide)),
+        _crosstable_text(summary, width),
     ]
     typer.echo("\n".join(lines))
 
 
-def _sandbox_lines(levels: dict[str, int]) -> list[str]:
-    """The show's sandbox line when some results came from bots not fully confined."""
+def _sandbox_text(levels: dict[str, int]) -> str | None:
+    """The show's sandbox setting when some results came from bots not fully confined."""
     from bot_arena.arena.ratings.query import confinement_summary
 
-    text = confinement_summary({None if k == "unrecorded" else k: n for k, n in levels.items()})
-    return [] if text is None else [f"  sandbox   {text}"]
+    return confinement_summary({None if k == "unrecorded" else k: n for k, n in levels.items()})
+
+
+def _setting(label: str, text: str, width: int | None) -> list[str]:
+    """One setting of ``tournament show``: the label in a column of its own and the text
+    beside it, wrapped to ``width`` under itself (None: one line)."""
+    first = f"  {label:<10}"
+    if width is None:
+        return [first + text]
+    import textwrap
+
+    indent = " " * len(first)
+    lines = textwrap.wrap(
+        text,
+        max(width, len(first) + 20),
+        initial_indent=first,
+        subsequent_indent=indent,
+        break_on_hyphens=False,
+    )
+    return lines or [first.rstrip()]
 
 
 def _crosstable_text(summary: dict[str, Any], width: int | None) -> str:
-    """Points / games of each row bot against each column bot, columns numbered as the rows:
-    in one piece (``width`` None), or fitted to ``width``: names cut, then the columns that
-    still do not fit in further blocks below."""
+    """Points / games of each row bot against each column bot, columns numbered as the rows
+    (fitted to ``width`` as ``arena crosstable`` fits its own)."""
+    from bot_arena.arena.ratings.crosstable import grid_text
+
     names = [s["bot"] for s in summary["standings"]]
     cross = summary["crosstable"]
-    short = [str(i + 1) for i in range(len(names))]
     cells = []
     for a in names:
         row: list[str] = []
         for b in names:
             cell = cross.get(a, {}).get(b)
+            # as `arena crosstable` marks them: "-" a bot against itself, blank not played
             row.append(
-                "" if a == b else "-" if cell is None else f"{cell['points']:g}/{cell['games']}"
+                "-" if a == b else "" if cell is None else f"{cell['points']:g}/{cell['games']}"
             )
         cells.append(row)
-    if width is None:
-        from tabulate import tabulate
-
-        rows = [[short[i], a, *cells[i]] for i, a in enumerate(names)]
-        return tabulate(rows, headers=["#", "crosstable", *short])
-    from bot_arena.arena.ratings.render import shorten, widest
-
-    whole = _crosstable_block(short, names, cells, range(len(names)), width)
-    if widest(whole) <= width:
-        return whole
-
-    # as short as the column's header: cutting further would not narrow it
-    cut = [shorten(a, len("crosstable")) for a in names]
-    return "\n\n".join(_crosstable_blocks(short, cut, cells, width))
-
-
-def _crosstable_blocks(
-    short: list[str], names: list[str], cells: list[list[str]], width: int
-) -> list[str]:
-    """The crosstable in blocks of columns that fit ``width`` beside the row labels, each
-    block at least one column."""
-    from bot_arena.arena.ratings.render import widest
-
-    blocks: list[str] = []
-    start = 0
-    while start < len(short) or not blocks:
-        end = len(short)
-        text = _crosstable_block(short, names, cells, range(start, end), width)
-        while end - start > 1 and widest(text) > width:
-            end -= 1
-            text = _crosstable_block(short, names, cells, range(start, end), width)
-        blocks.append(text)
-        start = end
-    return blocks
-
-
-def _crosstable_block(
-    short: list[str], names: list[str], cells: list[list[str]], columns: range, width: int
-) -> str:
-    from bot_arena.arena.ratings.render import fit_table, shorten
-
-    def body(room: int | None) -> list[list[str]]:
-        return [
-            [short[i], a if room is None else shorten(a, room), *(cells[i][j] for j in columns)]
-            for i, a in enumerate(names)
-        ]
-
-    headers = ["#", "crosstable", *(short[j] for j in columns)]
-    align = ["right", *(["left"] * (len(columns) + 1))]
-    return fit_table(headers, body, width, column=1, colalign=align)
+    return grid_text("crosstable", names, [str(i + 1) for i in range(len(names))], cells, width)

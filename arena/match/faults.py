@@ -47,10 +47,9 @@ def crash(message: str, **evidence: Any) -> Fault:
 
 def gave_up(message: str, command: str) -> Fault:
     """A person at the terminal typed ``command`` (``resign``, ``quit``) instead of a move: a
-    loss like any fault. It is recorded as a crash, the seat having stopped playing as when its
-    terminal closes: the database stores only the terminations above (``db/models.py`` checks
-    them), so ``reason`` keeps what was typed."""
-    return Fault(Termination.CRASH, message, {"reason": command})
+    loss, recorded as a resignation (``reason`` keeps what was typed). The ratings count it as
+    any loss, not as a fault of the seat's program."""
+    return Fault(Termination.RESIGN, message, {"reason": command})
 
 
 def bad_output(message: str, answer: str, **evidence: Any) -> Fault:

@@ -64,6 +64,7 @@ class Termination(StrEnum):
     ILLEGAL_MOVE = "illegal_move"  # a well-formed move that is not legal in the position
     BAD_OUTPUT = "bad_output"  # an answer the arena cannot parse
     STALL = "stall"  # no handshake within the start-up limit
+    RESIGN = "resign"  # a person gave the game up (``resign``, ``quit``): a loss, not a fault
 
 
 @dataclass(slots=True)

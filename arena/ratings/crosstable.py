@@ -9,11 +9,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tabulate import tabulate
 
+from bot_arena.arena.ratings.render import fit_table, shorten, widest, wrap
 from bot_arena.arena.ratings.results import GameResult, pair_points
 
 
@@ -60,9 +62,11 @@ def render_crosstable(
     *,
     title: str | None = None,
     labels: Mapping[str, str] | None = None,
+    width: int | None = None,
 ) -> str:
     """``table``/``markdown``: one row per bot, "points/games" in each cell; ``json``: objects
-    ``{"bot", "opponent", "points", "games", "score"}``; ``csv``: the same as rows."""
+    ``{"bot", "opponent", "points", "games", "score"}``; ``csv``: the same as rows. ``width``
+    fits the table to a terminal (see :func:`grid_text`); None keeps it whole."""
     show = [labels.get(b, b) if labels else b for b in table.bots]
     if fmt in ("json", "csv"):
         rows = [
@@ -88,33 +92,90 @@ def render_crosstable(
         return buf.getvalue().rstrip("\n")
     if fmt not in ("table", "markdown"):
         raise ValueError(f"unknown format {fmt!r}")
-    body2: list[list[str]] = []
-    for i, a in enumerate(table.bots):
-        cells = [str(i + 1), show[i]]
+    cells: list[list[str]] = []
+    for a in table.bots:
+        row: list[str] = []
         pts = 0.0
         n = 0
         for b in table.bots:
             if a == b:
-                cells.append("-")
+                row.append("-")
             elif (a, b) in table.games:
-                cells.append(f"{_fmt_points(table.points[(a, b)])}/{table.games[(a, b)]}")
+                row.append(f"{_fmt_points(table.points[(a, b)])}/{table.games[(a, b)]}")
                 pts += table.points[(a, b)]
                 n += table.games[(a, b)]
             else:
-                cells.append("")
-        cells.append(f"{_fmt_points(pts)}/{n}")
-        body2.append(cells)
-    headers = ["#", "bot", *[str(i + 1) for i in range(len(table.bots))], "total"]
-    text = tabulate(
-        body2,
-        headers=headers,
-        tablefmt="github" if fmt == "markdown" else "simple",
-        disable_numparse=True,
-    )
+                row.append("")
+        row.append(f"{_fmt_points(pts)}/{n}")
+        cells.append(row)
+    columns = [*(str(i + 1) for i in range(len(table.bots))), "total"]
+    if fmt == "markdown":
+        body = [[str(i + 1), show[i], *row] for i, row in enumerate(cells)]
+        text = tabulate(
+            body, headers=["#", "bot", *columns], tablefmt="github", disable_numparse=True
+        )
+    else:
+        text = grid_text("bot", show, columns, cells, width)
+    prose = "Row bot's points / games against each column bot (columns numbered as rows)."
     lines: list[str] = []
-    if title:
-        lines += [f"## {title}", ""] if fmt == "markdown" else [title]
-    lines.append("Row bot's points / games against each column bot (columns numbered as rows).")
+    if fmt == "markdown":
+        lines += [f"## {title}", "", prose] if title else [prose]
+    else:
+        for line in ([title] if title else []) + [prose]:
+            lines += [line] if width is None else wrap(line, width)
     lines.append("")
     lines.append(text if table.bots else "no games.")
     return "\n".join(lines)
+
+
+def grid_text(
+    label: str,
+    names: Sequence[str],
+    columns: Sequence[str],
+    cells: Sequence[Sequence[str]],
+    width: int | None,
+) -> str:
+    """A square table: row i numbered i+1 and named ``names[i]`` (under the header ``label``),
+    then its ``cells`` under ``columns``. Whole when ``width`` is None; else fitted to
+    ``width``: the names cut in the middle, and the columns that still do not fit in further
+    blocks below, each with the row numbers and names again (cutechess-style wide crosstables
+    read on a narrow terminal)."""
+    numbers = [str(i + 1) for i in range(len(names))]
+    if width is None:
+        return _grid_block(label, numbers, names, columns, cells, range(len(columns)), None)
+    whole = _grid_block(label, numbers, names, columns, cells, range(len(columns)), width)
+    if widest(whole) <= width:
+        return whole
+    cut = [shorten(a, len(label)) for a in names]  # cutting below the header narrows nothing
+    blocks: list[str] = []
+    start = 0
+    while start < len(columns) or not blocks:
+        end = len(columns)
+        text = _grid_block(label, numbers, cut, columns, cells, range(start, end), width)
+        while end - start > 1 and widest(text) > width:
+            end -= 1
+            text = _grid_block(label, numbers, cut, columns, cells, range(start, end), width)
+        blocks.append(text)
+        start = end
+    return "\n\n".join(blocks)
+
+
+def _grid_block(
+    label: str,
+    numbers: Sequence[str],
+    names: Sequence[str],
+    columns: Sequence[str],
+    cells: Sequence[Sequence[str]],
+    shown: range,
+    width: int | None,
+) -> str:
+    def body(room: int | None) -> list[list[str]]:
+        return [
+            [numbers[i], a if room is None else shorten(a, room), *(cells[i][j] for j in shown)]
+            for i, a in enumerate(names)
+        ]
+
+    headers = ["#", label, *(columns[j] for j in shown)]
+    align = ["right", *(["left"] * (len(shown) + 1))]
+    whole = sys.maxsize  # no width: nothing is cut
+    return fit_table(headers, body, whole if width is None else width, column=1, colalign=align)

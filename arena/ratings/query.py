@@ -10,9 +10,9 @@ For the tournament runner and other callers::
 center=1500.0, anchor=None, k=16.0, fmt="table", width=None) -> str`` rates the done matches
 selected by tournament and/or game (default: every match of the game type played most recently)
 and returns the table as text (``width``: the compact table for a terminal that wide; None:
-every column). ``render_crosstable(session, *, tournament_id=None, game=None, fmt="table")``
-does the same for the crosstable. Both raise ``LeaderboardError`` (one-line message) for an
-unknown tournament or game, or an anchor that did not play.
+every column). ``render_crosstable(session, *, tournament_id=None, game=None, fmt="table",
+width=None)`` does the same for the crosstable. Both raise ``LeaderboardError`` (one-line
+message) for an unknown tournament or game, or an anchor that did not play.
 
 Every bot *version* is its own player (a new version of a bot may be stronger); the bot column
 shows the name and the first 7 characters of the version's SHA-256.
@@ -189,11 +189,16 @@ def render_crosstable(
     tournament_id: int | None = None,
     game: str | None = None,
     fmt: str = "table",
+    width: int | None = None,
 ) -> str:
     sel = select_results(session, tournament_id=tournament_id, game=game)
     labels = {key: f"{name} ({version})" for key, (name, version) in sel.labels.items()}
     return _render_crosstable(
-        crosstable(sel.results), fmt, title=sel.title("Crosstable"), labels=labels
+        crosstable(sel.results),
+        fmt,
+        title=sel.title("Crosstable"),
+        labels=labels,
+        width=width,
     )
 
 

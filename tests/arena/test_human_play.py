@@ -1,6 +1,6 @@
 """``arena play`` with a human seat, through the command line with typed input: each position is
 shown once, the time left once per move, and ``resign`` or ``quit`` ends the game as the human's
-loss, stored like any fault."""
+loss, stored as a resignation (a loss, not a fault of a program)."""
 
 from __future__ import annotations
 
@@ -63,8 +63,8 @@ def test_resign_or_quit_loses_and_is_stored(tmp_path: Path, typed: str, message:
     db = f"sqlite:///{tmp_path / 'arena.db'}"
     stdout, output = play(f"5\n{typed}\n", "--db", db)
     assert "or resign, quit" in output
-    assert "result: seat 1 (first_legal) wins; termination crash" in stdout
-    assert f"  fault: seat 0 (human) crash: {message}\n" in stdout
+    assert "result: seat 1 (first_legal) wins; termination resign" in stdout
+    assert f"  gave up: seat 0 (human) resign: {message}\n" in stdout
     assert "saved as match 1" in stdout
     stored = runner.invoke(app, ["replay", "1", "--json", "--db", db])
     assert stored.exit_code == 0, stored.output
@@ -72,12 +72,15 @@ def test_resign_or_quit_loses_and_is_stored(tmp_path: Path, typed: str, message:
     assert [m["move"] for m in record["moves"]] == ["5", "1"]
     command = typed.strip().lower()
     assert record["seats"][0]["fault"] == {
-        "termination": "crash",
+        "termination": "resign",
         "message": message,
         "reason": command,
         "ply": 2,
     }
     assert record["seats"][1]["rank"] == 1 and record["seats"][1]["fault"] is None
+    board = runner.invoke(app, ["leaderboard", "--json", "--db", db])
+    human = next(row for row in json.loads(board.stdout) if row["bot"] == "human")
+    assert (human["losses"], human["crashes"], human["timeouts"], human["illegal"]) == (1, 0, 0, 0)
 
 
 def test_a_human_that_resigns_among_three_leaves_every_position_shown_once() -> None:
@@ -90,4 +93,4 @@ def test_a_human_that_resigns_among_three_leaves_every_position_shown_once() -> 
     assert output.count("your move") == 1
     assert "(stand-in)" in output  # the game went on past the human's turn
     assert output.count("pile 1:") == 1 + output.count(" plays ")
-    assert "fault: seat 0 (human) crash: resigned" in result.stdout
+    assert "gave up: seat 0 (human) resign: resigned" in result.stdout

@@ -84,6 +84,9 @@ def test_the_run_ends_with_a_leaderboard_that_fits(played: tuple[str, str]) -> N
     _, stdout = played
     board = stdout[stdout.index("Leaderboard") :]
     assert widest(board) <= 80
+    banner = stdout[: stdout.index("Leaderboard")].strip()  # the progress lines are on stderr
+    assert banner.startswith("tournament 1: round-robin of 7 bots") and widest(banner) <= 80
+    assert "seed 5" in " ".join(banner.split())
     assert header(board) == COMPACT
     assert "…" in board
 
@@ -163,8 +166,12 @@ def test_show_compact_and_wide(played: tuple[str, str], columns: int) -> None:
     url, _ = played
     summary = json.loads(arena("tournament", "show", "1", "--db", url, "--json"))
     text = arena("tournament", "show", "1", "--db", url, columns=columns)
-    _, standings, *crosstable = text.rstrip("\n").split("\n\n")
-    assert all(widest(block) <= columns for block in crosstable)
+    settings, standings, *crosstable = text.rstrip("\n").split("\n\n")
+    assert all(widest(block) <= columns for block in [settings, *crosstable])
+    assert " ".join(settings.split()).startswith(
+        "tournament 1 game tictactoe format round-robin, 2 games per pairing, opening plies 0 "
+        "time move 5s seed 5 status done: 42/42 done"
+    )
     if columns >= 80:  # 50: the standings' columns alone are wider, whatever the names
         assert widest(text) <= columns
     assert header(standings) == ["#", "bot", "games", "points", "score", "%", "W-D-L", "faults"]
@@ -216,5 +223,38 @@ def test_a_crosstable_too_wide_for_the_terminal_comes_in_blocks() -> None:
                 cell = cross[a][b]
                 assert seen[(i + 1, str(j + 1))] == f"{cell['points']:g}/{cell['games']}"
             else:
-                assert seen[(i + 1, str(j + 1))] == ""
+                assert seen[(i + 1, str(j + 1))] == "-"
     assert len(seen) == 15 * 15 and len(text.split("\n\n")) > 1
+
+
+@pytest.mark.parametrize("columns", [50, 80, 120])
+def test_crosstable_fits_and_wide_keeps_it_whole(played: tuple[str, str], columns: int) -> None:
+    """``arena crosstable`` fits the terminal as ``tournament show`` does (the same code): every
+    line within the width, each cell once under its column, the total last; --wide: one piece
+    with whole names."""
+    url, _ = played
+    pairs = json.loads(arena("crosstable", "--db", url, "--json"))
+    labels = list(dict.fromkeys(p["bot"] for p in pairs))  # the rows' order
+    text = arena("crosstable", "--db", url, columns=columns)
+    assert widest(text) <= columns
+    blocks = [b for b in text.split("\n\n") if re.search(r"^\s*#\s+bot\s", b, re.M)]
+    assert (len(blocks) > 1) == (columns == 50)  # 80: names cut, one block
+    assert ("…" in text) == (columns < 120)
+    seen: dict[tuple[int, str], str] = {}
+    for block in blocks:
+        for cells in body(block):
+            assert shows(labels[int(cells[0]) - 1], cells[1])
+            for number, cell in zip(header(block)[2:], cells[2:], strict=True):
+                seen[(int(cells[0]), number)] = cell
+    assert [h for b in blocks for h in header(b)[2:]] == [
+        *(str(i + 1) for i in range(len(FIELD))),
+        "total",
+    ]
+    for p in pairs:
+        row, column = labels.index(p["bot"]) + 1, str(labels.index(p["opponent"]) + 1)
+        assert seen[(row, column)] == f"{p['points']:g}/{p['games']}"
+    assert all(seen[(i, str(i))] == "-" for i in range(1, len(FIELD) + 1))
+
+    wide = arena("crosstable", "--db", url, "--wide", columns=columns)
+    assert "…" not in wide and all(label in wide for label in labels)
+    assert len([b for b in wide.split("\n\n") if re.search(r"^\s*#\s+bot\s", b, re.M)]) == 1
