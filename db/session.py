@@ -33,7 +33,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 DEFAULT_URL = "sqlite:///arena.db"
 ENV_VAR = "ARENA_DB"
-BUSY_TIMEOUT_S = 60.0
+BUSY_TIMEOUT_S = 60.0  # how long a write waits for another process's (SQLite)
+TIMEOUT_ENV_VAR = "ARENA_DB_TIMEOUT"  # seconds, instead of BUSY_TIMEOUT_S
 T = TypeVar("T")
 _PG_MIGRATION_LOCK = 0x4172656E61  # advisory lock key: one migrator at a time on PostgreSQL
 
@@ -84,17 +85,17 @@ def exists(url: str) -> bool:
         return True
 
 
-def _configure_sqlite(engine: Engine) -> None:
+def _configure_sqlite(engine: Engine, timeout: float) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (see module docstring)
         cursor = dbapi_conn.cursor()
         try:
-            cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            cursor.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
             # Switching a new file to WAL takes an exclusive lock, and SQLite answers "database
             # is locked" at once, without its busy handler, while another process is doing the
             # same (two arena processes creating one database): wait for it here instead.
-            _while_locked(lambda: cursor.execute("PRAGMA journal_mode = WAL"))
+            _while_locked(lambda: cursor.execute("PRAGMA journal_mode = WAL"), timeout)
             cursor.execute("PRAGMA synchronous = NORMAL")
             cursor.execute("PRAGMA foreign_keys = ON")
         finally:
@@ -105,14 +106,29 @@ def _configure_sqlite(engine: Engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
+def busy_timeout_s() -> float:
+    """How long a SQLite write waits while another process holds the database: $ARENA_DB_TIMEOUT
+    seconds, else BUSY_TIMEOUT_S. A bad value raises DatabaseOpenError (one line)."""
+    raw = os.environ.get(TIMEOUT_ENV_VAR, "").strip()
+    if not raw:
+        return BUSY_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 1e6:  # NaN fails too
+        raise DatabaseOpenError(f"${TIMEOUT_ENV_VAR} {raw!r}: give seconds, e.g. 60")
+    return value
+
+
 def _is_locked(err: BaseException) -> bool:
     return "database is locked" in str(err) or "database table is locked" in str(err)
 
 
-def _while_locked(step: Callable[[], T]) -> T:
+def _while_locked(step: Callable[[], T], timeout: float) -> T:
     """Run ``step``, again with a growing pause while SQLite says the database is locked,
-    for at most the busy timeout."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    for at most ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
     pause = 0.005
     while True:
         try:
@@ -202,11 +218,12 @@ def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
     """
     url = database_url(url)
     shown = display_url(url)
+    timeout = busy_timeout_s()
     try:
         parsed = make_url(url)
         kwargs: dict[str, Any] = {}
         if parsed.get_backend_name() == "sqlite":
-            kwargs["connect_args"] = {"timeout": BUSY_TIMEOUT_S}
+            kwargs["connect_args"] = {"timeout": timeout}
         engine = create_engine(parsed, **kwargs)
     except (exc.NoSuchModuleError, ImportError) as err:
         driver = _DRIVERS.get(url.partition(":")[0].partition("+")[0])
@@ -219,7 +236,7 @@ def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
     except (exc.ArgumentError, ValueError) as err:
         raise DatabaseOpenError(f"invalid database URL {shown!r}: {_first_line(err)}") from None
     if engine.dialect.name == "sqlite":
-        _configure_sqlite(engine)
+        _configure_sqlite(engine, timeout)
 
     def bring_up_to_date() -> None:
         if migrate and current_revision(engine) != head_revision():
@@ -229,7 +246,7 @@ def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
                 pass
 
     try:
-        _while_locked(bring_up_to_date)
+        _while_locked(bring_up_to_date, timeout)
     except DatabaseOpenError:
         engine.dispose()
         raise
@@ -259,8 +276,8 @@ def describe_error(err: BaseException, url: str | None = None) -> str:
         return f"database {shown} is read-only for this user ({reason})"
     if "locked" in low:
         return (
-            f"database {shown} stayed locked by another process for {BUSY_TIMEOUT_S:g} s "
-            f"({reason}); try again when it is done"
+            f"database {shown} stayed locked by another process for {busy_timeout_s():g} s "
+            f"({reason}); try again when it is done, or wait longer with ${TIMEOUT_ENV_VAR}"
         )
     if "disk is full" in low or "no space" in low:
         return f"database {shown}: the disk is full ({reason}); nothing more was stored"

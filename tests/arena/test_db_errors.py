@@ -25,11 +25,23 @@ ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 NOBODY = 65534
 
 
-def run(*args: str, cwd: Path, user: int | None = None, timeout: float = 120) -> Any:
-    """``arena ARGS`` in a fresh process (as ``user`` when given: a uid to drop to)."""
+def run(
+    *args: str,
+    cwd: Path,
+    user: int | None = None,
+    timeout: float = 120,
+    env: dict[str, str] | None = None,
+) -> Any:
+    """``arena ARGS`` in a fresh process (as ``user`` when given: a uid to drop to; ``env``
+    added to this process's environment)."""
     prefix = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] if user else []
     return subprocess.run(
-        [*prefix, *ARENA, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
+        [*prefix, *ARENA, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -127,6 +139,38 @@ def test_a_damaged_database_is_one_line_naming_the_file_and_the_fix(tmp_path: Pa
         line = one_line(run(*args, "--db", url, cwd=tmp_path))
         assert str(db) in line and "is damaged" in line, (args, line)
         assert line.endswith(f"save what is intact with: sqlite3 {db} .recover"), line
+
+
+def test_a_database_locked_by_another_process_is_one_line_after_the_wait(tmp_path: Path) -> None:
+    """Another process holds the write lock for longer than $ARENA_DB_TIMEOUT: every command
+    says so in one line after the wait, those that play before playing (every transaction here
+    begins by taking the lock, so a reader waits for a writer's transaction to end: a
+    tournament's are short); a bad timeout value is one line too."""
+    db = played_db(tmp_path)
+    url = f"sqlite:///{db}"
+    holder = sqlite3.connect(db, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # the write lock, held until the rollback below
+        quick = {"ARENA_DB_TIMEOUT": "0.3"}
+        for args in (
+            ["play", "tictactoe", "--no-show"],
+            ["tournament", "run", "tictactoe", "--bot", "random", "--bot", "random:seed=3"],
+            ["matches"],
+            ["leaderboard"],
+        ):
+            line = one_line(run(*args, "--db", url, cwd=tmp_path, env=quick))
+            assert line == (
+                f"error: database {url} stayed locked by another process for 0.3 s (database is "
+                "locked); try again when it is done, or wait longer with $ARENA_DB_TIMEOUT"
+            ), line
+    finally:
+        holder.rollback()
+        holder.close()
+    for bad in ("soon", "-1", "nan"):
+        line = one_line(run("matches", "--db", url, cwd=tmp_path, env={"ARENA_DB_TIMEOUT": bad}))
+        assert line == f"error: $ARENA_DB_TIMEOUT {bad!r}: give seconds, e.g. 60", line
+    listed = run("matches", "--json", "--db", url, cwd=tmp_path)  # the lock is gone
+    assert listed.returncode == 0 and len(json.loads(listed.stdout)) == 2, listed.stderr
 
 
 def test_a_game_whose_result_cannot_be_stored_is_kept_in_a_file(
