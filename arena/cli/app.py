@@ -25,7 +25,7 @@ app = command_group(
 
 def _show_version(value: bool) -> None:
     if value:
-        from bot_arena.arena import __version__
+        from bot_arena.arena.cli import __version__
 
         typer.echo(f"arena (bot-arena) {__version__}")
         raise typer.Exit()
