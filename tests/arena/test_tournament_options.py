@@ -48,7 +48,7 @@ def test_time_odds_give_each_entrant_its_own_clock(tmp_path: Path) -> None:
         assert [s["move_time"] for s in seats] == [wanted[n] for n in names], (names, seats)
         assert all(s["margin"] == 0.2 for s in seats)
     shown = run("tournament", "show", "1", "--db", str(db), cwd=tmp_path)
-    assert "alphabeta:depth=1: move 0.5s; random: move 3s" in shown.stdout
+    assert "  time      alphabeta:depth=1: move 0.5s\n            random: move 3s\n" in shown.stdout
 
 
 def test_odds_given_the_wrong_number_of_times_is_one_line(tmp_path: Path) -> None:
