@@ -120,6 +120,11 @@ class Game(ABC, Generic[S, M]):
     @abstractmethod
     def format_move(self, move: M) -> str: ...
 
+    def move_label(self, state: S, move: M) -> str:
+        """The move as people read it in ``state`` (SAN for chess: ``Nf3``, ``O-O``, ``Qh4#``),
+        for replays and PGN export; the default is its text, ``format_move(move)``."""
+        return self.format_move(move)
+
     @abstractmethod
     def parse_position(self, text: str) -> S:
         """State from a ``--position`` string; raises GameError on bad text."""

@@ -25,6 +25,7 @@ _BUILTIN: dict[str, str] = {
     "tree": "bot_arena.games.tree:TreeGame",
     "nim": "bot_arena.games.nim:NimGame",
     "rolit": "bot_arena.games.rolit:Rolit",
+    "chess": "bot_arena.games.chess:Chess",
 }
 
 _classes: dict[str, type[Game[Any, Any]]] = {}

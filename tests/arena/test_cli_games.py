@@ -107,7 +107,7 @@ def test_play_nim_three_random_bots() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["play", "chess"], "unknown game 'chess'"),
+        (["play", "go"], "unknown game 'go'"),
         (["play", "tictactoe", "--param", "size=4"], "unknown parameter 'size'"),
         (["play", "nim", "--param", "players=many"], "players='many' is not a valid int"),
         (["play", "nim", "--param", "players"], "not of the form key=value"),

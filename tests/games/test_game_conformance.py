@@ -41,6 +41,10 @@ CASES: list[tuple[str, dict[str, Any], int | None]] = [
     ("rolit", {"players": 4}, 64),
     ("rolit", {"players": 2, "size": 4}, 16),
     ("rolit", {"players": 3, "size": 6, "neutral": True}, 36),
+    # Chess ends at the 100th half-move without a capture or pawn move, and there are at most
+    # 126 of those (16 pawns x 6 steps, 30 captures): (126 + 1) x 100 plies. Random games end
+    # far sooner (about 350 plies; insufficient material or the fifty-move rule, mostly).
+    ("chess", {}, 12_700),
 ]
 
 TREES: dict[str, Any] = {
@@ -283,6 +287,13 @@ TRANSPOSITIONS: list[tuple[str, dict[str, Any], list[str], list[str]]] = [
     ("nim", {"players": 2}, ["1:3", "2:2"], ["2:2", "1:3"]),
     ("connect4", {}, ["1", "2", "3"], ["3", "2", "1"]),
     ("connect4", {}, ["4", "4", "5", "3"], ["5", "3", "4", "4"]),
+    # Chess: move orders differ until a pawn move; no earlier position can recur after it.
+    (
+        "chess",
+        {},
+        ["g1f3", "g8f6", "b1c3", "b8c6", "e2e4"],
+        ["b1c3", "b8c6", "g1f3", "g8f6", "e2e4"],
+    ),
 ]
 
 

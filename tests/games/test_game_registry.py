@@ -27,8 +27,8 @@ def test_built_in_names_come_first_in_order() -> None:
 
 
 def test_unknown_game_lists_the_known_ones() -> None:
-    with pytest.raises(GameError, match=r"unknown game 'chess' \(known: .*coins") as info:
-        games.get("chess")
+    with pytest.raises(GameError, match=r"unknown game 'go' \(known: .*coins") as info:
+        games.get("go")
     assert "\n" not in str(info.value)
 
 
