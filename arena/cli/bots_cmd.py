@@ -18,6 +18,7 @@ from bot_arena.arena.cli.common import (
     Confinement,
     DbOption,
     SandboxOption,
+    check_engines,
     command_group,
     fail,
     fault_evidence,
@@ -83,13 +84,14 @@ def validation_games(
 def _submitted(path: str, anchored: bool = False) -> BotRef:
     """The bot ``path`` names; with ``anchored``, a ``cmd:`` bot's relative paths made
     absolute (a registered command runs the same from any folder)."""
-    from bot_arena.arena.match.botref import BUILTIN, COMMAND, HUMAN, BotSpecError
+    from bot_arena.arena.match.botref import BUILTIN, HUMAN, PROGRAMS, BotSpecError
     from bot_arena.arena.match.botspec import anchor_command, resolve
 
     try:
         ref = resolve(path)
-        if anchored and ref.kind == COMMAND:
-            ref = resolve(f"cmd:{anchor_command(ref.target)}")
+        if anchored and ref.kind in PROGRAMS:
+            prefix = path.strip().partition(":")[0]  # cmd or uci
+            ref = resolve(f"{prefix}:{anchor_command(ref.target)}")
     except BotSpecError as exc:
         fail(str(exc))
     if ref.kind in (BUILTIN, HUMAN):
@@ -113,6 +115,7 @@ def _check(
         fail("--game is required: the game to check the bot on (`arena games` lists them)")
     game = load_game(game_name, params)
     ref = _submitted(path, anchored)
+    check_engines([ref], game)
     confinement = confinement.for_bots([ref.name, "random"])
     confinement.warn()
     records = validation_games(game, ref, move_time, startup, sandbox=confinement.settings)

@@ -75,6 +75,15 @@ MarginOption = Annotated[
 StartupOption = Annotated[
     float, typer.Option("--startup-time", help="Seconds a bot may take to start.")
 ]
+DepthOption = Annotated[
+    int | None,
+    typer.Option(
+        "--depth", help="Search depth limit of UCI engines (go depth N; cutechess tc=inf depth=N)."
+    ),
+]
+NodesOption = Annotated[
+    int | None, typer.Option("--nodes", help="Node limit of UCI engines' searches (go nodes N).")
+]
 MemoryOption = Annotated[
     int, typer.Option("--memory-mb", help="Memory limit per bot (MiB, all its processes).")
 ]
@@ -316,6 +325,17 @@ def command_group(**settings: Any) -> typer.Typer:
     )
 
 
+def check_engines(refs: Sequence[BotRef], game: Game[Any, Any]) -> None:
+    """Refuse (one line, exit 2) a bot that cannot play ``game`` at all: a UCI engine plays
+    chess only. The user's setup, so no match is played and nobody loses one."""
+    from bot_arena.arena.match.botref import UCI
+    from bot_arena.arena.match.uci import GAME
+
+    for ref in refs:
+        if ref.kind == UCI and game.name != GAME:
+            fail(f"{ref.name}: a UCI engine plays {GAME}, not {game.name}")
+
+
 def time_controls(
     refs: Sequence[BotRef],
     move_time: Sequence[float],
@@ -323,11 +343,14 @@ def time_controls(
     margin: float,
     default_move_time: float,
     each: str = "seat",
+    depth: int | None = None,
+    nodes: int | None = None,
 ) -> list[TimeControl]:
     """One time control per bot of ``refs`` (a match's seats, a tournament's entrants): each of
     ``--move-time``/``--clock`` given once applies to all, or once per bot in order (time
-    odds). With neither, bots get ``default_move_time`` per move and humans no limit. A bad
-    count or value is a one-line error (exit 2); ``each`` names the bots in it."""
+    odds). With neither, bots get ``default_move_time`` per move and humans no limit.
+    ``depth``/``nodes`` limit every engine's search. A bad count or value is a one-line error
+    (exit 2); ``each`` names the bots in it."""
     from bot_arena.arena.match.botref import HUMAN
     from bot_arena.arena.match.timecontrol import TimeControl, TimeControlError
 
@@ -342,7 +365,7 @@ def time_controls(
         if mt is None and ck is None and ref.kind != HUMAN:
             mt = default_move_time
         try:
-            out.append(TimeControl.parse(mt, ck, margin))
+            out.append(TimeControl.parse(mt, ck, margin, depth, nodes))
         except TimeControlError as exc:
             fail(str(exc))
     return out

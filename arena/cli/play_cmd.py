@@ -12,10 +12,13 @@ import typer
 from bot_arena.arena.cli.common import (
     AllowReadOption,
     DbOption,
+    DepthOption,
     MarginOption,
     MemoryOption,
+    NodesOption,
     SandboxOption,
     StartupOption,
+    check_engines,
     fail,
     fault_evidence,
     keep_unsaved,
@@ -130,6 +133,8 @@ def play_command(
         typer.Option("--clock", help="Game clock BASE+INC in seconds, e.g. 60+0.5."),
     ] = None,
     margin: MarginOption = DEFAULT_MARGIN,
+    depth: DepthOption = None,
+    nodes: NodesOption = None,
     startup_time: StartupOption = 10.0,
     memory_mb: MemoryOption = 1024,
     position: Annotated[str | None, typer.Option("--position", help="Start position text.")] = None,
@@ -174,7 +179,10 @@ def play_command(
         refs = [resolve(s, lookup) for s in specs]
     except BotSpecError as exc:
         fail(str(exc))
-    tcs = time_controls(refs, move_time or [], clock or [], margin, DEFAULT_MOVE_TIME)
+    check_engines(refs, game)
+    tcs = time_controls(
+        refs, move_time or [], clock or [], margin, DEFAULT_MOVE_TIME, depth=depth, nodes=nodes
+    )
     limits = resource_limits(memory_mb, startup_time)
     seed = random.randrange(2**31) if seed is None else seed
     names = [r.name for r in refs]

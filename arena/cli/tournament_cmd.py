@@ -17,10 +17,13 @@ from bot_arena.arena.cli.common import (
     ArenaCommand,
     Confinement,
     DbOption,
+    DepthOption,
     MarginOption,
     MemoryOption,
+    NodesOption,
     SandboxOption,
     StartupOption,
+    check_engines,
     command_group,
     fail,
     load_game,
@@ -110,6 +113,8 @@ def run_command(
         ),
     ] = None,
     margin: MarginOption = DEFAULT_MARGIN,
+    depth: DepthOption = None,
+    nodes: NodesOption = None,
     memory_mb: MemoryOption = 1024,
     startup_time: StartupOption = 10.0,
     jobs: Annotated[
@@ -158,8 +163,18 @@ def run_command(
         check_field(refs)
     except (BotSpecError, TournamentError) as exc:
         fail(str(exc))
+    check_engines(refs, game)
     confinement = confinement.for_bots([r.name for r in refs])
-    tcs = time_controls(refs, move_time or [], clock or [], margin, DEFAULT_MOVE_TIME, each="--bot")
+    tcs = time_controls(
+        refs,
+        move_time or [],
+        clock or [],
+        margin,
+        DEFAULT_MOVE_TIME,
+        each="--bot",
+        depth=depth,
+        nodes=nodes,
+    )
     tc = tcs[0]
     factory = opened[0] if opened else open_db(db)
     import secrets

@@ -16,7 +16,9 @@ from typing import Any
 BUILTIN = "builtin"
 MODULE = "module"
 COMMAND = "command"
+UCI = "uci"  # a chess engine speaking UCI (``engines``, ``uci``)
 HUMAN = "human"
+PROGRAMS = (COMMAND, UCI)  # kinds whose bot is a program the arena execs, not Python it loads
 
 _FILE_ATTR = re.compile(r"^(?P<path>.+\.py)(?::(?P<attr>[A-Za-z_]\w*))?$")
 
@@ -28,7 +30,7 @@ class BotSpecError(ValueError):
 @dataclass(frozen=True)
 class BotRef:
     name: str  # display name: spec, registered name, file stem or "cmd:<command>"
-    kind: str  # "builtin" | "module" | "command" | "human"
+    kind: str  # "builtin" | "module" | "command" | "uci" | "human"
     target: str  # spec string, path to a .py file (optionally ":attr") / "pkg.mod:attr", command
     source: str | None = None  # module source text (kind "module"), else None
     sha256: str = ""

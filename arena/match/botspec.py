@@ -21,11 +21,14 @@ from bot_arena.arena.match.botref import (
     COMMAND,
     HUMAN,
     MODULE,
+    PROGRAMS,
+    UCI,
     BotRef,
     BotSpecError,
     file_target,
     pinned,
 )
+from bot_arena.arena.match.engines import OPTION_PREFIX, engine_command, split_engine
 from bot_arena.bots.base import BotError
 
 _MODULE_ATTR = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -194,6 +197,11 @@ def resolve(spec: str, lookup: Callable[[str], BotRef | None] | None = None) -> 
         command = spec[4:].strip()
         versions.check_command(command)
         return BotRef(f"cmd:{command}", COMMAND, command, None, versions.command(command))
+    if spec.startswith("uci:"):
+        target = spec[4:].strip()
+        versions.check_command(shlex.join(split_engine(target)[0]))
+        # the options are part of the version: the hashed text is the whole target
+        return BotRef(f"uci:{target}", UCI, target, None, versions.command(target))
     if spec == HUMAN:
         return pinned(HUMAN, HUMAN, HUMAN)
     if file_target(spec) is not None:
@@ -211,12 +219,13 @@ def resolve(spec: str, lookup: Callable[[str], BotRef | None] | None = None) -> 
     if lookup is not None:
         found = lookup(spec)
         if found is not None:
-            if found.kind == COMMAND:  # a registered command: runnable from here?
-                versions.check_command(found.target)
+            if found.kind in PROGRAMS:  # a registered program: runnable from here?
+                versions.check_command(engine_command(found))
             return found
     raise BotSpecError(
         f"unknown bot {spec!r}: not a built-in ({', '.join(bots.names())}), a .py file, "
-        f"a folder or archive with {MAIN}, pkg.module:attr, cmd:<command> or a registered name"
+        f"a folder or archive with {MAIN}, pkg.module:attr, cmd:<command>, uci:<command> or a "
+        "registered name"
     )
 
 
@@ -226,7 +235,8 @@ def anchor_command(command: str) -> str:
     (``./engine --book=book.bin`` -> ``/home/me/engines/engine --book=/home/me/...``)."""
     words = []
     for word in versions.split_command(command):
-        option, eq, value = word.partition("=") if word.startswith("-") else ("", "", word)
+        named = word.startswith(("-", OPTION_PREFIX))  # --book=FILE, option.BookFile=FILE
+        option, eq, value = word.partition("=") if named else ("", "", word)
         if value and not os.path.isabs(value) and os.path.exists(value):
             value = os.path.abspath(value)
         words.append(f"{option}{eq}{value}")

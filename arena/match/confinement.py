@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from bot_arena.arena.match import versions
-from bot_arena.arena.match.botref import BUILTIN, COMMAND, HUMAN, BotRef, file_target
+from bot_arena.arena.match.botref import BUILTIN, HUMAN, PROGRAMS, BotRef, file_target
+from bot_arena.arena.match.engines import engine_command
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.sandbox import cgroups, confine, paths, support
 from bot_arena.arena.transport.sandbox.mode import UNCONFINED, SandboxSettings
@@ -26,7 +27,7 @@ PROCESS_CAP = 64  # processes (and threads) of one bot unit together
 
 def _file_of(ref: BotRef) -> str:
     """The real path of a file bot's file ('' for other bots)."""
-    parsed = file_target(ref.target) if ref.kind not in (BUILTIN, COMMAND, HUMAN) else None
+    parsed = file_target(ref.target) if ref.kind not in (BUILTIN, *PROGRAMS, HUMAN) else None
     return os.path.realpath(parsed[0]) if parsed else ""
 
 
@@ -165,8 +166,8 @@ class Confiner:
         """(read, list-only) paths of the bot itself."""
         if ref.kind == BUILTIN:
             return [], []
-        if ref.kind == COMMAND:
-            return paths.command_paths(shlex.split(ref.target)), []
+        if ref.kind in PROGRAMS:
+            return paths.command_paths(shlex.split(engine_command(ref))), []
         parsed = file_target(ref.target)
         if parsed is None:  # pkg.mod:attr, from the installed packages or the current folder
             folder = os.getcwd()

@@ -21,13 +21,15 @@ from types import TracebackType
 from typing import Any, TextIO
 
 from bot_arena.arena.match import faults, versions
-from bot_arena.arena.match.botref import BUILTIN, COMMAND, HUMAN, BotRef, file_target
+from bot_arena.arena.match.botref import BUILTIN, HUMAN, PROGRAMS, UCI, BotRef, file_target
 from bot_arena.arena.match.confinement import Confiner
+from bot_arena.arena.match.engines import engine_command
 from bot_arena.arena.match.human import HumanSeat
 from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord
 from bot_arena.arena.match.referee import play_game
 from bot_arena.arena.match.seat import ProcessSeat, Seat
 from bot_arena.arena.match.timecontrol import TimeControl, per_seat
+from bot_arena.arena.match.uci import UciSeat
 from bot_arena.arena.transport import pauses, protocol
 from bot_arena.arena.transport.forkserver import ForkServer, ForkServerError, start_forkserver
 from bot_arena.arena.transport.limits import ResourceLimits
@@ -122,14 +124,13 @@ class BotPool:
         with ``sandbox`` = ``["--sandbox", PLAN]``, confined). ``file``: a file bot's file as
         ``_bot_file`` gave it (found here when not given)."""
         limits = [*sandbox, *self.limits.argv()]
-        if sandbox and ref.kind == COMMAND:  # confined and limited by the launcher, then exec'd
+        if ref.kind in PROGRAMS:
+            program = shlex.split(engine_command(ref))
+            if not sandbox and os.path.exists("/bin/sh"):
+                return self.limits.shell_prefix() + program
+            # confined and limited by the launcher, then exec'd
             launch = [sys.executable, "-P", "-m", "bot_arena.arena.worker.launch", *limits, "--"]
-            return launch + shlex.split(ref.target)
-        if ref.kind == COMMAND:
-            if os.path.exists("/bin/sh"):
-                return self.limits.shell_prefix() + shlex.split(ref.target)
-            launch = [sys.executable, "-P", "-m", "bot_arena.arena.worker.launch", *limits, "--"]
-            return launch + shlex.split(ref.target)
+            return launch + program
         # -P: the arena's own packages must win over same-named files in the user's folder
         # (a games.py beside a bot must not break every worker); ``pkg.mod:attr`` bots still
         # import from that folder, which the worker appends to the end of sys.path.
@@ -146,7 +147,7 @@ class BotPool:
 
     def _bot_file(self, ref: BotRef) -> str | None:
         """The file a file bot is loaded from (None for other bots)."""
-        parsed = file_target(ref.target) if ref.kind not in (BUILTIN, COMMAND, HUMAN) else None
+        parsed = file_target(ref.target) if ref.kind not in (BUILTIN, *PROGRAMS, HUMAN) else None
         if parsed is None:
             return None
         return self._source_file(ref, parsed[0]) if ref.source is not None else parsed[0]
@@ -173,7 +174,7 @@ class BotPool:
 
     def _new_process(self, ref: BotRef) -> BotProcess:
         if not self.confiner.active:
-            return self._start_process(self.argv(ref), None, ref.kind != COMMAND)
+            return self._start_process(self.argv(ref), None, ref.kind not in PROGRAMS)
         file = self._bot_file(ref)  # read and hashed once per process
         plan, cleanup, spare = self.confiner.plan(ref, file)
         try:
@@ -208,7 +209,7 @@ class BotPool:
         except (OSError, ValueError) as exc:
             return faults.stall(f"cannot start the bot: {exc}", "spawn")
         self.started_pids.append(process.pid)
-        return ProcessSeat(ref, process)
+        return UciSeat(ref, process) if ref.kind == UCI else ProcessSeat(ref, process)
 
     def prestart(self, refs: Sequence[BotRef]) -> None:
         """Start one idle process for each bot of ``refs`` that has none, all at once, so their

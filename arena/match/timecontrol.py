@@ -32,13 +32,17 @@ class TimeControl:
     """``move_time`` caps every move; ``base``/``increment`` is a game clock (Fischer).
 
     With both, a move may take the smaller of the move time and the time left on the clock.
-    Neither means no limit (only a human seat should play that way).
+    Neither means no limit (only a human seat should play that way). ``depth`` and ``nodes``
+    limit an engine's search as well (UCI's ``go depth``/``go nodes``, cutechess's ``tc=inf
+    depth=N``); they bound no time, so the arena's limits above still apply.
     """
 
     move_time: float | None = None
     base: float | None = None
     increment: float = 0.0
     margin: float = DEFAULT_MARGIN
+    depth: int | None = None
+    nodes: int | None = None
 
     def __post_init__(self) -> None:
         if self.move_time is not None and not self.move_time > 0:
@@ -49,12 +53,21 @@ class TimeControl:
             raise TimeControlError(f"clock increment must be >= 0, not {self.increment}")
         if self.margin < 0:
             raise TimeControlError(f"margin must be >= 0 seconds, not {self.margin}")
+        for what, value in (("depth", self.depth), ("nodes", self.nodes)):
+            if value is not None and value < 1:
+                raise TimeControlError(f"{what} must be >= 1, not {value}")
 
     @classmethod
     def parse(
-        cls, move_time: float | None, clock: str | None, margin: float = DEFAULT_MARGIN
+        cls,
+        move_time: float | None,
+        clock: str | None,
+        margin: float = DEFAULT_MARGIN,
+        depth: int | None = None,
+        nodes: int | None = None,
     ) -> TimeControl:
-        """From ``--move-time S`` and ``--clock BASE+INC`` (``"60+0.5"``, ``"300"``)."""
+        """From ``--move-time S`` and ``--clock BASE+INC`` (``"60+0.5"``, ``"300"``), with the
+        search limits ``--depth``/``--nodes``."""
         base: float | None = None
         increment = 0.0
         if clock is not None:
@@ -63,19 +76,24 @@ class TimeControl:
                 raise TimeControlError(f"clock {clock!r} is not BASE or BASE+INC in seconds")
             base = float(m.group(1))
             increment = float(m.group(2)) if m.group(2) else 0.0
-        return cls(move_time=move_time, base=base, increment=increment, margin=margin)
+        return cls(move_time, base, increment, margin, depth, nodes)
 
     @property
     def unlimited(self) -> bool:
         return self.move_time is None and self.base is None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "move_time": self.move_time,
             "base": self.base,
             "increment": self.increment,
             "margin": self.margin,
         }
+        if self.depth is not None:  # only when set: records stored before them read the same
+            out["depth"] = self.depth
+        if self.nodes is not None:
+            out["nodes"] = self.nodes
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TimeControl:
@@ -84,6 +102,8 @@ class TimeControl:
             base=d.get("base"),
             increment=float(d.get("increment") or 0.0),
             margin=float(d.get("margin", DEFAULT_MARGIN)),
+            depth=None if d.get("depth") is None else int(d["depth"]),
+            nodes=None if d.get("nodes") is None else int(d["nodes"]),
         )
 
     def describe(self) -> str:
@@ -92,6 +112,10 @@ class TimeControl:
             parts.append(f"move {_fmt(self.move_time)}s")
         if self.base is not None:
             parts.append(f"{_fmt(self.base)}+{_fmt(self.increment)}")
+        if self.depth is not None:
+            parts.append(f"depth {self.depth}")
+        if self.nodes is not None:
+            parts.append(f"nodes {self.nodes}")
         return " ".join(parts) or "unlimited"
 
     def clock(self) -> Clock:

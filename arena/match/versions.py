@@ -128,7 +128,7 @@ def check_command(command: str) -> None:
         why = f"no such file from {os.getcwd()}"
     else:
         why = "not an executable file"
-    raise BotSpecError(f"cmd: program {program!r} cannot be run: {why}")
+    raise BotSpecError(f"program {program!r} cannot be run: {why}")
 
 
 def command(command: str) -> str:

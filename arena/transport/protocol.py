@@ -121,6 +121,9 @@ class MoveRequest:
     line: bytes
     legal: Mapping[str, Any]
     deadline: float | None
+    # every seat's clock (the match layer's Clock objects), for protocols that tell a bot its
+    # opponents' time too (UCI's wtime/btime); the arena's own line carries the bot's alone
+    clocks: Sequence[Any] = ()
 
 
 class RequestWriter:

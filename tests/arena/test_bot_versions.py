@@ -122,7 +122,7 @@ def test_a_program_that_cannot_be_run_is_refused_before_the_match(tmp_path: Path
         proc = run("play", "tictactoe", "-b", spec, "-b", "random", "--db", str(db), cwd=tmp_path)
         assert proc.returncode == 2, proc.stderr
         line = proc.stderr.strip()
-        assert line.startswith("error: cmd: program") and why in line and "\n" not in line, line
+        assert line.startswith("error: program") and why in line and "\n" not in line, line
     assert not db.exists() or _matches(db) == 0
 
 

@@ -58,7 +58,7 @@ def test_resign_is_stored_and_downgraded_to_crash(db_url: str) -> None:
 
     again = make_engine(db_url)  # every command migrates on open: back to the head
     try:
-        assert current_revision(again) == head_revision() == "0005"
+        assert current_revision(again) == head_revision()
         with session_factory(again)() as s:
             assert s.execute(select(Match.termination)).scalars().all() == ["crash"]
             assert len(s.execute(select(Seat.id)).all()) == 2  # the rebuild kept the seats

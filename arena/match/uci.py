@@ -1,0 +1,249 @@
+"""The seat of a chess engine that speaks UCI (``uci:`` bots): the arena's transport, clocks and
+fault classes, with UCI as a second protocol over the same process pipes.
+
+- **Start**: ``uci`` until ``uciok`` (the engine's name and options noted), then its options
+  (``setoption``; an option the engine does not offer is refused as a failed start, naming what
+  it offers), ``ucinewgame`` and ``isready`` until ``readyok``, all within the start-up limit:
+  missing is a stall. A later game on the same process: ``ucinewgame`` + ``isready``.
+- **A move**: ``position startpos|fen FEN moves ...`` (the whole game, so the engine sees its
+  repetitions) and ``go`` with the clocks (``wtime btime winc binc``, milliseconds) and the
+  move time (``movetime``); then lines until ``bestmove``. ``info`` lines are kept as the
+  move's search info (depth, seldepth, score in centipawns or mate, nodes, nps, hashfull, time,
+  pv); other lines are ignored, as the protocol says. The referee judges the move as any other
+  (unparseable: bad output; not legal: illegal move) and the arena's own clock decides losses on
+  time: no ``bestmove`` by the limit plus the margin is a timeout and the engine is killed.
+- A process that exits is a crash with its exit status and stderr tail; after any fault the
+  process is killed and the next game starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from bot_arena.arena.match import faults
+from bot_arena.arena.match.botref import BotRef
+from bot_arena.arena.match.engines import split_engine
+from bot_arena.arena.match.record import Fault
+from bot_arena.arena.match.seat import ProcessSeat, Reply
+from bot_arena.arena.transport import pauses, protocol
+from bot_arena.arena.transport.process import BotProcess, ReadStatus
+from bot_arena.games.base import Game
+
+START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+GAME = "chess"
+
+# info tokens followed by one integer value, and the name the arena stores it under
+_INT_FIELDS = {
+    "depth": "depth",
+    "seldepth": "seldepth",
+    "nodes": "nodes",
+    "nps": "nps",
+    "hashfull": "hashfull",
+    "tbhits": "tbhits",
+    "time": "time_ms",
+    "multipv": "multipv",
+}
+
+
+def parse_info(line: str) -> dict[str, Any]:
+    """The fields of one ``info`` line that say what the search found (unknown tokens and
+    ``string`` text are skipped; a malformed number ends the parse: what came before stays)."""
+    words = line.split()
+    out: dict[str, Any] = {}
+    i = 1
+    while i < len(words):
+        word = words[i]
+        try:
+            if word in _INT_FIELDS and i + 1 < len(words):
+                out[_INT_FIELDS[word]] = int(words[i + 1])
+                i += 2
+            elif word == "score" and i + 2 < len(words) and words[i + 1] in ("cp", "mate"):
+                out["score"] = {words[i + 1]: int(words[i + 2])}
+                i += 3
+                while i < len(words) and words[i] in ("lowerbound", "upperbound"):
+                    out["score"]["bound"] = words[i][:-5]  # lower / upper
+                    i += 1
+            elif word == "pv":
+                out["pv"] = words[i + 1 :]
+                break
+            elif word == "string":
+                break
+            else:
+                i += 1
+        except ValueError:
+            break
+    return out
+
+
+def position_command(start: str, moves: list[str]) -> str:
+    """``position ...`` for a game that began at ``start`` (a FEN, or ``FEN moves ...`` as the
+    chess game writes a position with its repetition history) and went on with ``moves``."""
+    fen, _, earlier = start.partition(" moves ")
+    history = [*earlier.split(), *moves]
+    head = "position startpos" if fen.strip() == START_FEN else f"position fen {fen.strip()}"
+    return f"{head} moves {' '.join(history)}" if history else head
+
+
+def go_command(clocks: Any, seat: int) -> str:
+    """``go`` with the two clocks (White's first: seat 0) and the move time, in milliseconds,
+    and the search limits of ``seat``'s time control; plain ``go`` when nothing limits it."""
+    tc = clocks[seat].tc
+    parts = ["go"]
+    if len(clocks) == 2 and all(c.remaining is not None for c in clocks):
+        white, black = clocks
+        parts += ["wtime", _ms(white.remaining), "btime", _ms(black.remaining)]
+        parts += ["winc", _ms(white.tc.increment), "binc", _ms(black.tc.increment)]
+    if tc.move_time is not None:
+        parts += ["movetime", _ms(tc.move_time)]
+    if tc.depth is not None:
+        parts += ["depth", str(tc.depth)]
+    if tc.nodes is not None:
+        parts += ["nodes", str(tc.nodes)]
+    return " ".join(parts)
+
+
+def _ms(seconds: float) -> str:
+    return str(max(0, int(seconds * 1000)))
+
+
+class UciSeat(ProcessSeat):
+    """A ``uci:`` bot's process, spoken to in UCI."""
+
+    def __init__(self, ref: BotRef, process: BotProcess) -> None:
+        super().__init__(ref, process)
+        self.options = split_engine(ref.target)[1]
+        self.start_position = START_FEN
+        self.seat = 0
+        self.first = True
+
+    # --- handshake -----------------------------------------------------------------------------
+    def start(self, message: dict[str, Any]) -> None:
+        self.sent = time.monotonic()
+        self.start_position = str(message.get("position") or START_FEN)
+        self.seat = int(message.get("seat") or 0)
+        self.first = message.get("type") == "hello"
+        self.game_name = message.get("game")
+        text = "uci\n" if self.first else "ucinewgame\nisready\n"
+        self.send_ok = self.process.send(text.encode(), self.sent + 5.0)
+
+    def finish_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None:
+        if game.name != GAME:
+            self.process.kill()
+            return faults.stall(f"a UCI engine plays chess, not {game.name}", "game")
+        if self.first:
+            got = self._wait_for("uciok", deadline)
+            if isinstance(got, Fault):
+                return got
+            offered = {}
+            for line in got:
+                if line.startswith("id name "):
+                    self.bot_name = line[8:].strip()
+                elif line.startswith("option name "):
+                    name = line[12:].partition(" type ")[0].strip()
+                    offered[name.lower()] = name
+            commands = []
+            for name, value in self.options:
+                if name.lower() not in offered:
+                    self.process.kill()
+                    names = ", ".join(sorted(offered.values())) or "none"
+                    return faults.stall(
+                        f"the engine has no option {name!r} (it offers: {names})", "option"
+                    )
+                commands.append(f"setoption name {offered[name.lower()]} value {value}\n")
+            commands += ["ucinewgame\n", "isready\n"]
+            if not self.process.send("".join(commands).encode(), deadline):
+                return faults.stall(f"no handshake: {self._exit_message()}", "exited")
+        got = self._wait_for("readyok", deadline)
+        if isinstance(got, Fault):
+            return got
+        self.games += 1
+        return None
+
+    def _wait_for(self, word: str, deadline: float) -> list[str] | Fault:
+        """The lines before the line ``word`` by ``deadline``, or the stall or bad output."""
+        lines: list[str] = []
+        while True:
+            status, raw = self.process.read_line(deadline)
+            if status is ReadStatus.LINE:
+                line = raw.decode("utf-8", "replace").strip()
+                if line == word:
+                    return lines
+                lines.append(line)
+                continue
+            if status is ReadStatus.TIMEOUT:
+                limit = round(deadline - self.sent, 3)
+                self.process.kill()
+                return faults.stall(
+                    f"no {word} within the start-up limit ({limit:g}s)",
+                    "no handshake",
+                    startup_s=limit,
+                    stderr_tail=self.process.stderr.tail(),
+                )
+            if status is ReadStatus.TOO_LONG:
+                message = f"line longer than {protocol.MAX_LINE} bytes before {word}"
+                return faults.bad_output(message, _text(raw), **self._evidence())
+            return faults.stall(f"no {word}: {self._exit_message()}", "exited", **self._evidence())
+
+    # --- one move ------------------------------------------------------------------------------
+    def ask(
+        self,
+        game: Game[Any, Any],
+        state: Any,
+        request: protocol.MoveRequest,
+        hard_limit: float | None,
+    ) -> Reply:
+        process = self.process
+        while process.unsolicited():  # late info lines after a bestmove: UCI allows them
+            if process.read_line(time.monotonic())[0] is not ReadStatus.LINE:
+                break
+        sent_request = protocol.loads(request.line.decode())
+        text = (
+            position_command(self.start_position, sent_request["moves"])
+            + "\n"
+            + go_command(request.clocks, self.seat)
+            + "\n"
+        )
+        resumed = pauses.stalls()
+        sent = time.monotonic()
+        deadline = None if hard_limit is None else sent + hard_limit
+        if not process.send(text.encode(), deadline):
+            elapsed = time.monotonic() - sent
+            if process.alive() and deadline is not None and time.monotonic() >= deadline:
+                return Reply(elapsed, fault=self._timeout(elapsed, request))
+            self.send_ok = False
+            return Reply(elapsed, fault=self._crashed())
+        info = ""  # the last info line that carried a score (or, failing that, a depth)
+        while True:
+            status, raw = process.read_line(deadline)
+            if status is ReadStatus.TIMEOUT and pauses.stood_still(resumed):
+                # the arena was stopped while the engine thought: the whole limit again, once
+                resumed = pauses.stalls()
+                if hard_limit is not None:
+                    deadline = time.monotonic() + hard_limit
+                continue
+            if status is not ReadStatus.LINE:
+                break
+            if raw.startswith(b"bestmove"):
+                elapsed = time.monotonic() - sent
+                if pauses.stood_still(resumed) and request.deadline is not None:
+                    elapsed = min(elapsed, request.deadline)
+                words = raw.decode("utf-8", "replace").split()
+                move = words[1] if len(words) > 1 else ""
+                return Reply(elapsed, move, parse_info(info) if info else None)
+            if raw.startswith(b"info") and (b" score " in raw or (b" depth " in raw and not info)):
+                info = raw.decode("utf-8", "replace")
+        elapsed = time.monotonic() - sent
+        if status is ReadStatus.TIMEOUT:
+            return Reply(elapsed, fault=self._timeout(elapsed, request))
+        if status is ReadStatus.TOO_LONG:
+            message = f"line longer than {protocol.MAX_LINE} bytes"
+            return Reply(elapsed, fault=faults.bad_output(message, _text(raw), **self._evidence()))
+        return Reply(elapsed, fault=self._crashed())
+
+    def ask_quit(self, deadline: float) -> None:
+        self.process.send(b"quit\n", deadline)
+
+
+def _text(raw: bytes) -> str:
+    return protocol.truncate(raw.decode("utf-8", "replace"))

@@ -1,0 +1,275 @@
+"""``uci:`` bots: chess engines spoken to in UCI over the arena's own pipes, clocks and fault
+classes. A scripted fake engine (fixtures/fake_uci.py) for every fault; real stockfish when it
+is installed (Debian puts it in /usr/games)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot_arena import games
+from bot_arena.arena.match.botref import UCI, BotSpecError
+from bot_arena.arena.match.botspec import resolve
+from bot_arena.arena.match.engines import split_engine
+from bot_arena.arena.match.pool import BotPool
+from bot_arena.arena.match.record import MatchRecord, Termination
+from bot_arena.arena.match.timecontrol import Clock, TimeControl
+from bot_arena.arena.match.uci import go_command, parse_info, position_command
+from bot_arena.arena.transport.limits import ResourceLimits
+from bot_arena.arena.transport.sandbox.mode import Mode, SandboxSettings
+
+FAKE = Path(__file__).parent / "fixtures" / "fake_uci.py"
+FIRST_LEGAL = str(Path(__file__).parent / "fixtures" / "first_legal.py")
+STOCKFISH = shutil.which("stockfish", path=os.environ.get("PATH", "") + os.pathsep + "/usr/games")
+needs_stockfish = pytest.mark.skipif(
+    STOCKFISH is None, reason="stockfish is not installed (apt-get install stockfish)"
+)
+
+
+def fake(mode: str, *args: str) -> str:
+    return f"uci:{sys.executable} {FAKE} {mode} {' '.join(args)}".rstrip()
+
+
+def play(
+    white: str,
+    black: str = FIRST_LEGAL,
+    tc: TimeControl | None = None,
+    startup_s: float = 5.0,
+    pool: BotPool | None = None,
+) -> MatchRecord:
+    """One game of chess, ``white`` against ``black`` (specs), in a pool of its own or
+    ``pool``."""
+    chess = games.get("chess")
+    refs = [resolve(white), resolve(black)]
+    control = tc or TimeControl(move_time=2.0)
+    if pool is not None:
+        return pool.play(chess, refs, time_control=control, seed=1)
+    with BotPool(ResourceLimits(startup_s=startup_s)) as own:
+        return own.play(chess, refs, time_control=control, seed=1)
+
+
+# --- the protocol's text ---------------------------------------------------------------------
+def test_info_lines_become_search_info() -> None:
+    line = (
+        "info depth 6 seldepth 3 multipv 1 score cp -110 upperbound nodes 920 nps 230000 "
+        "hashfull 0 tbhits 0 time 4 pv d2d4 a7a6"
+    )
+    assert parse_info(line) == {
+        "depth": 6,
+        "seldepth": 3,
+        "multipv": 1,
+        "score": {"cp": -110, "bound": "upper"},
+        "nodes": 920,
+        "nps": 230000,
+        "hashfull": 0,
+        "tbhits": 0,
+        "time_ms": 4,
+        "pv": ["d2d4", "a7a6"],
+    }
+    assert parse_info("info depth 12 score mate -3 pv e2e4")["score"] == {"mate": -3}
+    assert parse_info("info string depth 9 is a lie") == {}
+    assert parse_info("info depth x nodes 5") == {}  # a malformed number ends the parse
+
+
+def test_position_and_go_commands() -> None:
+    start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+    assert position_command(start, []) == "position startpos"
+    assert position_command(start, ["e2e4", "e7e5"]) == "position startpos moves e2e4 e7e5"
+    other = "8/8/8/8/8/8/6k1/4K2R w K - 0 1"
+    assert position_command(other, ["e1g1"]) == f"position fen {other} moves e1g1"
+    # a start with its repetition history (the chess game's ``FEN moves ...``) keeps it
+    assert position_command(f"{other} moves h1h2", ["g2g3"]) == (
+        f"position fen {other} moves h1h2 g2g3"
+    )
+    white, black = Clock(TimeControl(base=60, increment=0.5)), Clock(TimeControl(base=30))
+    white.spend(1.25)
+    assert go_command([white, black], 0) == "go wtime 59250 btime 30000 winc 500 binc 0"
+    limited = Clock(TimeControl(move_time=0.25, depth=8, nodes=5000))
+    assert go_command([limited, limited], 1) == "go movetime 250 depth 8 nodes 5000"
+
+
+def test_a_spec_reads_command_and_options() -> None:
+    ref = resolve(f'uci:{sys.executable} {FAKE} good option.Hash=16 "option.Skill Level=3"')
+    assert ref.kind == UCI and ref.name.startswith("uci:")
+    argv, options = split_engine(ref.target)
+    assert argv == [sys.executable, str(FAKE), "good"]
+    assert options == [("Hash", "16"), ("Skill Level", "3")]
+    other = resolve(f'uci:{sys.executable} {FAKE} good option.Hash=16 "option.Skill Level=4"')
+    assert other.sha256 != ref.sha256  # an option is part of the version
+    for bad in ("uci:", "uci:option.Hash=1", f"uci:{FAKE} option.Hash", "uci:no-such-engine-x"):
+        with pytest.raises(BotSpecError):
+            resolve(bad)
+
+
+# --- a fake engine, for each way an engine can fail ---------------------------------------------
+def test_a_uci_engine_plays_a_whole_game_with_its_search_info() -> None:
+    record = play(fake("good"), "random")
+    assert record.termination is Termination.NORMAL and len(record.moves) > 10
+    ours = [m for m in record.moves if m.seat == 0]
+    assert all(m.info is not None and m.info["depth"] == 7 for m in ours)
+    first = ours[0].info
+    assert first == {
+        "depth": 7,
+        "seldepth": 9,
+        "score": {"cp": -23},
+        "nodes": 4242,
+        "nps": 100000,
+        "time_ms": 42,
+        "pv": [record.moves[0].move],
+    }
+    assert record.seats[0].fault is None and record.seats[1].fault is None
+
+
+@pytest.mark.parametrize(
+    ("mode", "args", "termination", "words"),
+    [
+        ("never_uciok", (), Termination.STALL, "no uciok within the start-up limit"),
+        ("never_ready", (), Termination.STALL, "no readyok within the start-up limit"),
+        ("illegal", (), Termination.ILLEGAL_MOVE, "illegal move 'a1a8'"),
+        ("garbage", (), Termination.BAD_OUTPUT, "unparseable move 'hello'"),
+        ("hang", ("1",), Termination.TIMEOUT, "no answer within 0.5s"),
+        ("exit", ("2",), Termination.CRASH, "exited with code 3"),
+    ],
+)
+def test_every_engine_fault_is_classified(
+    mode: str, args: tuple[str, ...], termination: Termination, words: str
+) -> None:
+    record = play(fake(mode, *args), tc=TimeControl(move_time=0.5, margin=0.5), startup_s=1.0)
+    fault = record.seats[0].fault
+    assert fault is not None and record.termination is termination, record.seats
+    assert words in fault.message, fault.message
+    assert record.seats[0].rank == 2 and record.seats[1].rank == 1
+    if mode == "exit":
+        assert fault.detail["exit_code"] == 3
+        assert "fake engine: giving up" in fault.detail["stderr_tail"]
+
+
+def test_an_answer_after_the_limit_and_margin_loses_on_time_within_it_does_not() -> None:
+    # told 0.3 s with 1 s of grace: an answer after 0.6 s stands, one after 1.5 s loses
+    record = play(fake("late", "0.6"), tc=TimeControl(move_time=0.3, margin=1.0))
+    assert record.seats[0].fault is None and record.termination is Termination.NORMAL
+    record = play(fake("late", "1.5"), tc=TimeControl(move_time=0.3, margin=0.2))
+    fault = record.seats[0].fault
+    assert fault is not None and fault.termination is Termination.TIMEOUT
+    assert fault.detail["answered"] is False and fault.detail["overrun_ms"] >= 200
+
+
+def test_noise_and_an_info_flood_are_read_past() -> None:
+    for engine in (fake("silent_lines"), fake("flood", "20000")):
+        record = play(engine, "random", tc=TimeControl(move_time=5.0))
+        assert record.termination is Termination.NORMAL, record.seats
+        assert record.moves[0].info is not None and record.moves[0].info["nodes"] == 4242
+
+
+def test_an_option_the_engine_does_not_offer_is_refused_at_the_start() -> None:
+    record = play(fake("good") + " option.Threads=2")
+    fault = record.seats[0].fault
+    assert fault is not None and fault.termination is Termination.STALL
+    assert fault.message == "the engine has no option 'Threads' (it offers: Hash, Skill Level)"
+
+
+def test_options_clocks_and_reuse_as_the_engine_sees_them(tmp_path: Path) -> None:
+    log = tmp_path / "engine.log"
+    spec = fake("log", str(log)) + ' "option.skill level=3" option.Hash=8'
+    tc = TimeControl(base=60, increment=1.0)
+    # unconfined: the engine writes its log where the test reads it
+    with BotPool(ResourceLimits(startup_s=5.0), sandbox=SandboxSettings(Mode.OFF)) as pool:
+        # resolved once: the log is a file the command names, so its version changes with it
+        refs = [resolve(spec), resolve(FIRST_LEGAL)]
+        first, second = (
+            pool.play(games.get("chess"), refs, time_control=tc, seed=1) for _ in range(2)
+        )
+    lines = log.read_text().splitlines()
+    assert lines[0] == "uci" and lines.count("uci") == 1  # one process for both games
+    assert lines[1:5] == [
+        "setoption name Skill Level value 3",  # the engine's own spelling of the name
+        "setoption name Hash value 8",
+        "ucinewgame",
+        "isready",
+    ]
+    assert lines.count("ucinewgame") == 2 and lines.count("isready") == 2
+    assert lines[5] == "position startpos"
+    assert lines[6] == "go wtime 60000 btime 60000 winc 1000 binc 1000"
+    moves = [m.move for m in first.moves]
+    assert f"position startpos moves {' '.join(moves[:2])}" in lines
+    assert first.termination is Termination.NORMAL and second.termination is Termination.NORMAL
+
+
+def test_a_uci_engine_plays_chess_only() -> None:
+    with BotPool(ResourceLimits(startup_s=5.0)) as pool:
+        record = pool.play(games.get("tictactoe"), [resolve(fake("good")), resolve("random")])
+    fault = record.seats[0].fault
+    assert fault is not None and fault.message == "a UCI engine plays chess, not tictactoe"
+
+
+# --- stockfish ----------------------------------------------------------------------------------
+@needs_stockfish
+def test_stockfish_at_a_fixed_node_count_plays_the_same_game_twice() -> None:
+    spec = f"uci:{STOCKFISH} option.Threads=1 option.Hash=16"
+    tc = TimeControl(move_time=60.0, nodes=2000)  # the node limit always comes first
+    games_played: list[Any] = []
+    for _ in range(2):
+        with BotPool(ResourceLimits(startup_s=10.0)) as pool:
+            record = pool.play(
+                games.get("chess"), [resolve(spec), resolve(spec)], time_control=tc, seed=3
+            )
+        assert all(s.fault is None for s in record.seats), record.seats
+        games_played.append([m.move for m in record.moves])
+        assert record.moves[0].info is not None and record.moves[0].info["nodes"] >= 2000
+    assert games_played[0] == games_played[1] and len(games_played[0]) > 20
+
+
+# --- through the command line -------------------------------------------------------------------
+def test_an_engine_is_registered_and_plays_by_its_name(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from bot_arena.arena.cli.app import app
+
+    runner = CliRunner()
+    db = f"sqlite:///{tmp_path / 'arena.db'}"
+    spec = fake("good") + " option.Hash=8"
+    added = runner.invoke(app, ["bots", "add", spec, "-n", "fakey", "-g", "chess", "--db", db])
+    assert added.exit_code == 0, added.output
+    assert added.stdout.startswith("fakey: new version 1")
+    shown = runner.invoke(app, ["bots", "show", "fakey", "--json", "--db", db])
+    version = json_of(shown.stdout)["versions"][0]
+    assert version["kind"] == "uci" and version["target"].endswith("good option.Hash=8")
+    played = runner.invoke(
+        app, ["play", "chess", "--bot", "fakey", "--bot", "random", "--json", "--db", db]
+    )
+    assert played.exit_code == 0, played.output
+    record = json_of(played.stdout)
+    assert record["seats"][0]["bot"] == "fakey" and record["termination"] == "normal"
+    refused = runner.invoke(app, ["bots", "add", spec, "-n", "f2", "-g", "tictactoe", "--db", db])
+    assert refused.exit_code == 2 and "a UCI engine plays chess, not tictactoe" in refused.output
+
+
+def json_of(text: str) -> Any:
+    import json
+
+    return json.loads(text)
+
+
+@needs_stockfish
+def test_a_tournament_of_stockfish_at_two_skill_levels_ranks_them(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from bot_arena.arena.cli.app import app
+
+    weak = f'uci:{STOCKFISH} option.Threads=1 "option.Skill Level=0"'
+    strong = f'uci:{STOCKFISH} option.Threads=1 "option.Skill Level=20"'
+    db = f"sqlite:///{tmp_path / 'arena.db'}"
+    args = ["tournament", "run", "chess", "--bot", weak, "--bot", strong, "--games", "4"]
+    result = CliRunner().invoke(
+        app, [*args, "--nodes", "20000", "--move-time", "10", "--db", db, "--json", "-j", "2"]
+    )
+    assert result.exit_code == 0, result.output
+    summary = json_of(result.stdout)
+    standings = summary["standings"]
+    assert [s["bot"] for s in standings] == [strong, weak], standings
+    assert standings[0]["points"] >= 3 and all(not s["faults"] for s in standings)
