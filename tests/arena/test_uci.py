@@ -26,6 +26,8 @@ from bot_arena.arena.transport.sandbox.mode import Mode, SandboxSettings
 FAKE = Path(__file__).parent / "fixtures" / "fake_uci.py"
 FIRST_LEGAL = str(Path(__file__).parent / "fixtures" / "first_legal.py")
 STOCKFISH = shutil.which("stockfish", path=os.environ.get("PATH", "") + os.pathsep + "/usr/games")
+if STOCKFISH is None and os.environ.get("ARENA_ENGINES_REQUIRED"):  # CI installs it
+    raise RuntimeError("ARENA_ENGINES_REQUIRED is set but stockfish is not installed")
 needs_stockfish = pytest.mark.skipif(
     STOCKFISH is None, reason="stockfish is not installed (apt-get install stockfish)"
 )
