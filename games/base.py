@@ -156,7 +156,8 @@ class Game(ABC, Generic[S, M]):
     def describe(self) -> str:
         """One line: name, parameters, players and kind."""
         shown = ", ".join(f"{k}={v}" for k, v in self.params.items())
-        return f"{self.name}({shown}) {self.num_players} players, {self.kind.value}"
+        name = f"{self.name}({shown})" if shown else self.name
+        return f"{name} {self.num_players} players, {self.kind.value}"
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v!r}" for k, v in self.params.items())

@@ -23,7 +23,7 @@ from bot_arena.arena.cli.common import (
     fail,
     open_existing_db,
 )
-from bot_arena.games.base import GameError
+from bot_arena.games.base import Game, GameError
 
 if TYPE_CHECKING:  # the database and the file formats load when a command needs them
     from sqlalchemy.orm import Session
@@ -196,16 +196,24 @@ def void_command(
 
 
 def _info_text(info: dict[str, Any] | None) -> str:
+    """A move's search info on one line: an engine's score (pawns from the mover's view, or
+    mate in N), depth, nodes, the bot's values, the principal variation, then the rest."""
     if not info:
         return ""
     parts = []
-    for key in ("depth", "nodes", "values", "pv"):
+    score = info.get("score")
+    if isinstance(score, dict) and isinstance(score.get("cp"), int):
+        parts.append(f"score {score['cp'] / 100:+.2f}")
+    elif isinstance(score, dict) and isinstance(score.get("mate"), int):
+        parts.append(f"score mate {score['mate']:+d}")
+    shown_keys = ("score", "depth", "nodes", "values", "pv")
+    for key in shown_keys[1:]:
         value = info.get(key)
         if value in (None, [], 0):
             continue
         shown = " ".join(str(v) for v in value) if isinstance(value, list) else str(value)
         parts.append(f"{key} {shown}")
-    rest = {k: v for k, v in info.items() if k not in ("depth", "nodes", "values", "pv")}
+    rest = {k: v for k, v in info.items() if k not in shown_keys}
     if rest:
         parts.append(", ".join(f"{k}={v}" for k, v in rest.items()))
     return "; ".join(parts)
@@ -268,13 +276,16 @@ def replay_command(
         if step and not _next_step():
             raise typer.Exit(0)
         try:
-            state = game.apply(state, game.move_from_text(state, move.move))
+            played = game.move_from_text(state, move.move)
+            label = game.move_label(state, played)  # SAN in chess
+            state = game.apply(state, played)
         except GameError as exc:
             fail(f"match {match_id}, ply {ply}: {exc}")
+        shown = move.move if label == move.move else f"{label} ({move.move})"
         forced = " (forced: the arena's stand-in)" if move.forced else ""
         info = _info_text(move.info)
         typer.echo(
-            f"\nply {ply + 1}: seat {move.seat} ({names[move.seat]}) plays {move.move} "
+            f"\nply {ply + 1}: seat {move.seat} ({names[move.seat]}) plays {shown} "
             f"in {move.time_ms:.1f} ms{forced}" + (f"\n  {info}" if info else "")
         )
         typer.echo(game.render(state))
@@ -284,6 +295,23 @@ def replay_command(
         typer.echo(
             f"  seat {i} {s.bot}: rank {s.rank}, score {s.score:g}, utility {s.utility:g}{fault}"
         )
+
+
+class _Rules:
+    """The game of each record (for move labels: SAN in chess), made once per game and
+    parameters; None for a game that cannot be made here (its plugin is gone, a tree file)."""
+
+    def __init__(self) -> None:
+        self.made: dict[str, Game[Any, Any] | None] = {}
+
+    def get(self, record: MatchRecord) -> Game[Any, Any] | None:
+        key = json.dumps([record.game, record.params], sort_keys=True)
+        if key not in self.made:
+            try:
+                self.made[key] = games.get(record.game, **record.params)
+            except GameError:
+                self.made[key] = None
+        return self.made[key]
 
 
 class ExportFormat(StrEnum):
@@ -338,6 +366,7 @@ def export_command(
         else:
             skipped = 0
             games_out = []
+            rules = _Rules()
             for m, r in _done_matches(session, tournament):
                 if len(r.seats) != 2:
                     skipped += 1
@@ -347,7 +376,7 @@ def export_command(
                     t = get_tournament(session, tid)
                     events[tid] = (t.name or f"tournament {t.id}") if t is not None else "arena"
                 tags = GameTags(events[m.tournament_id], m.round, m.id, m.started, m.opening)
-                games_out.append(write_game(r, tags))
+                games_out.append(write_game(r, tags, rules.get(r)))
             if skipped:
                 typer.echo(
                     f"warning: {skipped} matches of more than two players skipped "
