@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import signal
 from collections.abc import Iterator
@@ -42,6 +43,7 @@ if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when
 
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.tournament.runner import Outcome
+    from bot_arena.arena.tournament.schedule import Opening
     from bot_arena.arena.transport.forkserver import ForkServer
     from bot_arena.arena.transport.limits import ResourceLimits
 
@@ -52,6 +54,11 @@ tournament_app = command_group(
 )
 
 DEFAULT_MOVE_TIME = 1.0
+
+
+class BookOrder(StrEnum):
+    SEQUENTIAL = "sequential"
+    RANDOM = "random"
 
 
 class Format(StrEnum):
@@ -126,6 +133,23 @@ def run_command(
     opening_plies: Annotated[
         int, typer.Option("--opening-plies", help="Random plies before each pair of games.")
     ] = 0,
+    openings: Annotated[
+        str | None,
+        typer.Option(
+            "--openings",
+            metavar="FILE",
+            help="Opening book: positions a line (FEN/EPD for chess, the game's notation "
+            "otherwise) or PGN games; each game pair plays one, colours swapped.",
+        ),
+    ] = None,
+    openings_order: Annotated[
+        BookOrder,
+        typer.Option("--openings-order", help="Take the book in order or shuffled by the seed."),
+    ] = BookOrder.SEQUENTIAL,
+    openings_plies: Annotated[
+        int | None,
+        typer.Option("--openings-plies", help="Cut PGN openings to this many half-moves."),
+    ] = None,
     name: Annotated[str | None, typer.Option("--name", help="Tournament name.")] = None,
     param: Annotated[
         list[str] | None, typer.Option("--param", "-p", help="Game parameter k=v.")
@@ -153,6 +177,18 @@ def run_command(
         fail(f"--jobs must be >= 1, not {jobs}")
     if opening_plies < 0:
         fail(f"--opening-plies must be >= 0, not {opening_plies}")
+    if openings is not None and opening_plies:
+        fail("give --openings (a book) or --opening-plies (random openings), not both")
+    if openings is None and openings_plies is not None:
+        fail("--openings-plies cuts the games of an --openings book: give the book")
+    book: list[Opening] = []
+    if openings is not None:
+        from bot_arena.arena.tournament.book import read_book
+
+        try:
+            book = read_book(game, openings, openings_plies)
+        except ScheduleError as exc:
+            fail(str(exc))
     specs = [s.strip() for s in bot or []]
     if len(specs) < 2:
         fail("a tournament needs at least two --bot entrants")
@@ -197,6 +233,16 @@ def run_command(
                 name=name,
                 time_controls=tcs,
                 limits=limits,
+                book=book,
+                book_order=openings_order.value,
+                book_settings=None
+                if openings is None
+                else {
+                    "file": os.path.abspath(openings),
+                    "order": openings_order.value,
+                    "plies": openings_plies,
+                    "entries": len(book),
+                },
             )
         except (ScheduleError, TournamentError) as exc:
             fail(str(exc))
@@ -536,13 +582,15 @@ def show_command(
         f"{p['pending']} pending" + (f" ({p['void']} void, not counted)" if p["void"] else "")
     )
     sandbox = _sandbox_text(summary["sandbox"])
+    book = _book_text(settings.get("openings"))
     rows = [
         ("game", summary["game"] + (f"({params})" if params else "")),
         (
             "format",
-            f"{summary['format']}, {settings.get('games')} games per pairing, "
-            f"opening plies {settings.get('opening_plies', 0)}",
+            f"{summary['format']}, {settings.get('games')} games per pairing"
+            + ("" if book else f", opening plies {settings.get('opening_plies', 0)}"),
         ),
+        *([("openings", book)] if book else []),
         *(("time" if i == 0 else "", line) for i, line in enumerate(times)),
         ("seed", str(summary["seed"])),
         ("status", status),
@@ -563,6 +611,14 @@ def show_command(
         _crosstable_text(summary, width),
     ]
     typer.echo("\n".join(lines))
+
+
+def _book_text(book: dict[str, Any] | None) -> str:
+    """The show's line for an opening book: file, entries, order and the PGN cut."""
+    if not book:
+        return ""
+    cut = f", cut to {book['plies']} plies" if book.get("plies") else ""
+    return f"{book['file']} ({book['entries']} openings, {book['order']}{cut})"
 
 
 def _sandbox_text(levels: dict[str, int]) -> str | None:
@@ -587,6 +643,7 @@ def _setting(label: str, text: str, width: int | None) -> list[str]:
         initial_indent=first,
         subsequent_indent=indent,
         break_on_hyphens=False,
+        break_long_words=False,  # a file's path stays whole (and copyable), if long
     )
     return lines or [first.rstrip()]
 

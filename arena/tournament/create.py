@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from bot_arena.arena.match.botref import BotRef, BotSpecError
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.timecontrol import TimeControl
-from bot_arena.arena.tournament.schedule import openings, schedule
+from bot_arena.arena.tournament.book import book_openings
+from bot_arena.arena.tournament.schedule import Opening, openings, schedule
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.db import tournaments as stored
 from bot_arena.db.models import Tournament
@@ -54,17 +55,25 @@ def create(
     name: str | None = None,
     time_controls: Sequence[TimeControl] = (),
     limits: ResourceLimits | None = None,
+    book: Sequence[Opening] = (),
+    book_order: str = "sequential",
+    book_settings: Mapping[str, Any] | None = None,
 ) -> int:
     """Store a new tournament with every match pending (one transaction); returns its id.
     ``time_controls``: one per entrant when they differ (time odds; ``time_control`` is then
-    the first one's); ``limits``: the bots' resource limits, which a resume keeps.
+    the first one's); ``limits``: the bots' resource limits, which a resume keeps; ``book``:
+    the openings of ``--openings`` (``book``), taken in ``book_order`` (``book_settings``: what
+    the tournament stores of them) instead of ``opening_plies`` random plies.
 
     The schedule and the openings are computed before anything is written, so a schedule error
     (ScheduleError) leaves the database untouched.
     """
     check_field(refs)
     pairings = schedule(fmt, len(refs), game.num_players, games_per_group, seed)
-    opens = openings(game, pairings, seed, opening_plies)
+    if book:
+        opens = book_openings(pairings, book, book_order, seed)
+    else:
+        opens = openings(game, pairings, seed, opening_plies)
     settings: dict[str, Any] = {
         "bots": list(specs),
         "games": games_per_group if games_per_group is not None else game.num_players,
@@ -75,6 +84,8 @@ def create(
         settings["time_controls"] = [tc.to_dict() for tc in time_controls]
     if limits is not None:
         settings["limits"] = limits.to_dict()
+    if book_settings is not None:
+        settings["openings"] = dict(book_settings)
     with factory.begin() as session:
         versions = versions_for(session, refs)
         tournament_id = stored.create_tournament(

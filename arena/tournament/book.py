@@ -1,0 +1,155 @@
+"""Opening books: ``--openings FILE``, as cutechess's ``-openings`` and fastchess's ``-openings``.
+
+A book is a file of positions, one a line in the game's own notation (FEN for chess, and EPD:
+its first four fields, the operations after them ignored), or, for chess, a PGN file whose every
+game's moves are an opening (cut to ``plies`` half-moves when given; a game's own ``FEN`` tag is
+its start). Blank lines and ``#`` comments are skipped. Every entry is checked before anything is
+stored: a position that does not parse, or where the game is already over, is a one-line
+``ScheduleError`` naming the file and the line (or game).
+
+Each game pair (the N games of a rotation, every bot in every seat once: cutechess ``-repeat``)
+plays one opening; pairs take the book's entries in order (``sequential``) or in an order shuffled
+from the tournament's seed (``random``, every entry once before any repeats), going round the
+book again when the tournament has more pairs than it has entries.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bot_arena.arena.tournament.schedule import Opening, Pairing, ScheduleError, derive_seed
+from bot_arena.games.base import Game, GameError
+
+ORDERS = ("sequential", "random")
+
+
+def read_book(game: Game[Any, Any], path: str, plies: int | None = None) -> list[Opening]:
+    """The openings of the book at ``path`` for ``game`` (see the module docstring)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise ScheduleError(f"cannot read --openings {path}: {why}") from None
+    if plies is not None and plies < 1:
+        raise ScheduleError(f"--openings-plies must be >= 1, not {plies}")
+    if _is_pgn(path, text):
+        if game.name != "chess":
+            raise ScheduleError(f"{path}: PGN openings are chess games, and this is {game.name}")
+        book = _pgn_openings(game, path, text, plies)
+    else:
+        book = [_position(game, path, number, line) for number, line in _lines(text)]
+    if not book:
+        raise ScheduleError(f"--openings {path} holds no opening")
+    return book
+
+
+def book_openings(
+    pairings: Sequence[Pairing], book: Sequence[Opening], order: str, seed: int
+) -> list[Opening]:
+    """The opening of each pairing: the next entry of the book for each new game pair."""
+    if order not in ORDERS:
+        raise ScheduleError(f"--openings-order {order!r}: one of {', '.join(ORDERS)}")
+    entries = list(book)
+    if order == "random":
+        random.Random(derive_seed(seed, "book")).shuffle(entries)
+    index: dict[tuple[int, int], int] = {}
+    out = []
+    for p in pairings:
+        key = (p.group, p.opening)
+        if key not in index:
+            index[key] = len(index)
+        out.append(entries[index[key] % len(entries)])
+    return out
+
+
+def _lines(text: str) -> list[tuple[int, str]]:
+    return [
+        (number, line.strip())
+        for number, line in enumerate(text.splitlines(), 1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+
+
+def _is_pgn(path: str, text: str) -> bool:
+    if path.lower().endswith(".pgn"):
+        return True
+    first = next((line for _, line in _lines(text)), "")
+    return first.startswith("[") or first.startswith("1.")
+
+
+def _position(game: Game[Any, Any], path: str, number: int, line: str) -> Opening:
+    where = f"{path}:{number}"
+    text = _epd_as_fen(line) if game.name == "chess" else line
+    try:
+        state = game.parse_position(text)
+    except GameError as exc:
+        raise ScheduleError(f"{where}: {exc}") from None
+    return _checked(game, state, (), where)
+
+
+def _epd_as_fen(line: str) -> str:
+    """A chess book line as FEN: an EPD line (four fields, then operations such as ``bm e4;``)
+    gets the move counters FEN needs (or the ones its ``hmvc``/``fmvn`` operations give)."""
+    words = line.split()
+    if len(words) >= 6 and words[4].isdigit() and words[5].isdigit():
+        return line  # a FEN already
+    if len(words) < 4:
+        return line  # not EPD either: the game says what is wrong
+    import chess
+
+    try:
+        board = chess.Board()
+        board.set_epd(line)
+    except ValueError:
+        return line
+    return board.fen()
+
+
+def _pgn_openings(game: Game[Any, Any], path: str, text: str, plies: int | None) -> list[Opening]:
+    import chess.pgn
+
+    stream = io.StringIO(text)
+    out: list[Opening] = []
+    number = 0
+    while True:
+        parsed = chess.pgn.read_game(stream)
+        if parsed is None:
+            return out
+        number += 1
+        where = f"{path}: game {number}"
+        if parsed.errors:
+            raise ScheduleError(f"{where}: {parsed.errors[0]}")
+        fen = parsed.headers.get("FEN")
+        try:
+            state = game.parse_position(fen) if fen else game.initial_state()
+            moves: list[str] = []
+            for move in parsed.mainline_moves():
+                if plies is not None and len(moves) == plies:
+                    break
+                text_move = move.uci()
+                state = game.apply(state, game.move_from_text(state, text_move))
+                moves.append(text_move)
+        except GameError as exc:
+            raise ScheduleError(f"{where}: {exc}") from None
+        if not moves and not fen:
+            continue  # a game without moves from the start: no opening at all
+        out.append(_checked(game, state, tuple(moves), where, fen))
+
+
+def _checked(
+    game: Game[Any, Any],
+    state: Any,
+    moves: tuple[str, ...],
+    where: str,
+    start: str | None = None,
+) -> Opening:
+    """The opening that leads to ``state``; an opening where the game is over is refused."""
+    if game.is_terminal(state):
+        raise ScheduleError(f"{where}: the game is already over in this opening")
+    position = game.format_position(state)
+    initial = game.format_position(game.initial_state())
+    return Opening(moves, None if position == initial and start is None else position)
