@@ -47,6 +47,7 @@ def match_values(record: MatchRecord, sandbox: str | None) -> dict[str, Any]:
         "finished": epoch_to_datetime(record.finished),
         "duration_s": max(0.0, record.duration_s),
         "sandbox": sandbox,
+        "adjudication": record.adjudication,
         "status": "done",
     }
 
@@ -64,6 +65,7 @@ _MATCH_RESULT_COLUMNS = (
     "finished",
     "duration_s",
     "sandbox",
+    "adjudication",
     "status",
 )
 _SCHEDULE = insert(_MATCHES).returning(_MATCHES.c.id, sort_by_parameter_order=True)

@@ -49,7 +49,16 @@ BOT_KINDS = ("builtin", "module", "command", "human", "uci")
 MATCH_STATUSES = ("pending", "running", "done", "void")
 TOURNAMENT_STATUSES = ("running", "done")
 FORMATS = ("round-robin", "gauntlet")
-TERMINATIONS = ("normal", "timeout", "crash", "illegal_move", "bad_output", "stall", "resign")
+TERMINATIONS = (
+    "normal",
+    "timeout",
+    "crash",
+    "illegal_move",
+    "bad_output",
+    "stall",
+    "resign",
+    "adjudicated",
+)
 # what a match's bots ran under (arena.transport.sandbox.mode.LEVELS): every confinement layer,
 # some of them, none; NULL: played before the arena recorded it (counts as unconfined)
 SANDBOX_LEVELS = ("confined", "partial", "off")
@@ -211,6 +220,8 @@ class Match(Base):
     voided: Mapped[datetime | None]  # when it was annulled
     # the sandbox level its bots ran under (SANDBOX_LEVELS); NULL: not recorded (unconfined)
     sandbox: Mapped[str | None] = mapped_column(String(16))
+    # an adjudicated match's verdict: the rule, the winner and the scores it went on (0007)
+    adjudication: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="match",

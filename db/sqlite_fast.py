@@ -38,7 +38,7 @@ _MARK_RUNNING = "UPDATE matches SET status = 'running' WHERE id = ? AND status =
 _COMPLETE = (
     "UPDATE matches SET time_control = ?, start_position = ?, final_position = ?,"
     " termination = ?, fault_reason = ?, started = ?, finished = ?, duration_s = ?,"
-    " sandbox = ?, status = 'done'"
+    " sandbox = ?, adjudication = ?, status = 'done'"
     " WHERE id = ? AND status IN ('pending', 'running') AND players = ?"
 )
 # the same condition as _COMPLETE's, so every match chosen by this read is updated by it
@@ -171,6 +171,7 @@ class SQLiteWriter:
                         timestamp(record.finished),
                         max(0.0, record.duration_s),
                         sandbox,
+                        None if record.adjudication is None else dumps(record.adjudication),
                         match_id,
                         len(record.seats),
                     )

@@ -365,4 +365,5 @@ def record_of(match: Match) -> MatchRecord:
         started=started,
         finished=finished,
         time_control=dict(match.time_control),
+        adjudication=match.adjudication,
     )

@@ -28,6 +28,7 @@ from bot_arena.games.base import Game, GameError
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
+    from bot_arena.arena.match.adjudication import Adjudication
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.match.record import Fault
     from bot_arena.arena.match.timecontrol import TimeControl
@@ -83,6 +84,27 @@ DepthOption = Annotated[
 ]
 NodesOption = Annotated[
     int | None, typer.Option("--nodes", help="Node limit of UCI engines' searches (go nodes N).")
+]
+DrawAdjudicateOption = Annotated[
+    str | None,
+    typer.Option(
+        "--draw-adjudicate",
+        metavar="movenumber=N,movecount=M,score=S",
+        help="A draw once N full moves are played and both engines' scores stayed within S "
+        "centipawns of zero for M moves each (cutechess -draw).",
+    ),
+]
+ResignAdjudicateOption = Annotated[
+    str | None,
+    typer.Option(
+        "--resign-adjudicate",
+        metavar="movecount=M,score=S[,twosided=true]",
+        help="A loss for an engine whose score was S centipawns or more below zero on each of "
+        "its last M moves (cutechess -resign).",
+    ),
+]
+MaxMovesOption = Annotated[
+    int | None, typer.Option("--max-moves", help="A draw after this many full moves.")
 ]
 MemoryOption = Annotated[
     int, typer.Option("--memory-mb", help="Memory limit per bot (MiB, all its processes).")
@@ -334,6 +356,17 @@ def check_engines(refs: Sequence[BotRef], game: Game[Any, Any]) -> None:
     for ref in refs:
         if ref.kind == UCI and game.name != GAME:
             fail(f"{ref.name}: a UCI engine plays {GAME}, not {game.name}")
+
+
+def adjudication(draw: str | None, resign: str | None, max_moves: int | None) -> Adjudication:
+    """The adjudication rules of ``--draw-adjudicate``/``--resign-adjudicate``/``--max-moves``
+    (a bad value is one line, exit 2)."""
+    from bot_arena.arena.match.adjudication import Adjudication, AdjudicationError
+
+    try:
+        return Adjudication.parse(draw, resign, max_moves)
+    except AdjudicationError as exc:
+        fail(str(exc))
 
 
 def time_controls(

@@ -13,11 +13,15 @@ from bot_arena.arena.cli.common import (
     AllowReadOption,
     DbOption,
     DepthOption,
+    DrawAdjudicateOption,
     MarginOption,
+    MaxMovesOption,
     MemoryOption,
     NodesOption,
+    ResignAdjudicateOption,
     SandboxOption,
     StartupOption,
+    adjudication,
     check_engines,
     fail,
     fault_evidence,
@@ -70,6 +74,8 @@ def verdict(record: MatchRecord) -> str:
     else:
         who = "shared first place: " + ", ".join(firsts)
     how = record.termination.value
+    if record.adjudication is not None:
+        how += f" ({record.adjudication.get('rule')})"
     utilities = ", ".join(f"{s.utility:g}" for s in record.seats)
     lines = [f"result: {who}; termination {how}; utilities [{utilities}]"]
     for i, s in enumerate(record.seats):
@@ -135,6 +141,9 @@ def play_command(
     margin: MarginOption = DEFAULT_MARGIN,
     depth: DepthOption = None,
     nodes: NodesOption = None,
+    draw_adjudicate: DrawAdjudicateOption = None,
+    resign_adjudicate: ResignAdjudicateOption = None,
+    max_moves: MaxMovesOption = None,
     startup_time: StartupOption = 10.0,
     memory_mb: MemoryOption = 1024,
     position: Annotated[str | None, typer.Option("--position", help="Start position text.")] = None,
@@ -180,6 +189,7 @@ def play_command(
     except BotSpecError as exc:
         fail(str(exc))
     check_engines(refs, game)
+    rules = adjudication(draw_adjudicate, resign_adjudicate, max_moves)
     tcs = time_controls(
         refs, move_time or [], clock or [], margin, DEFAULT_MOVE_TIME, depth=depth, nodes=nodes
     )
@@ -199,7 +209,13 @@ def play_command(
         level = pool.sandbox_level
         try:
             record = pool.play(
-                game, refs, time_control=tcs, start_position=position, seed=seed, on_move=on_move
+                game,
+                refs,
+                time_control=tcs,
+                start_position=position,
+                seed=seed,
+                on_move=on_move,
+                adjudication=rules,
             )
         except ServerDied as exc:
             hint = "" if level == CONFINED else " (a bot may have killed it: confine bots)"

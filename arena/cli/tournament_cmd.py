@@ -19,11 +19,15 @@ from bot_arena.arena.cli.common import (
     Confinement,
     DbOption,
     DepthOption,
+    DrawAdjudicateOption,
     MarginOption,
+    MaxMovesOption,
     MemoryOption,
     NodesOption,
+    ResignAdjudicateOption,
     SandboxOption,
     StartupOption,
+    adjudication,
     check_engines,
     command_group,
     fail,
@@ -122,6 +126,9 @@ def run_command(
     margin: MarginOption = DEFAULT_MARGIN,
     depth: DepthOption = None,
     nodes: NodesOption = None,
+    draw_adjudicate: DrawAdjudicateOption = None,
+    resign_adjudicate: ResignAdjudicateOption = None,
+    max_moves: MaxMovesOption = None,
     memory_mb: MemoryOption = 1024,
     startup_time: StartupOption = 10.0,
     jobs: Annotated[
@@ -200,6 +207,7 @@ def run_command(
     except (BotSpecError, TournamentError) as exc:
         fail(str(exc))
     check_engines(refs, game)
+    rules = adjudication(draw_adjudicate, resign_adjudicate, max_moves)
     confinement = confinement.for_bots([r.name for r in refs])
     tcs = time_controls(
         refs,
@@ -234,6 +242,7 @@ def run_command(
                 time_controls=tcs,
                 limits=limits,
                 book=book,
+                adjudication=rules,
                 book_order=openings_order.value,
                 book_settings=None
                 if openings is None
@@ -555,6 +564,7 @@ def show_command(
     "sandbox   12 of 40 results from bots not fully confined (off 10, partial 2)" (results
     stored before the arena recorded the sandbox count as off); nothing when all were confined.
     """
+    from bot_arena.arena.match.adjudication import Adjudication
     from bot_arena.arena.match.timecontrol import TimeControl
     from bot_arena.arena.tournament.create import TournamentError
 
@@ -583,6 +593,7 @@ def show_command(
     )
     sandbox = _sandbox_text(summary["sandbox"])
     book = _book_text(settings.get("openings"))
+    rules = Adjudication.from_dict(settings.get("adjudication")).describe()
     rows = [
         ("game", summary["game"] + (f"({params})" if params else "")),
         (
@@ -591,6 +602,7 @@ def show_command(
             + ("" if book else f", opening plies {settings.get('opening_plies', 0)}"),
         ),
         *([("openings", book)] if book else []),
+        *([("adjudicate", rules)] if rules != "none" else []),
         *(("time" if i == 0 else "", line) for i, line in enumerate(times)),
         ("seed", str(summary["seed"])),
         ("status", status),
@@ -631,7 +643,7 @@ def _sandbox_text(levels: dict[str, int]) -> str | None:
 def _setting(label: str, text: str, width: int | None) -> list[str]:
     """One setting of ``tournament show``: the label in a column of its own and the text
     beside it, wrapped to ``width`` under itself (None: one line)."""
-    first = f"  {label:<10}"
+    first = f"  {label:<9} "  # a label of ten letters still gets its space
     if width is None:
         return [first + text]
     import textwrap

@@ -105,6 +105,7 @@ PGN_TERMINATION = {
     Termination.BAD_OUTPUT: "rules infraction",
     Termination.CRASH: "abandoned",
     Termination.STALL: "abandoned",
+    Termination.ADJUDICATED: "adjudication",
 }
 SIDES = ("White", "Black")
 
@@ -232,6 +233,11 @@ def _move_comment(info: dict[str, Any] | None, time_ms: float) -> str:
 
 def _ending(record: MatchRecord, game: Game[Any, Any] | None, state: Any) -> str:
     """How the game ended, in the words of the comment after the last move."""
+    verdict = record.adjudication
+    if verdict is not None:
+        winner = verdict.get("winner")
+        who = "Draw" if winner not in (0, 1) else f"{SIDES[winner]} wins"
+        return f"{who} by adjudication: {verdict.get('rule')}"
     for side, seat in zip(SIDES, record.seats, strict=True):
         if seat.fault is not None:
             message = seat.fault.message.replace("{", "(").replace("}", ")")

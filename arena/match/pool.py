@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import Any, TextIO
 
 from bot_arena.arena.match import faults, versions
+from bot_arena.arena.match.adjudication import Adjudication
 from bot_arena.arena.match.botref import BUILTIN, HUMAN, PROGRAMS, UCI, BotRef, file_target
 from bot_arena.arena.match.confinement import Confiner
 from bot_arena.arena.match.engines import engine_command
@@ -278,6 +279,7 @@ class BotPool:
         seed: int = 0,
         on_move: Callable[[MoveRecord], None] | None = None,
         barred: Mapping[int, Fault] | None = None,
+        adjudication: Adjudication | None = None,
     ) -> MatchRecord:
         """One game between ``bots`` (one per seat, in seat order). ``barred``: seats that do
         not play, each charged with its fault before the first move (a bot found to attack the
@@ -336,6 +338,7 @@ class BotPool:
                 faults=faults,
                 on_move=on_move,
                 started=started,
+                adjudication=adjudication,
             )
         finally:
             killed = set()

@@ -65,6 +65,7 @@ class Termination(StrEnum):
     BAD_OUTPUT = "bad_output"  # an answer the arena cannot parse
     STALL = "stall"  # no handshake within the start-up limit
     RESIGN = "resign"  # a person gave the game up (``resign``, ``quit``): a loss, not a fault
+    ADJUDICATED = "adjudicated"  # ended by an adjudication rule (``MatchRecord.adjudication``)
 
 
 @dataclass(slots=True)
@@ -163,6 +164,9 @@ class MatchRecord:
     started: float  # wall-clock seconds since the epoch
     finished: float
     time_control: dict[str, Any] = field(default_factory=dict)
+    # the verdict of an adjudication rule (``adjudication.Adjudicator.after``), with termination
+    # ``adjudicated``; None for a game that ended otherwise
+    adjudication: dict[str, Any] | None = None
 
     @property
     def duration_s(self) -> float:
@@ -186,6 +190,7 @@ class MatchRecord:
             "started": self.started,
             "finished": self.finished,
             "duration_s": round(self.duration_s, 6),
+            **({"adjudication": self.adjudication} if self.adjudication is not None else {}),
         }
 
     @classmethod
@@ -205,4 +210,5 @@ class MatchRecord:
             started=_number(data, "started", what),
             finished=_number(data, "finished", what),
             time_control=_get(data, "time_control", dict, what),
+            adjudication=_optional(data, "adjudication", dict, what),
         )

@@ -14,13 +14,20 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bot_arena.arena.match import faults as fault
+from bot_arena.arena.match.adjudication import Adjudication, Adjudicator
 from bot_arena.arena.match.botref import BotRef
 from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
 from bot_arena.arena.match.seat import Reply, Seat
 from bot_arena.arena.match.states import table_for
 from bot_arena.arena.match.timecontrol import Clock, TimeControl, seats_dict
 from bot_arena.arena.transport import protocol
-from bot_arena.games.base import Game, GameError, ranks_from_utilities, scores_from_ranks
+from bot_arena.games.base import (
+    Game,
+    GameError,
+    Utility,
+    ranks_from_utilities,
+    scores_from_ranks,
+)
 
 
 def _judge(
@@ -65,6 +72,16 @@ def final_ranks(
     return utility, tuple(ranks)
 
 
+def adjudicated_ranks(game: Game[Any, Any], winner: int | None) -> tuple[Utility, tuple[int, ...]]:
+    """Utilities and ranks of a two-player game an adjudication rule ended: the winner's best
+    and the loser's worst, or the middle of the scale for both on a draw."""
+    lo, hi = game.bounds.min_each, game.bounds.max_each
+    if winner is None:
+        return ((lo + hi) / 2, (lo + hi) / 2), (1, 1)
+    utility = tuple(hi if seat == winner else lo for seat in range(2))
+    return utility, ranks_from_utilities(utility)
+
+
 def play_game(
     game: Game[Any, Any],
     refs: Sequence[BotRef],
@@ -76,8 +93,10 @@ def play_game(
     faults: list[Fault | None],
     on_move: Callable[[MoveRecord], None] | None = None,
     started: float | None = None,
+    adjudication: Adjudication | None = None,
 ) -> MatchRecord:
-    """Play from ``start`` to the end (or to a deciding fault) and judge the result.
+    """Play from ``start`` to the end (or to a deciding fault, or to an ``adjudication`` rule:
+    two-player games) and judge the result.
 
     ``refs`` are the bots by seat; ``seats`` who plays each (None: nobody, a seat that could not
     start, whose fault ``faults`` must hold). ``faults`` holds start-up faults per seat (and is
@@ -97,6 +116,8 @@ def play_game(
     request_id = 0
     first = next((f for f in faults if f is not None), None)  # the match's termination
     decided = n == 2 and first is not None
+    judge = Adjudicator(adjudication) if adjudication and adjudication.active and n == 2 else None
+    verdict: dict[str, Any] | None = None
     while not decided and not game.is_terminal(state):
         facts = table.facts(game, state)
         seat = facts.seat
@@ -138,7 +159,15 @@ def play_game(
         moves.append(record)
         if on_move is not None:
             on_move(record)
-    utility, ranks = final_ranks(game, state, faults)
+        if judge is not None and not record.forced:
+            verdict = judge.after(record.seat, record.info)
+            if verdict is not None and not game.is_terminal(state):
+                break
+            verdict = None  # the game ended on the board with that move: no adjudication
+    if verdict is not None:
+        utility, ranks = adjudicated_ranks(game, verdict["winner"])
+    else:
+        utility, ranks = final_ranks(game, state, faults)
     scores = scores_from_ranks(ranks)
     return MatchRecord(
         game=game.name,
@@ -151,9 +180,16 @@ def play_game(
             for i in range(n)
         ],
         moves=moves,
-        termination=first.termination if first else Termination.NORMAL,
+        termination=(
+            first.termination
+            if first
+            else Termination.ADJUDICATED
+            if verdict is not None
+            else Termination.NORMAL
+        ),
         final_position=game.format_position(state),
         started=started,
         finished=time.time(),
         time_control=seats_dict(tcs),
+        adjudication=verdict,
     )

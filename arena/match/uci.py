@@ -213,7 +213,8 @@ class UciSeat(ProcessSeat):
                 return Reply(elapsed, fault=self._timeout(elapsed, request))
             self.send_ok = False
             return Reply(elapsed, fault=self._crashed())
-        info = ""  # the last info line that carried a score (or, failing that, a depth)
+        info = ""  # the last info line with an exact score (else a bound, else a depth)
+        exact = False
         while True:
             status, raw = process.read_line(deadline)
             if status is ReadStatus.TIMEOUT and pauses.stood_still(resumed):
@@ -231,7 +232,11 @@ class UciSeat(ProcessSeat):
                 words = raw.decode("utf-8", "replace").split()
                 move = words[1] if len(words) > 1 else ""
                 return Reply(elapsed, move, parse_info(info) if info else None)
-            if raw.startswith(b"info") and (b" score " in raw or (b" depth " in raw and not info)):
+            if raw.startswith(b"info") and b" score " in raw:
+                bound = b"bound" in raw  # a fail-high/low line: kept only until an exact one
+                if not bound or not exact:
+                    info, exact = raw.decode("utf-8", "replace"), not bound
+            elif raw.startswith(b"info") and not info and b" depth " in raw:
                 info = raw.decode("utf-8", "replace")
         elapsed = time.monotonic() - sent
         if status is ReadStatus.TIMEOUT:

@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from bot_arena.arena.match.adjudication import Adjudication, Adjudicator
 from bot_arena.arena.match.botref import BotRef
 from bot_arena.arena.match.record import Fault, MatchRecord, Termination
-from bot_arena.arena.match.referee import final_ranks
+from bot_arena.arena.match.referee import adjudicated_ranks, final_ranks
 from bot_arena.arena.match.states import table_for
 from bot_arena.games.base import Game, GameError, scores_from_ranks
 
@@ -40,12 +41,13 @@ def check_record(
     record: MatchRecord,
     refs: Sequence[BotRef],
     start_position: str | None = None,
+    adjudication: Adjudication | None = None,
 ) -> str | None:
     """Why ``record`` is not a result of ``game`` between ``refs`` (the scheduled bots in seat
-    order) from ``start_position`` (None: the game's initial position), or None when it is.
-    Never raises for a record's content."""
+    order) from ``start_position`` (None: the game's initial position) under the
+    ``adjudication`` rules, or None when it is. Never raises for a record's content."""
     try:
-        return _check(game, record, refs, start_position)
+        return _check(game, record, refs, start_position, adjudication)
     except (GameError, ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
         return f"record cannot be replayed: {type(exc).__name__}: {str(exc)[:80]}"
 
@@ -55,6 +57,7 @@ def _check(
     record: MatchRecord,
     refs: Sequence[BotRef],
     start_position: str | None,
+    adjudication: Adjudication | None = None,
 ) -> str | None:
     n = game.num_players
     if record.game != game.name or record.params != dict(game.params):
@@ -100,6 +103,14 @@ def _check(
     if record.final_position != game.format_position(state):
         return "final position is not the one the moves lead to"
 
+    verdict = _adjudicated(record, adjudication, faulty)
+    if isinstance(verdict, str):
+        return verdict
+    if verdict is not None:
+        if game.is_terminal(state):
+            return "adjudicated at a position where the game was over"
+        utility, ranks = adjudicated_ranks(game, verdict["winner"])
+        return _seats_agree(record, utility, ranks)
     if not faulty:
         if record.termination is not Termination.NORMAL:
             return f"termination {record.termination.value} without a fault"
@@ -114,6 +125,35 @@ def _check(
             return "stand-ins did not play the game to its end"
 
     utility, ranks = final_ranks(game, state, faults)
+    return _seats_agree(record, utility, ranks)
+
+
+def _adjudicated(
+    record: MatchRecord, rules: Adjudication | None, faulty: Sequence[int]
+) -> dict[str, Any] | str | None:
+    """The verdict the rules give for the record's moves (None: they never fire), or why the
+    record's own verdict and termination are not what the rules give. A rule fires at the
+    first move it can; the game ends there."""
+    verdict = None
+    if rules is not None and rules.active and len(record.seats) == 2 and not faulty:
+        judge = Adjudicator(rules)
+        for ply, move in enumerate(record.moves):
+            verdict = judge.after(move.seat, move.info)
+            if verdict is not None:
+                if ply != len(record.moves) - 1:
+                    return f"adjudication ({verdict['rule']}) at move {ply + 1}, yet play went on"
+                break
+    said = record.adjudication
+    if verdict is not None and said is None and record.termination is Termination.NORMAL:
+        return None  # the rule fired on the move that ended the game on the board
+    if (record.termination is Termination.ADJUDICATED) != (said is not None):
+        return f"termination {record.termination.value} with adjudication {said}"
+    if said is not None and said != verdict:
+        return f"adjudication {said} where the rules give {verdict}"
+    return verdict
+
+
+def _seats_agree(record: MatchRecord, utility: Any, ranks: Sequence[int]) -> str | None:
     scores = scores_from_ranks(ranks)
     for i, seat in enumerate(record.seats):
         if (seat.utility, seat.rank, seat.score) != (float(utility[i]), ranks[i], scores[i]):

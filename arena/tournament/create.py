@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from bot_arena.arena.match.adjudication import Adjudication
 from bot_arena.arena.match.botref import BotRef, BotSpecError
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.timecontrol import TimeControl
@@ -58,6 +59,7 @@ def create(
     book: Sequence[Opening] = (),
     book_order: str = "sequential",
     book_settings: Mapping[str, Any] | None = None,
+    adjudication: Adjudication | None = None,
 ) -> int:
     """Store a new tournament with every match pending (one transaction); returns its id.
     ``time_controls``: one per entrant when they differ (time odds; ``time_control`` is then
@@ -86,6 +88,8 @@ def create(
         settings["limits"] = limits.to_dict()
     if book_settings is not None:
         settings["openings"] = dict(book_settings)
+    if adjudication is not None and adjudication.active:
+        settings["adjudication"] = adjudication.to_dict()
     with factory.begin() as session:
         versions = versions_for(session, refs)
         tournament_id = stored.create_tournament(

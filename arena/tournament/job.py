@@ -25,6 +25,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from bot_arena.arena.match.adjudication import Adjudication
 from bot_arena.arena.match.botref import BotRef
 from bot_arena.arena.match.record import Fault, MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
@@ -65,6 +66,7 @@ class Plan:
     # per field position when the bots have different time controls (time odds); a position
     # beyond it (a trial's stand-in) plays under ``time_control``
     time_controls: tuple[TimeControl, ...] = ()
+    adjudication: Adjudication = field(default_factory=Adjudication)  # the tournament's rules
 
     def time_control_of(self, position: int) -> TimeControl:
         """The time control of the bot at field ``position``."""
@@ -82,6 +84,7 @@ class Plan:
             "playing": list(self.playing),
             "sandbox": self.sandbox.to_dict(),
             "time_controls": [tc.to_dict() for tc in self.time_controls],
+            "adjudication": self.adjudication.to_dict(),
         }
 
     @classmethod
@@ -97,6 +100,7 @@ class Plan:
             if not isinstance(tcs, list) or not all(isinstance(t, dict) for t in tcs):
                 raise ValueError("time controls are not a list of objects")
             time_controls = tuple(TimeControl.from_dict(t) for t in tcs)
+            adjudication = Adjudication.from_dict(data.get("adjudication"))
         except (ValueError, TypeError, KeyError) as exc:
             raise MessageError(f"plan: {exc}") from None
         return cls(
@@ -108,6 +112,7 @@ class Plan:
             _ints(data.get("playing"), "plan: playing"),
             sandbox,
             time_controls,
+            adjudication,
         )
 
 
@@ -212,6 +217,7 @@ def play(pool: BotPool, game: Game[Any, Any], plan: Plan, job: Job) -> MatchReco
         start_position=job.start_position,
         seed=job.seed,
         barred=dict(job.barred),
+        adjudication=plan.adjudication,
     )
 
 

@@ -31,6 +31,7 @@ from sqlalchemy import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena import games
+from bot_arena.arena.match.adjudication import Adjudication
 from bot_arena.arena.match.botref import BotRef
 from bot_arena.arena.match.confinement import server_env
 from bot_arena.arena.match.record import MatchRecord
@@ -155,6 +156,7 @@ class Runner:
                 time_controls=tuple(
                     TimeControl.from_dict(tc) for tc in tournament.settings.get("time_controls", [])
                 ),
+                adjudication=Adjudication.from_dict(tournament.settings.get("adjudication")),
             )
             if jobs:
                 # after a forced resume with changed bots, the seats still to play point at
@@ -213,7 +215,8 @@ class Runner:
         (``verify.check_record``). A record that fails is not stored: who forged it cannot be
         known (any bot that ran beside the job may have), so nobody is charged and the match is
         left to resume, reported like an arena error."""
-        reason = check_record(game, record, [plan.refs[i] for i in job.seats], job.start_position)
+        refs = [plan.refs[i] for i in job.seats]
+        reason = check_record(game, record, refs, job.start_position, plan.adjudication)
         if reason is not None:
             text = (
                 f"match {job.match_id}: record refused ({reason}); left to resume, nobody charged"

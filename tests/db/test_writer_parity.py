@@ -122,6 +122,8 @@ def _steps(versions: list[int], tids: list[int]) -> Iterator[Step]:
     yield "mark_running none", lambda w: w.mark_running([])
     per_seat = {"seats": [{"move_time": 1.0}, {"move_time": 2.0}]}
     first, second = _record(2, 5, tc=tc), _record(2, 2, tc=per_seat, shift=10.0)
+    second.termination = Termination.ADJUDICATED  # its verdict is stored beside it
+    second.adjudication = {"rule": "draw", "winner": None, "scores": [3, -5, 0, 10]}
     yield (
         "complete_matches",
         lambda w: w.complete_matches(
