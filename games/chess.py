@@ -106,23 +106,9 @@ class ChessState:
 
 
 def _snapshot(board: chess.Board) -> Position:
-    """The board's position as integers (the information of its FEN, normalised like it)."""
-    occupied_co = board.occupied_co
-    return (
-        occupied_co[chess.WHITE],
-        occupied_co[chess.BLACK],
-        board.turn,
-        board.pawns,
-        board.knights,
-        board.bishops,
-        board.rooks,
-        board.queens,
-        board.kings,
-        board.clean_castling_rights(),
-        board.ep_square if board.has_legal_en_passant() else None,
-        board.halfmove_clock,
-        board.fullmove_number,
-    )
+    """The board's position as integers (the information of its FEN, normalised like it):
+    ``_key`` and the two move clocks."""
+    return (*_key(board), board.halfmove_clock, board.fullmove_number)
 
 
 def _key(board: chess.Board) -> PositionKey:

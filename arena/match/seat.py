@@ -121,14 +121,7 @@ class ProcessSeat:
         # said why on its stdout before it exited
         status, raw = self.process.read_line(deadline)
         if status is ReadStatus.TIMEOUT:
-            limit = round(deadline - self.sent, 3)
-            self.process.kill()
-            return faults.stall(
-                f"no handshake within the start-up limit ({limit:g}s)",
-                "no handshake",
-                startup_s=limit,
-                stderr_tail=self.process.stderr.tail(),
-            )
+            return self._no_handshake(deadline, "handshake")
         if status is ReadStatus.EOF:
             message = f"no handshake: {self._exit_message()}"
             return faults.stall(message, "exited", **self._evidence())
@@ -151,6 +144,18 @@ class ProcessSeat:
         self.games += 1
         return None
 
+    def _no_handshake(self, deadline: float, what: str) -> Fault:
+        """The stall of a process that did not answer its start (``what``: the answer it owed)
+        by ``deadline``; the process is killed."""
+        limit = round(deadline - self.sent, 3)
+        self.process.kill()
+        return faults.stall(
+            f"no {what} within the start-up limit ({limit:g}s)",
+            "no handshake",
+            startup_s=limit,
+            stderr_tail=self.process.stderr.tail(),
+        )
+
     # --- one move ------------------------------------------------------------------------------
     def ask(
         self,
@@ -167,12 +172,9 @@ class ProcessSeat:
         resumed = pauses.stalls()
         sent = time.monotonic()
         deadline = None if hard_limit is None else sent + hard_limit
-        if not process.send(request.line, deadline):
-            elapsed = time.monotonic() - sent
-            if process.alive() and deadline is not None and time.monotonic() >= deadline:
-                return Reply(elapsed, fault=self._timeout(elapsed, request))
-            self.send_ok = False
-            return Reply(elapsed, fault=self._crashed())
+        unsent = self._send(request.line, sent, deadline, request)
+        if unsent is not None:
+            return unsent
         status, raw = process.read_line(deadline)
         elapsed = time.monotonic() - sent
         if pauses.stood_still(resumed):
@@ -205,6 +207,19 @@ class ProcessSeat:
         if status is ReadStatus.TOO_LONG:
             message = f"answer line longer than {protocol.MAX_LINE} bytes"
             return Reply(elapsed, fault=faults.bad_output(message, _text(raw), **self._evidence()))
+        return Reply(elapsed, fault=self._crashed())
+
+    def _send(
+        self, data: bytes, sent: float, deadline: float | None, request: protocol.MoveRequest
+    ) -> Reply | None:
+        """Write a move request; the timeout or crash when it cannot be written, else None."""
+        process = self.process
+        if process.send(data, deadline):
+            return None
+        elapsed = time.monotonic() - sent
+        if process.alive() and deadline is not None and time.monotonic() >= deadline:
+            return Reply(elapsed, fault=self._timeout(elapsed, request))
+        self.send_ok = False
         return Reply(elapsed, fault=self._crashed())
 
     def _crashed(self) -> Fault:

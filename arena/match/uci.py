@@ -172,14 +172,7 @@ class UciSeat(ProcessSeat):
                 lines.append(line)
                 continue
             if status is ReadStatus.TIMEOUT:
-                limit = round(deadline - self.sent, 3)
-                self.process.kill()
-                return faults.stall(
-                    f"no {word} within the start-up limit ({limit:g}s)",
-                    "no handshake",
-                    startup_s=limit,
-                    stderr_tail=self.process.stderr.tail(),
-                )
+                return self._no_handshake(deadline, word)
             if status is ReadStatus.TOO_LONG:
                 message = f"line longer than {protocol.MAX_LINE} bytes before {word}"
                 return faults.bad_output(message, _text(raw), **self._evidence())
@@ -207,12 +200,9 @@ class UciSeat(ProcessSeat):
         resumed = pauses.stalls()
         sent = time.monotonic()
         deadline = None if hard_limit is None else sent + hard_limit
-        if not process.send(text.encode(), deadline):
-            elapsed = time.monotonic() - sent
-            if process.alive() and deadline is not None and time.monotonic() >= deadline:
-                return Reply(elapsed, fault=self._timeout(elapsed, request))
-            self.send_ok = False
-            return Reply(elapsed, fault=self._crashed())
+        unsent = self._send(text.encode(), sent, deadline, request)
+        if unsent is not None:
+            return unsent
         info = ""  # the last info line with an exact score (else a bound, else a depth)
         exact = False
         while True:
