@@ -45,7 +45,7 @@ NAMING = {
     "pk": "pk_%(table_name)s",
 }
 
-BOT_KINDS = ("builtin", "module", "command", "human", "uci")
+BOT_KINDS = ("builtin", "module", "command", "human", "uci", "xboard")
 MATCH_STATUSES = ("pending", "running", "done", "void")
 TOURNAMENT_STATUSES = ("running", "done")
 FORMATS = ("round-robin", "gauntlet")

@@ -90,7 +90,7 @@ def _submitted(path: str, anchored: bool = False) -> BotRef:
     try:
         ref = resolve(path)
         if anchored and ref.kind in PROGRAMS:
-            prefix = path.strip().partition(":")[0]  # cmd or uci
+            prefix = path.strip().partition(":")[0]  # cmd, uci or xboard
             ref = resolve(f"{prefix}:{anchor_command(ref.target)}")
     except BotSpecError as exc:
         fail(str(exc))

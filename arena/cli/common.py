@@ -348,14 +348,15 @@ def command_group(**settings: Any) -> typer.Typer:
 
 
 def check_engines(refs: Sequence[BotRef], game: Game[Any, Any]) -> None:
-    """Refuse (one line, exit 2) a bot that cannot play ``game`` at all: a UCI engine plays
-    chess only. The user's setup, so no match is played and nobody loses one."""
-    from bot_arena.arena.match.botref import UCI
+    """Refuse (one line, exit 2) a bot that cannot play ``game`` at all: a chess engine (UCI,
+    xboard) plays chess only. The user's setup, so no match is played and nobody loses one."""
+    from bot_arena.arena.match.botref import ENGINES, UCI
     from bot_arena.arena.match.uci import GAME
 
     for ref in refs:
-        if ref.kind == UCI and game.name != GAME:
-            fail(f"{ref.name}: a UCI engine plays {GAME}, not {game.name}")
+        if ref.kind in ENGINES and game.name != GAME:
+            protocol = "a UCI" if ref.kind == UCI else "an xboard"
+            fail(f"{ref.name}: {protocol} engine plays {GAME}, not {game.name}")
 
 
 def adjudication(draw: str | None, resign: str | None, max_moves: int | None) -> Adjudication:

@@ -17,8 +17,10 @@ BUILTIN = "builtin"
 MODULE = "module"
 COMMAND = "command"
 UCI = "uci"  # a chess engine speaking UCI (``engines``, ``uci``)
+XBOARD = "xboard"  # a chess engine speaking xboard/CECP (``engines``, ``xboard``)
 HUMAN = "human"
-PROGRAMS = (COMMAND, UCI)  # kinds whose bot is a program the arena execs, not Python it loads
+ENGINES = (UCI, XBOARD)  # chess engines: a command line and options, a protocol of their own
+PROGRAMS = (COMMAND, *ENGINES)  # kinds whose bot is a program the arena execs, not Python
 
 _FILE_ATTR = re.compile(r"^(?P<path>.+\.py)(?::(?P<attr>[A-Za-z_]\w*))?$")
 
@@ -30,7 +32,7 @@ class BotSpecError(ValueError):
 @dataclass(frozen=True)
 class BotRef:
     name: str  # display name: spec, registered name, file stem or "cmd:<command>"
-    kind: str  # "builtin" | "module" | "command" | "uci" | "human"
+    kind: str  # "builtin" | "module" | "command" | "uci" | "xboard" | "human"
     target: str  # spec string, path to a .py file (optionally ":attr") / "pkg.mod:attr", command
     source: str | None = None  # module source text (kind "module"), else None
     sha256: str = ""

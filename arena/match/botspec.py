@@ -19,10 +19,10 @@ from bot_arena.arena.match import versions
 from bot_arena.arena.match.botref import (
     BUILTIN,
     COMMAND,
+    ENGINES,
     HUMAN,
     MODULE,
     PROGRAMS,
-    UCI,
     BotRef,
     BotSpecError,
     file_target,
@@ -197,11 +197,12 @@ def resolve(spec: str, lookup: Callable[[str], BotRef | None] | None = None) -> 
         command = spec[4:].strip()
         versions.check_command(command)
         return BotRef(f"cmd:{command}", COMMAND, command, None, versions.command(command))
-    if spec.startswith("uci:"):
-        target = spec[4:].strip()
+    kind = next((k for k in ENGINES if spec.startswith(f"{k}:")), None)
+    if kind is not None:  # uci: or xboard:
+        target = spec[len(kind) + 1 :].strip()
         versions.check_command(shlex.join(split_engine(target)[0]))
         # the options are part of the version: the hashed text is the whole target
-        return BotRef(f"uci:{target}", UCI, target, None, versions.command(target))
+        return BotRef(f"{kind}:{target}", kind, target, None, versions.command(target))
     if spec == HUMAN:
         return pinned(HUMAN, HUMAN, HUMAN)
     if file_target(spec) is not None:
@@ -224,8 +225,8 @@ def resolve(spec: str, lookup: Callable[[str], BotRef | None] | None = None) -> 
             return found
     raise BotSpecError(
         f"unknown bot {spec!r}: not a built-in ({', '.join(bots.names())}), a .py file, "
-        f"a folder or archive with {MAIN}, pkg.module:attr, cmd:<command>, uci:<command> or a "
-        "registered name"
+        f"a folder or archive with {MAIN}, pkg.module:attr, cmd:<command>, uci:<command>, "
+        "xboard:<command> or a registered name"
     )
 
 

@@ -22,7 +22,15 @@ from typing import Any, TextIO
 
 from bot_arena.arena.match import faults, versions
 from bot_arena.arena.match.adjudication import Adjudication
-from bot_arena.arena.match.botref import BUILTIN, HUMAN, PROGRAMS, UCI, BotRef, file_target
+from bot_arena.arena.match.botref import (
+    BUILTIN,
+    HUMAN,
+    PROGRAMS,
+    UCI,
+    XBOARD,
+    BotRef,
+    file_target,
+)
 from bot_arena.arena.match.confinement import Confiner
 from bot_arena.arena.match.engines import engine_command
 from bot_arena.arena.match.human import HumanSeat
@@ -31,6 +39,7 @@ from bot_arena.arena.match.referee import play_game
 from bot_arena.arena.match.seat import ProcessSeat, Seat
 from bot_arena.arena.match.timecontrol import TimeControl, per_seat
 from bot_arena.arena.match.uci import UciSeat
+from bot_arena.arena.match.xboard import XboardSeat
 from bot_arena.arena.transport import pauses, protocol
 from bot_arena.arena.transport.forkserver import ForkServer, ForkServerError, start_forkserver
 from bot_arena.arena.transport.limits import ResourceLimits
@@ -210,7 +219,11 @@ class BotPool:
         except (OSError, ValueError) as exc:
             return faults.stall(f"cannot start the bot: {exc}", "spawn")
         self.started_pids.append(process.pid)
-        return UciSeat(ref, process) if ref.kind == UCI else ProcessSeat(ref, process)
+        if ref.kind == UCI:
+            return UciSeat(ref, process)
+        if ref.kind == XBOARD:
+            return XboardSeat(ref, process)
+        return ProcessSeat(ref, process)
 
     def prestart(self, refs: Sequence[BotRef]) -> None:
         """Start one idle process for each bot of ``refs`` that has none, all at once, so their

@@ -123,7 +123,6 @@ class UciSeat(ProcessSeat):
         self.start_position = str(message.get("position") or START_FEN)
         self.seat = int(message.get("seat") or 0)
         self.first = message.get("type") == "hello"
-        self.game_name = message.get("game")
         text = "uci\n" if self.first else "ucinewgame\nisready\n"
         self.send_ok = self.process.send(text.encode(), self.sent + 5.0)
 

@@ -1,0 +1,238 @@
+"""The seat of a chess engine that speaks xboard/CECP (``xboard:`` bots), beside ``uci``: the same
+process transport, clocks and fault classes, the other chess engine protocol.
+
+- **Start**: ``xboard``, ``protover 2`` until ``feature ... done=1`` (an engine of protocol 1,
+  which sends no features, is taken as it is after two seconds), ``easy`` (no pondering), the
+  engine's options (``option NAME=VALUE``). Each game: ``new``, ``force``, ``post`` and, from a
+  position other than the start, ``setboard FEN`` (refused as a failed start when the engine
+  does not offer it); with ``ping``, ``ping N`` until ``pong N`` (ready, as UCI's ``readyok``).
+- **A move**: the engine stays in force mode between its moves and is told the moves it has
+  not seen (``usermove M`` when it asked for that), the time control (``level 0 M:SS INC`` for a
+  clock, ``st S`` for a move time, ``sd N`` for ``--depth``), ``time``/``otim`` in centiseconds,
+  then ``go`` until ``move M``. Thinking lines (``ply score time nodes pv``) become the move's
+  search info; ``resign`` gives the game up; other lines are ignored. Faults and the clock are
+  the arena's, as for every bot.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from bot_arena.arena.match import faults
+from bot_arena.arena.match.botref import BotRef
+from bot_arena.arena.match.engines import split_engine
+from bot_arena.arena.match.record import Fault
+from bot_arena.arena.match.seat import ProcessSeat, Reply
+from bot_arena.arena.match.uci import GAME, START_FEN
+from bot_arena.arena.transport import pauses, protocol
+from bot_arena.arena.transport.process import BotProcess, ReadStatus
+from bot_arena.games.base import Game
+
+PROTOCOL_1_WAIT_S = 2.0  # how long an engine that sends no features is waited for (CECP's rule)
+_THINKING = re.compile(rb"^\s*(\d+)\s+(-?\d+)\s+(\d+)\s+(\d+)\s*(.*)$")
+_FEATURE = re.compile(r'(\w+)=("[^"]*"|\S+)')
+
+
+def parse_thinking(line: bytes) -> dict[str, Any] | None:
+    """A ``post`` line ``ply score time nodes pv`` as search info (score in centipawns from
+    the engine's side, time in centiseconds), or None when the line is not one."""
+    m = _THINKING.match(line)
+    if m is None:
+        return None
+    depth, score, centis, nodes, pv = m.groups()
+    return {
+        "depth": int(depth),
+        "score": {"cp": int(score)},
+        "time_ms": int(centis) * 10,
+        "nodes": int(nodes),
+        "pv": pv.decode("utf-8", "replace").split(),
+    }
+
+
+def level_command(tc: Any) -> str:
+    """The time control in CECP's words (seconds to ``M:SS``; a move time as ``st``)."""
+    lines = []
+    if tc.base is not None:
+        minutes, seconds = divmod(round(tc.base), 60)
+        base = f"{minutes}:{seconds:02d}" if seconds else str(minutes)
+        lines.append(f"level 0 {base} {tc.increment:g}")
+    elif tc.move_time is not None:
+        lines.append(f"st {max(1, int(tc.move_time))}")
+    if tc.depth is not None:
+        lines.append(f"sd {tc.depth}")
+    return "".join(f"{line}\n" for line in lines)
+
+
+class XboardSeat(ProcessSeat):
+    """An ``xboard:`` bot's process, spoken to in CECP."""
+
+    def __init__(self, ref: BotRef, process: BotProcess) -> None:
+        super().__init__(ref, process)
+        self.options = split_engine(ref.target)[1]
+        self.features: dict[str, str] = {}
+        self.start_position = START_FEN
+        self.seat = 0
+        self.first = True
+        self.known = 0  # the game's moves the engine's board holds
+        self.pings = 0
+
+    def start(self, message: dict[str, Any]) -> None:
+        self.sent = time.monotonic()
+        self.start_position = str(message.get("position") or START_FEN)
+        self.seat = int(message.get("seat") or 0)
+        self.first = message.get("type") == "hello"
+        self.known = 0
+        if self.first:
+            self.send_ok = self.process.send(b"xboard\nprotover 2\n", self.sent + 5.0)
+
+    def finish_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None:
+        if game.name != GAME:
+            self.process.kill()
+            return faults.stall(f"an xboard engine plays chess, not {game.name}", "game")
+        if self.first:
+            fault = self._features(deadline)
+            if fault is not None:
+                return fault
+            commands = ["easy"]
+            offered = {
+                m.group(1).split(" ", 1)[0].strip('"'): True
+                for m in re.finditer(r'option="([^"]+)"', self.features.get("options", ""))
+            }
+            for name, value in self.options:
+                if offered and name not in offered:
+                    self.process.kill()
+                    return faults.stall(f"the engine has no option {name!r}", "option")
+                commands.append(f"option {name}={value}")
+            self.process.send("".join(f"{c}\n" for c in commands).encode(), deadline)
+        fen, _, history = self.start_position.partition(" moves ")
+        setup = ["new", "force", "post"]
+        if fen.strip() != START_FEN or history:
+            if self.features.get("setboard") != "1":
+                self.process.kill()
+                return faults.stall("the engine cannot set up a position (no setboard)", "setup")
+            setup.append(f"setboard {fen.strip()}")
+            setup += [self._move_text(m) for m in history.split()]
+        if self.features.get("ping") == "1":
+            self.pings += 1
+            setup.append(f"ping {self.pings}")
+        if not self.process.send("".join(f"{c}\n" for c in setup).encode(), deadline):
+            return faults.stall(f"no handshake: {self._exit_message()}", "exited")
+        if self.features.get("ping") == "1":
+            fault = self._until(f"pong {self.pings}".encode(), deadline, "pong")
+            if fault is not None:
+                return fault
+        self.games += 1
+        return None
+
+    def _features(self, deadline: float) -> Fault | None:
+        """Read ``feature`` lines until ``done=1`` (protocol 1: none for two seconds)."""
+        quiet_until = time.monotonic() + PROTOCOL_1_WAIT_S
+        waiting = False  # ``done=0``: the engine asked for time to start
+        options: list[str] = []
+        while True:
+            limit = deadline if waiting or self.features else min(deadline, quiet_until)
+            status, raw = self.process.read_line(limit)
+            if status is ReadStatus.TIMEOUT:
+                if time.monotonic() >= deadline:
+                    return self._no_handshake(deadline, "feature done=1")
+                self.features["options"] = " ".join(options)
+                return None  # protocol 1: no features
+            if status is not ReadStatus.LINE:
+                return self._startup_failure(status, raw, "feature done=1")
+            line = raw.decode("utf-8", "replace")
+            if not line.startswith("feature "):
+                continue
+            for key, value in _FEATURE.findall(line):
+                if key == "option":
+                    options.append(f"option={value}")
+                    continue
+                self.features[key] = value.strip('"')
+                if key == "myname":
+                    self.bot_name = value.strip('"')
+                if key == "done":
+                    waiting = value == "0"
+                    if value == "1":
+                        self.features["options"] = " ".join(options)
+                        return None
+
+    def _until(self, word: bytes, deadline: float, what: str) -> Fault | None:
+        while True:
+            status, raw = self.process.read_line(deadline)
+            if status is ReadStatus.LINE:
+                if raw.strip() == word:
+                    return None
+                continue
+            if status is ReadStatus.TIMEOUT:
+                return self._no_handshake(deadline, what)
+            return self._startup_failure(status, raw, what)
+
+    def _startup_failure(self, status: ReadStatus, raw: bytes, what: str) -> Fault:
+        if status is ReadStatus.TOO_LONG:
+            message = f"line longer than {protocol.MAX_LINE} bytes before {what}"
+            return faults.bad_output(message, protocol.truncate(raw.decode("utf-8", "replace")))
+        return faults.stall(f"no {what}: {self._exit_message()}", "exited", **self._evidence())
+
+    def _move_text(self, move: str) -> str:
+        return f"usermove {move}" if self.features.get("usermove") == "1" else move
+
+    def ask(
+        self,
+        game: Game[Any, Any],
+        state: Any,
+        request: protocol.MoveRequest,
+        hard_limit: float | None,
+    ) -> Reply:
+        process = self.process
+        while process.unsolicited():  # thinking output after the move: read past it
+            if process.read_line(time.monotonic())[0] is not ReadStatus.LINE:
+                break
+        moves = protocol.loads(request.line.decode())["moves"]
+        clocks = request.clocks
+        own, other = clocks[self.seat], clocks[1 - self.seat]
+        lines = ["force", *(self._move_text(m) for m in moves[self.known :])]
+        text = "\n".join(lines) + "\n" + level_command(own.tc)
+        if own.remaining is not None and other.remaining is not None:
+            text += f"time {int(own.remaining * 100)}\notim {int(other.remaining * 100)}\n"
+        text += "go\n"
+        resumed = pauses.stalls()
+        sent = time.monotonic()
+        deadline = None if hard_limit is None else sent + hard_limit
+        unsent = self._send(text.encode(), sent, deadline, request)
+        if unsent is not None:
+            return unsent
+        info: dict[str, Any] | None = None
+        while True:
+            status, raw = process.read_line(deadline)
+            if status is ReadStatus.TIMEOUT and pauses.stood_still(resumed):
+                resumed = pauses.stalls()
+                if hard_limit is not None:
+                    deadline = time.monotonic() + hard_limit
+                continue
+            if status is not ReadStatus.LINE:
+                break
+            words = raw.split()
+            if words[:1] == [b"move"] and len(words) == 2:
+                elapsed = time.monotonic() - sent
+                if pauses.stood_still(resumed) and request.deadline is not None:
+                    elapsed = min(elapsed, request.deadline)
+                self.known = len(moves) + 1
+                return Reply(elapsed, words[1].decode("utf-8", "replace"), info)
+            if words[:1] == [b"resign"]:
+                elapsed = time.monotonic() - sent
+                return Reply(elapsed, fault=faults.gave_up("the engine resigned", "resign"))
+            thinking = parse_thinking(raw)
+            if thinking is not None:
+                info = thinking
+        elapsed = time.monotonic() - sent
+        if status is ReadStatus.TIMEOUT:
+            return Reply(elapsed, fault=self._timeout(elapsed, request))
+        if status is ReadStatus.TOO_LONG:
+            message = f"line longer than {protocol.MAX_LINE} bytes"
+            text_out = protocol.truncate(raw.decode("utf-8", "replace"))
+            return Reply(elapsed, fault=faults.bad_output(message, text_out, **self._evidence()))
+        return Reply(elapsed, fault=self._crashed())
+
+    def ask_quit(self, deadline: float) -> None:
+        self.process.send(b"quit\n", deadline)

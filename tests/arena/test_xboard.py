@@ -1,0 +1,98 @@
+"""``xboard:`` bots: chess engines that speak xboard/CECP, over the same pipes, clocks and fault
+classes as every bot; real fairymax when it is installed (Debian puts it in /usr/games)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bot_arena import games
+from bot_arena.arena.cli.app import app
+from bot_arena.arena.match.botref import XBOARD
+from bot_arena.arena.match.botspec import resolve
+from bot_arena.arena.match.pool import BotPool
+from bot_arena.arena.match.record import MatchRecord, Termination
+from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.match.xboard import level_command, parse_thinking
+from bot_arena.arena.transport.limits import ResourceLimits
+
+PATH = os.environ.get("PATH", "") + os.pathsep + "/usr/games"
+FAIRYMAX = shutil.which("fairymax", path=PATH)
+if FAIRYMAX is None and os.environ.get("ARENA_ENGINES_REQUIRED"):  # CI installs it
+    raise RuntimeError("ARENA_ENGINES_REQUIRED is set but fairymax is not installed")
+needs_fairymax = pytest.mark.skipif(
+    FAIRYMAX is None, reason="fairymax is not installed (apt-get install fairymax)"
+)
+
+
+def test_thinking_lines_and_time_controls() -> None:
+    assert parse_thinking(b" 7     13       60     485785 c7c6 d2d3 d7d5") == {
+        "depth": 7,
+        "score": {"cp": 13},
+        "time_ms": 600,
+        "nodes": 485785,
+        "pv": ["c7c6", "d2d3", "d7d5"],
+    }
+    assert parse_thinking(b"# times @ 158959561: real=844") is None
+    assert parse_thinking(b"move e2e4") is None
+    assert level_command(TimeControl(base=90, increment=0.5)) == "level 0 1:30 0.5\n"
+    assert level_command(TimeControl(base=120)) == "level 0 2 0\n"
+    assert level_command(TimeControl(move_time=2.5, depth=6)) == "st 2\nsd 6\n"
+
+
+def play(white: str, black: str, tc: TimeControl, position: str | None = None) -> MatchRecord:
+    with BotPool(ResourceLimits(startup_s=5.0)) as pool:
+        return pool.play(
+            games.get("chess"),
+            [resolve(white), resolve(black)],
+            time_control=tc,
+            start_position=position,
+            seed=2,
+        )
+
+
+@needs_fairymax
+def test_fairymax_plays_a_whole_game_with_its_thinking() -> None:
+    record = play(f"xboard:{FAIRYMAX}", "random", TimeControl(base=20, increment=0.1))
+    assert resolve(f"xboard:{FAIRYMAX}").kind == XBOARD
+    assert record.seats[0].fault is None and record.seats[1].fault is None, record.seats
+    assert record.termination is Termination.NORMAL and len(record.moves) > 4
+    ours = [m for m in record.moves if m.seat == 0]
+    assert all(m.info is not None and m.info["depth"] >= 1 and m.info["pv"] for m in ours)
+    assert ours[0].info is not None and ours[0].info["pv"][0] == record.moves[0].move
+
+
+@needs_fairymax
+def test_an_engine_without_setboard_refuses_another_start() -> None:
+    fen = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"
+    record = play(f"xboard:{FAIRYMAX}", "random", TimeControl(move_time=1.0), fen)
+    fault = record.seats[0].fault
+    assert fault is not None and fault.termination is Termination.STALL
+    assert fault.message == "the engine cannot set up a position (no setboard)"
+
+
+def test_an_engine_that_exits_or_stays_silent() -> None:
+    gone = play("xboard:false", "random", TimeControl(move_time=0.5))
+    fault = gone.seats[0].fault
+    assert fault is not None and fault.termination is Termination.STALL
+    assert "no feature done=1" in fault.message and "exited" in fault.message
+    # no features at all: protocol 1 after two seconds, then no move by the deadline
+    silent = play("xboard:sleep 60", "random", TimeControl(move_time=0.3, margin=0.2))
+    fault = silent.seats[0].fault
+    assert fault is not None and fault.termination is Termination.TIMEOUT, silent.seats
+
+
+@needs_fairymax
+def test_xboard_engines_through_the_command_line(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'arena.db'}"
+    runner = CliRunner()
+    spec = f"xboard:{FAIRYMAX}"
+    added = runner.invoke(app, ["bots", "add", spec, "-n", "fmax", "-g", "chess", "--db", db])
+    assert added.exit_code == 0, added.output
+    refused = runner.invoke(app, ["play", "tictactoe", "--bot", spec, "--bot", "random"])
+    assert refused.exit_code == 2
+    assert "an xboard engine plays chess, not tictactoe" in refused.output
