@@ -96,3 +96,40 @@ def test_xboard_engines_through_the_command_line(tmp_path: Path) -> None:
     refused = runner.invoke(app, ["play", "tictactoe", "--bot", spec, "--bot", "random"])
     assert refused.exit_code == 2
     assert "an xboard engine plays chess, not tictactoe" in refused.output
+
+
+def test_what_the_engine_is_told(tmp_path: Path) -> None:
+    """Each game move reaches the engine once: its own moves it made, the others as usermove;
+    the clock as level, time and otim before each go; a position other than the start by
+    setboard."""
+    import sys
+
+    from bot_arena.arena.transport.sandbox.mode import Mode, SandboxSettings
+
+    log = tmp_path / "engine.log"
+    fake = Path(__file__).parent / "fixtures" / "fake_xboard.py"
+    first_legal = str(Path(__file__).parent / "fixtures" / "first_legal.py")
+    refs = [resolve(f"xboard:{sys.executable} {fake} {log}"), resolve(first_legal)]
+    fen = "4k3/8/8/8/8/8/4P3/4K3 b - - 0 1"  # Black (seat 1, first_legal) moves first
+    tc = TimeControl(base=60, increment=1.0)
+    # unconfined: the engine writes its log where the test reads it
+    with BotPool(ResourceLimits(startup_s=5.0), sandbox=SandboxSettings(Mode.OFF)) as pool:
+        record = pool.play(games.get("chess"), refs, time_control=tc, start_position=fen)
+    assert all(s.fault is None for s in record.seats), record.seats
+    lines = log.read_text().splitlines()
+    setup = ["new", "force", "post", f"setboard {fen}", "ping 1"]
+    assert lines[:8] == ["xboard", "protover 2", "easy", *setup]
+    told = [line.split()[1] for line in lines if line.startswith("usermove ")]
+    assert told == [m.move for m in record.moves if m.seat == 1]  # each once, none of its own
+    first_go = lines.index("go")
+    assert lines[8 : first_go - 1] == [
+        "force",
+        f"usermove {record.moves[0].move}",
+        "level 0 1 1",
+        "time 6000",
+    ]
+    otim = lines[first_go - 1].split()
+    assert otim[0] == "otim" and 6000 <= int(otim[1]) <= 6100  # 60 s, less its move, plus 1
+    ours = [m for m in record.moves if m.seat == 0]
+    thinking = {"depth": 3, "score": {"cp": -15}, "time_ms": 120, "nodes": 999}
+    assert ours and all(m.info == {**thinking, "pv": [m.move]} for m in ours)
