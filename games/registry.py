@@ -42,9 +42,16 @@ def _load(target: str) -> type[Game[Any, Any]]:
     return cls
 
 
+# built-in games whose rules library is costly to import (python-chess: about 60 ms): a fork
+# server does not import them ahead of its workers, so that every match of another game does
+# not pay for them; a worker that plays one imports it (chess engines, exec'd, never do)
+NOT_PRELOADED = frozenset({"bot_arena.games.chess"})
+
+
 def builtin_modules() -> list[str]:
-    """The modules of the built-in entries (a fork server imports them ahead of its workers)."""
-    return list(dict.fromkeys(target.partition(":")[0] for target in _BUILTIN.values()))
+    """The modules of the built-in entries that a fork server imports ahead of its workers."""
+    modules = dict.fromkeys(target.partition(":")[0] for target in _BUILTIN.values())
+    return [m for m in modules if m not in NOT_PRELOADED]
 
 
 def _discover() -> dict[str, str]:

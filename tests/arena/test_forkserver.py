@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -183,3 +184,16 @@ def test_the_bots_of_a_killed_job_die_with_it(mode: Mode) -> None:
         os.close(from_job_r)
         server.close()
     assert not alive(server.process.pid)
+
+
+def test_the_server_leaves_python_chess_to_the_workers_that_play_chess() -> None:
+    """Every fork server starts at least once per match; importing python-chess (about 60 ms)
+    ahead of its workers would slow every game's first start for the chess games' sake."""
+    code = (
+        "import sys\n"
+        "from bot_arena.arena.worker.forkserver import preload\n"
+        "preload()\n"
+        "print('chess' in sys.modules, 'bot_arena.games.connect4' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]  # the other built-in games are preloaded
