@@ -23,11 +23,12 @@ from typing import Any
 
 from bot_arena.arena.match import faults
 from bot_arena.arena.match.botref import BotRef
+from bot_arena.arena.match.engine import EngineSeat
 from bot_arena.arena.match.engines import split_engine
 from bot_arena.arena.match.record import Fault
-from bot_arena.arena.match.seat import ProcessSeat, Reply
-from bot_arena.arena.transport import pauses, protocol
-from bot_arena.arena.transport.process import BotProcess, ReadStatus
+from bot_arena.arena.match.seat import Reply
+from bot_arena.arena.transport import protocol
+from bot_arena.arena.transport.process import BotProcess
 from bot_arena.games.base import Game
 
 START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
@@ -107,7 +108,7 @@ def _ms(seconds: float) -> str:
     return str(max(0, int(seconds * 1000)))
 
 
-class UciSeat(ProcessSeat):
+class UciSeat(EngineSeat):
     """A ``uci:`` bot's process, spoken to in UCI."""
 
     def __init__(self, ref: BotRef, process: BotProcess) -> None:
@@ -116,6 +117,8 @@ class UciSeat(ProcessSeat):
         self.start_position = START_FEN
         self.seat = 0
         self.first = True
+        self.info = ""  # the move's info line so far
+        self.exact = False  # whether it holds an exact score
 
     # --- handshake -----------------------------------------------------------------------------
     def start(self, message: dict[str, Any]) -> None:
@@ -159,85 +162,26 @@ class UciSeat(ProcessSeat):
         self.games += 1
         return None
 
-    def _wait_for(self, word: str, deadline: float) -> list[str] | Fault:
-        """The lines before the line ``word`` by ``deadline``, or the stall or bad output."""
-        lines: list[str] = []
-        while True:
-            status, raw = self.process.read_line(deadline)
-            if status is ReadStatus.LINE:
-                line = raw.decode("utf-8", "replace").strip()
-                if line == word:
-                    return lines
-                lines.append(line)
-                continue
-            if status is ReadStatus.TIMEOUT:
-                return self._no_handshake(deadline, word)
-            if status is ReadStatus.TOO_LONG:
-                message = f"line longer than {protocol.MAX_LINE} bytes before {word}"
-                return faults.bad_output(message, _text(raw), **self._evidence())
-            return faults.stall(f"no {word}: {self._exit_message()}", "exited", **self._evidence())
-
     # --- one move ------------------------------------------------------------------------------
-    def ask(
-        self,
-        game: Game[Any, Any],
-        state: Any,
-        request: protocol.MoveRequest,
-        hard_limit: float | None,
-    ) -> Reply:
-        process = self.process
-        while process.unsolicited():  # late info lines after a bestmove: UCI allows them
-            if process.read_line(time.monotonic())[0] is not ReadStatus.LINE:
-                break
-        sent_request = protocol.loads(request.line.decode())
-        text = (
-            position_command(self.start_position, sent_request["moves"])
-            + "\n"
-            + go_command(request.clocks, self.seat)
-            + "\n"
-        )
-        resumed = pauses.stalls()
-        sent = time.monotonic()
-        deadline = None if hard_limit is None else sent + hard_limit
-        unsent = self._send(text.encode(), sent, deadline, request)
-        if unsent is not None:
-            return unsent
-        info = ""  # the last info line with an exact score (else a bound, else a depth)
-        exact = False
-        while True:
-            status, raw = process.read_line(deadline)
-            if status is ReadStatus.TIMEOUT and pauses.stood_still(resumed):
-                # the arena was stopped while the engine thought: the whole limit again, once
-                resumed = pauses.stalls()
-                if hard_limit is not None:
-                    deadline = time.monotonic() + hard_limit
-                continue
-            if status is not ReadStatus.LINE:
-                break
-            if raw.startswith(b"bestmove"):
-                elapsed = time.monotonic() - sent
-                if pauses.stood_still(resumed) and request.deadline is not None:
-                    elapsed = min(elapsed, request.deadline)
-                words = raw.decode("utf-8", "replace").split()
-                move = words[1] if len(words) > 1 else ""
-                return Reply(elapsed, move, parse_info(info) if info else None)
-            if raw.startswith(b"info") and b" score " in raw:
-                bound = b"bound" in raw  # a fail-high/low line: kept only until an exact one
-                if not bound or not exact:
-                    info, exact = raw.decode("utf-8", "replace"), not bound
-            elif raw.startswith(b"info") and not info and b" depth " in raw:
-                info = raw.decode("utf-8", "replace")
-        elapsed = time.monotonic() - sent
-        if status is ReadStatus.TIMEOUT:
-            return Reply(elapsed, fault=self._timeout(elapsed, request))
-        if status is ReadStatus.TOO_LONG:
-            message = f"line longer than {protocol.MAX_LINE} bytes"
-            return Reply(elapsed, fault=faults.bad_output(message, _text(raw), **self._evidence()))
-        return Reply(elapsed, fault=self._crashed())
+    def move_request(self, request: protocol.MoveRequest) -> str:
+        moves = protocol.loads(request.line.decode())["moves"]
+        self.info, self.exact = "", False
+        head = position_command(self.start_position, moves)
+        return f"{head}\n{go_command(request.clocks, self.seat)}\n"
+
+    def read_answer(self, raw: bytes) -> Reply | None:
+        if raw.startswith(b"bestmove"):
+            words = raw.decode("utf-8", "replace").split()
+            move = words[1] if len(words) > 1 else ""
+            return Reply(0.0, move, parse_info(self.info) if self.info else None)
+        # the last info line with an exact score (else a bound, else a depth)
+        if raw.startswith(b"info") and b" score " in raw:
+            bound = b"bound" in raw  # a fail-high/low line: kept only until an exact one
+            if not bound or not self.exact:
+                self.info, self.exact = raw.decode("utf-8", "replace"), not bound
+        elif raw.startswith(b"info") and not self.info and b" depth " in raw:
+            self.info = raw.decode("utf-8", "replace")
+        return None
 
     def ask_quit(self, deadline: float) -> None:
         self.process.send(b"quit\n", deadline)
-
-
-def _text(raw: bytes) -> str:
-    return protocol.truncate(raw.decode("utf-8", "replace"))

@@ -22,11 +22,12 @@ from typing import Any
 
 from bot_arena.arena.match import faults
 from bot_arena.arena.match.botref import BotRef
+from bot_arena.arena.match.engine import EngineSeat
 from bot_arena.arena.match.engines import split_engine
 from bot_arena.arena.match.record import Fault
-from bot_arena.arena.match.seat import ProcessSeat, Reply
+from bot_arena.arena.match.seat import Reply
 from bot_arena.arena.match.uci import GAME, START_FEN
-from bot_arena.arena.transport import pauses, protocol
+from bot_arena.arena.transport import protocol
 from bot_arena.arena.transport.process import BotProcess, ReadStatus
 from bot_arena.games.base import Game
 
@@ -65,7 +66,7 @@ def level_command(tc: Any) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
-class XboardSeat(ProcessSeat):
+class XboardSeat(EngineSeat):
     """An ``xboard:`` bot's process, spoken to in CECP."""
 
     def __init__(self, ref: BotRef, process: BotProcess) -> None:
@@ -77,6 +78,8 @@ class XboardSeat(ProcessSeat):
         self.first = True
         self.known = 0  # the game's moves the engine's board holds
         self.pings = 0
+        self.moves: list[str] = []  # the game's moves when the current move was asked
+        self.info: dict[str, Any] | None = None  # its last thinking line
 
     def start(self, message: dict[str, Any]) -> None:
         self.sent = time.monotonic()
@@ -120,9 +123,9 @@ class XboardSeat(ProcessSeat):
         if not self.process.send("".join(f"{c}\n" for c in setup).encode(), deadline):
             return faults.stall(f"no handshake: {self._exit_message()}", "exited")
         if self.features.get("ping") == "1":
-            fault = self._until(f"pong {self.pings}".encode(), deadline, "pong")
-            if fault is not None:
-                return fault
+            got = self._wait_for(f"pong {self.pings}", deadline)
+            if isinstance(got, Fault):
+                return got
         self.games += 1
         return None
 
@@ -140,7 +143,7 @@ class XboardSeat(ProcessSeat):
                 self.features["options"] = " ".join(options)
                 return None  # protocol 1: no features
             if status is not ReadStatus.LINE:
-                return self._startup_failure(status, raw, "feature done=1")
+                return self._start_failure(status, raw, "feature done=1")
             line = raw.decode("utf-8", "replace")
             if not line.startswith("feature "):
                 continue
@@ -157,82 +160,30 @@ class XboardSeat(ProcessSeat):
                         self.features["options"] = " ".join(options)
                         return None
 
-    def _until(self, word: bytes, deadline: float, what: str) -> Fault | None:
-        while True:
-            status, raw = self.process.read_line(deadline)
-            if status is ReadStatus.LINE:
-                if raw.strip() == word:
-                    return None
-                continue
-            if status is ReadStatus.TIMEOUT:
-                return self._no_handshake(deadline, what)
-            return self._startup_failure(status, raw, what)
-
-    def _startup_failure(self, status: ReadStatus, raw: bytes, what: str) -> Fault:
-        if status is ReadStatus.TOO_LONG:
-            message = f"line longer than {protocol.MAX_LINE} bytes before {what}"
-            return faults.bad_output(message, protocol.truncate(raw.decode("utf-8", "replace")))
-        return faults.stall(f"no {what}: {self._exit_message()}", "exited", **self._evidence())
-
     def _move_text(self, move: str) -> str:
         return f"usermove {move}" if self.features.get("usermove") == "1" else move
 
-    def ask(
-        self,
-        game: Game[Any, Any],
-        state: Any,
-        request: protocol.MoveRequest,
-        hard_limit: float | None,
-    ) -> Reply:
-        process = self.process
-        while process.unsolicited():  # thinking output after the move: read past it
-            if process.read_line(time.monotonic())[0] is not ReadStatus.LINE:
-                break
-        moves = protocol.loads(request.line.decode())["moves"]
-        clocks = request.clocks
-        own, other = clocks[self.seat], clocks[1 - self.seat]
-        lines = ["force", *(self._move_text(m) for m in moves[self.known :])]
+    def move_request(self, request: protocol.MoveRequest) -> str:
+        self.moves = protocol.loads(request.line.decode())["moves"]
+        self.info = None
+        own, other = request.clocks[self.seat], request.clocks[1 - self.seat]
+        lines = ["force", *(self._move_text(m) for m in self.moves[self.known :])]
         text = "\n".join(lines) + "\n" + level_command(own.tc)
         if own.remaining is not None and other.remaining is not None:
             text += f"time {int(own.remaining * 100)}\notim {int(other.remaining * 100)}\n"
-        text += "go\n"
-        resumed = pauses.stalls()
-        sent = time.monotonic()
-        deadline = None if hard_limit is None else sent + hard_limit
-        unsent = self._send(text.encode(), sent, deadline, request)
-        if unsent is not None:
-            return unsent
-        info: dict[str, Any] | None = None
-        while True:
-            status, raw = process.read_line(deadline)
-            if status is ReadStatus.TIMEOUT and pauses.stood_still(resumed):
-                resumed = pauses.stalls()
-                if hard_limit is not None:
-                    deadline = time.monotonic() + hard_limit
-                continue
-            if status is not ReadStatus.LINE:
-                break
-            words = raw.split()
-            if words[:1] == [b"move"] and len(words) == 2:
-                elapsed = time.monotonic() - sent
-                if pauses.stood_still(resumed) and request.deadline is not None:
-                    elapsed = min(elapsed, request.deadline)
-                self.known = len(moves) + 1
-                return Reply(elapsed, words[1].decode("utf-8", "replace"), info)
-            if words[:1] == [b"resign"]:
-                elapsed = time.monotonic() - sent
-                return Reply(elapsed, fault=faults.gave_up("the engine resigned", "resign"))
-            thinking = parse_thinking(raw)
-            if thinking is not None:
-                info = thinking
-        elapsed = time.monotonic() - sent
-        if status is ReadStatus.TIMEOUT:
-            return Reply(elapsed, fault=self._timeout(elapsed, request))
-        if status is ReadStatus.TOO_LONG:
-            message = f"line longer than {protocol.MAX_LINE} bytes"
-            text_out = protocol.truncate(raw.decode("utf-8", "replace"))
-            return Reply(elapsed, fault=faults.bad_output(message, text_out, **self._evidence()))
-        return Reply(elapsed, fault=self._crashed())
+        return text + "go\n"
+
+    def read_answer(self, raw: bytes) -> Reply | None:
+        words = raw.split()
+        if words[:1] == [b"move"] and len(words) == 2:
+            self.known = len(self.moves) + 1  # the engine made its move on its own board
+            return Reply(0.0, words[1].decode("utf-8", "replace"), self.info)
+        if words[:1] == [b"resign"]:
+            return Reply(0.0, fault=faults.gave_up("the engine resigned", "resign"))
+        thinking = parse_thinking(raw)
+        if thinking is not None:
+            self.info = thinking
+        return None
 
     def ask_quit(self, deadline: float) -> None:
         self.process.send(b"quit\n", deadline)

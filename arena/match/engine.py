@@ -1,0 +1,99 @@
+"""What the seats of chess engines share (``uci``, ``xboard``): a move asked as lines of the
+engine's protocol and answered by lines until the one that names the move, on the arena's own
+pipes, deadlines and fault classes (``ProcessSeat``); a start that waits for a word.
+
+A subclass says how a move is asked (``move_request``) and reads each line of the answer
+(``read_answer``: the Reply once the move, or a resignation, has come; None to read on).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from bot_arena.arena.match import faults
+from bot_arena.arena.match.record import Fault
+from bot_arena.arena.match.seat import ProcessSeat, Reply
+from bot_arena.arena.transport import pauses, protocol
+from bot_arena.arena.transport.process import ReadStatus
+from bot_arena.games.base import Game
+
+
+class EngineSeat(ProcessSeat):
+    """A process spoken to in an engine protocol; any fault leaves it killed."""
+
+    def move_request(self, request: protocol.MoveRequest) -> str:
+        """The lines that ask for the move of ``request``."""
+        raise NotImplementedError
+
+    def read_answer(self, raw: bytes) -> Reply | None:
+        """The answer once ``raw`` completes it (its ``elapsed`` is set by the caller)."""
+        raise NotImplementedError
+
+    def ask(
+        self,
+        game: Game[Any, Any],
+        state: Any,
+        request: protocol.MoveRequest,
+        hard_limit: float | None,
+    ) -> Reply:
+        process = self.process
+        while process.unsolicited():  # lines after the last move (late info): read past them
+            if process.read_line(time.monotonic())[0] is not ReadStatus.LINE:
+                break
+        text = self.move_request(request)
+        resumed = pauses.stalls()
+        sent = time.monotonic()
+        deadline = None if hard_limit is None else sent + hard_limit
+        unsent = self._send(text.encode(), sent, deadline, request)
+        if unsent is not None:
+            return unsent
+        while True:
+            status, raw = process.read_line(deadline)
+            if status is ReadStatus.TIMEOUT and pauses.stood_still(resumed):
+                # the arena was stopped while the engine thought: the whole limit again
+                resumed = pauses.stalls()
+                if hard_limit is not None:
+                    deadline = time.monotonic() + hard_limit
+                continue
+            if status is not ReadStatus.LINE:
+                break
+            answer = self.read_answer(raw)
+            if answer is not None:
+                answer.elapsed = time.monotonic() - sent
+                if pauses.stood_still(resumed) and request.deadline is not None:
+                    answer.elapsed = min(answer.elapsed, request.deadline)
+                return answer
+        elapsed = time.monotonic() - sent
+        if status is ReadStatus.TIMEOUT:
+            return Reply(elapsed, fault=self._timeout(elapsed, request))
+        if status is ReadStatus.TOO_LONG:
+            message = f"line longer than {protocol.MAX_LINE} bytes"
+            return Reply(elapsed, fault=faults.bad_output(message, _text(raw), **self._evidence()))
+        return Reply(elapsed, fault=self._crashed())
+
+    def _wait_for(self, word: str, deadline: float) -> list[str] | Fault:
+        """The lines before the line ``word`` by ``deadline``, or the stall or bad output."""
+        lines: list[str] = []
+        while True:
+            status, raw = self.process.read_line(deadline)
+            if status is ReadStatus.LINE:
+                line = raw.decode("utf-8", "replace").strip()
+                if line == word:
+                    return lines
+                lines.append(line)
+                continue
+            if status is ReadStatus.TIMEOUT:
+                return self._no_handshake(deadline, word)
+            return self._start_failure(status, raw, word)
+
+    def _start_failure(self, status: ReadStatus, raw: bytes, what: str) -> Fault:
+        """The fault of a start that ended before ``what``: a line too long, or the exit."""
+        if status is ReadStatus.TOO_LONG:
+            message = f"line longer than {protocol.MAX_LINE} bytes before {what}"
+            return faults.bad_output(message, _text(raw), **self._evidence())
+        return faults.stall(f"no {what}: {self._exit_message()}", "exited", **self._evidence())
+
+
+def _text(raw: bytes) -> str:
+    return protocol.truncate(raw.decode("utf-8", "replace"))
