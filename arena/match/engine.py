@@ -18,6 +18,8 @@ from bot_arena.arena.transport import pauses, protocol
 from bot_arena.arena.transport.process import ReadStatus
 from bot_arena.games.base import Game
 
+MAX_START_LINES = 1000  # lines (option names) kept of what an engine says before it is ready
+
 
 class EngineSeat(ProcessSeat):
     """A process spoken to in an engine protocol; any fault leaves it killed."""
@@ -73,7 +75,9 @@ class EngineSeat(ProcessSeat):
         return Reply(elapsed, fault=self._crashed())
 
     def _wait_for(self, word: str, deadline: float) -> list[str] | Fault:
-        """The lines before the line ``word`` by ``deadline``, or the stall or bad output."""
+        """The lines before the line ``word`` by ``deadline`` (the first MAX_START_LINES: an
+        engine's talk before it is ready cannot fill the arena's memory), or the stall or bad
+        output."""
         lines: list[str] = []
         while True:
             status, raw = self.process.read_line(deadline)
@@ -81,7 +85,8 @@ class EngineSeat(ProcessSeat):
                 line = raw.decode("utf-8", "replace").strip()
                 if line == word:
                     return lines
-                lines.append(line)
+                if len(lines) < MAX_START_LINES:
+                    lines.append(line)
                 continue
             if status is ReadStatus.TIMEOUT:
                 return self._no_handshake(deadline, word)

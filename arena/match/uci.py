@@ -140,7 +140,7 @@ class UciSeat(EngineSeat):
             offered = {}
             for line in got:
                 if line.startswith("id name "):
-                    self.bot_name = line[8:].strip()
+                    self.bot_name = protocol.truncate(line[8:].strip(), 200)
                 elif line.startswith("option name "):
                     name = line[12:].partition(" type ")[0].strip()
                     offered[name.lower()] = name

@@ -22,7 +22,7 @@ from typing import Any
 
 from bot_arena.arena.match import faults
 from bot_arena.arena.match.botref import BotRef
-from bot_arena.arena.match.engine import EngineSeat
+from bot_arena.arena.match.engine import MAX_START_LINES, EngineSeat
 from bot_arena.arena.match.engines import split_engine
 from bot_arena.arena.match.record import Fault
 from bot_arena.arena.match.seat import Reply
@@ -34,6 +34,11 @@ from bot_arena.games.base import Game
 PROTOCOL_1_WAIT_S = 2.0  # how long an engine that sends no features is waited for (CECP's rule)
 _THINKING = re.compile(rb"^\s*(\d+)\s+(-?\d+)\s+(\d+)\s+(\d+)\s*(.*)$")
 _FEATURE = re.compile(r'(\w+)=("[^"]*"|\S+)')
+# an option's name: what precedes its type (``Resign Threshold -spin 800 200 1200``)
+_OPTION_NAME = re.compile(
+    r"^(.+?) -(?:check|spin|combo|slider|string|file|path|button|save|reset)\b"
+)
+_USED_FEATURES = frozenset({"setboard", "usermove", "ping"})
 
 
 def parse_thinking(line: bytes) -> dict[str, Any] | None:
@@ -72,7 +77,8 @@ class XboardSeat(EngineSeat):
     def __init__(self, ref: BotRef, process: BotProcess) -> None:
         super().__init__(ref, process)
         self.options = split_engine(ref.target)[1]
-        self.features: dict[str, str] = {}
+        self.features: dict[str, str] = {}  # the features of _USED_FEATURES it announced
+        self.offered: set[str] = set()  # the names of the options it announced
         self.start_position = START_FEN
         self.seat = 0
         self.first = True
@@ -99,14 +105,13 @@ class XboardSeat(EngineSeat):
             if fault is not None:
                 return fault
             commands = ["easy"]
-            offered = {
-                m.group(1).split(" ", 1)[0].strip('"'): True
-                for m in re.finditer(r'option="([^"]+)"', self.features.get("options", ""))
-            }
             for name, value in self.options:
-                if offered and name not in offered:
+                if self.offered and name not in self.offered:
                     self.process.kill()
-                    return faults.stall(f"the engine has no option {name!r}", "option")
+                    names = ", ".join(sorted(self.offered))
+                    return faults.stall(
+                        f"the engine has no option {name!r} (it offers: {names})", "option"
+                    )
                 commands.append(f"option {name}={value}")
             self.process.send("".join(f"{c}\n" for c in commands).encode(), deadline)
         fen, _, history = self.start_position.partition(" moves ")
@@ -133,31 +138,33 @@ class XboardSeat(EngineSeat):
         """Read ``feature`` lines until ``done=1`` (protocol 1: none for two seconds)."""
         quiet_until = time.monotonic() + PROTOCOL_1_WAIT_S
         waiting = False  # ``done=0``: the engine asked for time to start
-        options: list[str] = []
         while True:
             limit = deadline if waiting or self.features else min(deadline, quiet_until)
             status, raw = self.process.read_line(limit)
             if status is ReadStatus.TIMEOUT:
                 if time.monotonic() >= deadline:
                     return self._no_handshake(deadline, "feature done=1")
-                self.features["options"] = " ".join(options)
                 return None  # protocol 1: no features
             if status is not ReadStatus.LINE:
                 return self._start_failure(status, raw, "feature done=1")
             line = raw.decode("utf-8", "replace")
             if not line.startswith("feature "):
                 continue
-            for key, value in _FEATURE.findall(line):
+            # only what the seat uses is kept, and at most MAX_START_LINES option names: an
+            # engine's talk before it is ready cannot fill the arena's memory
+            for key, quoted in _FEATURE.findall(line):
+                value = quoted.strip('"')
                 if key == "option":
-                    options.append(f"option={value}")
-                    continue
-                self.features[key] = value.strip('"')
-                if key == "myname":
-                    self.bot_name = value.strip('"')
-                if key == "done":
+                    name = _OPTION_NAME.match(value)
+                    if name is not None and len(self.offered) < MAX_START_LINES:
+                        self.offered.add(name.group(1))
+                elif key in _USED_FEATURES:
+                    self.features[key] = value
+                elif key == "myname":
+                    self.bot_name = protocol.truncate(value, 200)
+                elif key == "done":
                     waiting = value == "0"
                     if value == "1":
-                        self.features["options"] = " ".join(options)
                         return None
 
     def _move_text(self, move: str) -> str:

@@ -275,3 +275,39 @@ def test_a_tournament_of_stockfish_at_two_skill_levels_ranks_them(tmp_path: Path
     standings = summary["standings"]
     assert [s["bot"] for s in standings] == [strong, weak], standings
     assert standings[0]["points"] >= 3 and all(not s["faults"] for s in standings)
+
+
+def test_an_engine_talking_before_it_is_ready_is_read_but_not_kept() -> None:
+    """What an engine says before ``uciok`` is kept up to MAX_START_LINES lines (a hostile
+    engine's talk cannot fill the arena's memory): an option announced past them is not one."""
+    from bot_arena.arena.match.engine import MAX_START_LINES
+
+    assert MAX_START_LINES == 1000
+    early = play(fake("chatty", "5000") + " option.Extra10=true", "random")
+    assert early.seats[0].fault is None and early.termination is Termination.NORMAL
+    late = play(fake("chatty", "5000") + " option.Extra4999=true", "random")
+    fault = late.seats[0].fault
+    assert fault is not None and fault.termination is Termination.STALL
+    assert fault.message.startswith("the engine has no option 'Extra4999' (it offers: ")
+
+
+@pytest.mark.parametrize("protocol", ["uci", "xboard"])
+def test_an_engine_is_confined_like_every_bot(tmp_path: Path, protocol: str) -> None:
+    """Confined (``--sandbox on``), an engine that writes beside the test cannot: the file the
+    unconfined runs of this suite write (the engines' logs) never appears."""
+    from bot_arena.arena.transport.sandbox.mode import SandboxUnavailable
+
+    log = tmp_path / "engine.log"
+    script = FAKE if protocol == "uci" else Path(__file__).parent / "fixtures" / "fake_xboard.py"
+    args = f"log {log}" if protocol == "uci" else str(log)
+    refs = [resolve(f"{protocol}:{sys.executable} {script} {args}"), resolve("random")]
+    try:
+        with BotPool(ResourceLimits(startup_s=5.0), sandbox=SandboxSettings(Mode.ON)) as pool:
+            record = pool.play(games.get("chess"), refs, time_control=TimeControl(move_time=2))
+    except SandboxUnavailable as exc:
+        if os.environ.get("ARENA_SANDBOX_REQUIRED") == "1":
+            pytest.fail(f"ARENA_SANDBOX_REQUIRED, and {exc}")
+        pytest.skip(f"bots cannot be fully confined here: {exc}")
+    assert not log.exists()
+    fault = record.seats[0].fault
+    assert fault is not None and fault.termination is Termination.STALL, record.seats

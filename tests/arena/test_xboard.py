@@ -133,3 +133,26 @@ def test_what_the_engine_is_told(tmp_path: Path) -> None:
     ours = [m for m in record.moves if m.seat == 0]
     thinking = {"depth": 3, "score": {"cp": -15}, "time_ms": 120, "nodes": 999}
     assert ours and all(m.info == {**thinking, "pv": [m.move]} for m in ours)
+
+
+def test_options_are_named_as_the_engine_announced_them(tmp_path: Path) -> None:
+    """An option's name is all that precedes its type (``Resign Threshold -spin ...``); one
+    the engine did not announce is refused, naming those it did."""
+    import sys
+
+    from bot_arena.arena.transport.sandbox.mode import Mode, SandboxSettings
+
+    log = tmp_path / "engine.log"
+    fake = Path(__file__).parent / "fixtures" / "fake_xboard.py"
+    spec = f"xboard:{sys.executable} {fake} {log}"
+    tc = TimeControl(move_time=2.0)
+    with BotPool(ResourceLimits(startup_s=5.0), sandbox=SandboxSettings(Mode.OFF)) as pool:
+        good = [resolve(spec + ' "option.Resign Threshold=600"'), resolve("random")]
+        record = pool.play(games.get("chess"), good, time_control=tc)
+        bad = [resolve(spec + " option.Threads=2"), resolve("random")]
+        refused = pool.play(games.get("chess"), bad, time_control=tc)
+    assert record.seats[0].fault is None
+    assert "option Resign Threshold=600" in log.read_text().splitlines()
+    fault = refused.seats[0].fault
+    assert fault is not None and fault.termination is Termination.STALL
+    assert fault.message == "the engine has no option 'Threads' (it offers: Hash, Resign Threshold)"
