@@ -28,6 +28,7 @@ from pathlib import Path
 
 from bot_arena import games
 from bot_arena.arena.match.botspec import resolve
+from bot_arena.arena.match.record import MoveRecord
 from bot_arena.arena.match.timecontrol import Clock, TimeControl
 from bot_arena.arena.match.uci import UciSeat
 from bot_arena.arena.transport import protocol
@@ -70,8 +71,9 @@ def overhead(engine: str, rounds: int) -> None:
     line = protocol.RequestWriter()
     for move in OPENING:
         line.played(move)
+    played = [MoveRecord(i % 2, move, 0.0) for i, move in enumerate(OPENING)]
     request = protocol.MoveRequest(
-        1, line.line(1, '""', "", clocks[0].request_json()), {}, 10.0, clocks
+        1, line.line(1, '""', "", clocks[0].request_json()), {}, 10.0, clocks, played
     )
     bare_go = (
         "position startpos moves " + " ".join(OPENING) + "\ngo movetime 10000 depth 1\n"

@@ -135,7 +135,7 @@ def play_game(
             line = writer.line(
                 request_id, facts.position_json, facts.legal_json, clock.request_json()
             )
-            request = protocol.MoveRequest(request_id, line, facts.legal, limit, clocks)
+            request = protocol.MoveRequest(request_id, line, facts.legal, limit, clocks, moves)
             reply = player.ask(game, state, request, hard_limit)
             outcome: tuple[Any, str] | Fault | None = reply.fault
             if outcome is None:

@@ -164,7 +164,7 @@ class UciSeat(EngineSeat):
 
     # --- one move ------------------------------------------------------------------------------
     def move_request(self, request: protocol.MoveRequest) -> str:
-        moves = protocol.loads(request.line.decode())["moves"]
+        moves = [m.move for m in request.moves]
         self.info, self.exact = "", False
         head = position_command(self.start_position, moves)
         return f"{head}\n{go_command(request.clocks, self.seat)}\n"

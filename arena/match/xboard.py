@@ -171,7 +171,7 @@ class XboardSeat(EngineSeat):
         return f"usermove {move}" if self.features.get("usermove") == "1" else move
 
     def move_request(self, request: protocol.MoveRequest) -> str:
-        self.moves = protocol.loads(request.line.decode())["moves"]
+        self.moves = [m.move for m in request.moves]
         self.info = None
         own, other = request.clocks[self.seat], request.clocks[1 - self.seat]
         lines = ["force", *(self._move_text(m) for m in self.moves[self.known :])]

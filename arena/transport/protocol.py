@@ -124,6 +124,9 @@ class MoveRequest:
     # every seat's clock (the match layer's Clock objects), for protocols that tell a bot its
     # opponents' time too (UCI's wtime/btime); the arena's own line carries the bot's alone
     clocks: Sequence[Any] = ()
+    # the moves so far (the referee's MoveRecords, ``.move`` their text), for protocols that
+    # are not told them in ``line`` (a chess engine's): the referee's own list, not a copy
+    moves: Sequence[Any] = ()
 
 
 class RequestWriter:
