@@ -48,7 +48,7 @@ NAMING = {
 BOT_KINDS = ("builtin", "module", "command", "human", "uci", "xboard")
 MATCH_STATUSES = ("pending", "running", "done", "void")
 TOURNAMENT_STATUSES = ("running", "done")
-FORMATS = ("round-robin", "gauntlet")
+FORMATS = ("round-robin", "gauntlet", "swiss", "knockout", "sprt")
 TERMINATIONS = (
     "normal",
     "timeout",

@@ -32,7 +32,8 @@ _SCHEDULE = (
     "INSERT INTO matches (tournament_id, round, game, params, time_control, players, seed,"
     " opening, start_position, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')"
 )
-_SCHEDULED_IDS = "SELECT id FROM matches WHERE tournament_id = ? ORDER BY id"
+_LAST_ID = "SELECT COALESCE(MAX(id), 0) FROM matches WHERE tournament_id = ?"
+_SCHEDULED_IDS = "SELECT id FROM matches WHERE tournament_id = ? AND id > ? ORDER BY id"
 _SCHEDULE_SEAT = "INSERT INTO seats (match_id, players, seat, bot_version_id) VALUES (?, ?, ?, ?)"
 _MARK_RUNNING = "UPDATE matches SET status = 'running' WHERE id = ? AND status = 'pending'"
 _COMPLETE = (
@@ -95,11 +96,15 @@ class SQLiteWriter:
         players: int,
         matches: Sequence[ScheduledMatch],
     ) -> list[int]:
-        """The JSON columns are dumped once for all rows. The tournament is new and the write
-        lock is the caller's (BEGIN IMMEDIATE), so its matches' ids in id order are the rows in
-        insertion order."""
+        """The JSON columns are dumped once for all rows. The write lock is the caller's
+        (BEGIN IMMEDIATE), so the tournament's matches with ids above its last one before the
+        insert are these rows, in insertion order."""
+        if not matches:
+            return []
         cursor = self._cursor()
         try:
+            cursor.execute(_LAST_ID, (tournament_id,))
+            last = cursor.fetchone()[0]
             params_text, tc_text = json.dumps(params), json.dumps(time_control)
             cursor.executemany(
                 _SCHEDULE,
@@ -108,10 +113,10 @@ class SQLiteWriter:
                     for rnd, seed, opening, start, _ in matches
                 ],
             )
-            cursor.execute(_SCHEDULED_IDS, (tournament_id,))
+            cursor.execute(_SCHEDULED_IDS, (tournament_id, last))
             ids = [row[0] for row in cursor.fetchall()]
             if len(ids) != len(matches):
-                raise RuntimeError(f"tournament {tournament_id} had matches before its schedule")
+                raise RuntimeError(f"tournament {tournament_id}: matches added beside this insert")
             cursor.executemany(
                 _SCHEDULE_SEAT,
                 [

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Connection, delete, func, select, update
 from sqlalchemy.orm import Session, selectinload
 
-from bot_arena.db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
+from bot_arena.db.models import Bot, BotVersion, Entry, Match, Move, Seat, Tournament
 
 RUNNER = "runner"  # settings key: the process playing the tournament ({"host", "pid"})
 OPEN = ("pending", "running")  # statuses of a match still to play
@@ -179,3 +179,68 @@ def repoint_open_seats(
             .where(Seat.match_id.in_(still_open), Seat.bot_version_id.in_(same_bot))
             .values(bot_version_id=new_id)
         )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMatch:
+    """A match of a tournament as stored, for the formats that make their matches as they go."""
+
+    match_id: int
+    round: int
+    status: str  # pending, running, done (void ones are left out)
+    bots: tuple[str, ...]  # bot name per seat
+    scores: tuple[float, ...] | None  # per seat, when done
+
+
+def tournament_matches(db: Session | Connection, tournament_id: int) -> list[StoredMatch]:
+    """Every match of the tournament but the void ones, in the order they were made (id)."""
+    rows = db.execute(
+        select(Match.id, Match.round, Match.status, Bot.name, Seat.score)
+        .join(Seat, Seat.match_id == Match.id)
+        .join(BotVersion, BotVersion.id == Seat.bot_version_id)
+        .join(Bot, Bot.id == BotVersion.bot_id)
+        .where(Match.tournament_id == tournament_id, Match.status != "void")
+        .order_by(Match.id, Seat.seat)
+    )
+    found = []
+    for match_id, group in itertools.groupby(rows, key=lambda row: row[0]):
+        seats = list(group)
+        _, rnd, status, _, _ = seats[0]
+        done = status == "done"
+        found.append(
+            StoredMatch(
+                match_id,
+                rnd,
+                status,
+                tuple(r[3] for r in seats),
+                tuple(float(r[4] or 0.0) for r in seats) if done else None,
+            )
+        )
+    return found
+
+
+def drop_open(db: Session | Connection, tournament_id: int) -> int:
+    """Delete the tournament's matches still to play (pending or running) with their seats and
+    any moves: a test that has decided (SPRT) no longer needs them. Returns how many."""
+    still_open = select(Match.id).where(
+        Match.tournament_id == tournament_id, Match.status.in_(OPEN)
+    )
+    ids = [row[0] for row in db.execute(still_open)]
+    if ids:
+        db.execute(delete(Move).where(Move.match_id.in_(ids)))
+        db.execute(delete(Seat).where(Seat.match_id.in_(ids)))
+        db.execute(delete(Match).where(Match.id.in_(ids)))
+    return len(ids)
+
+
+def update_settings(db: Session | Connection, tournament_id: int, changes: dict[str, Any]) -> None:
+    """Merge ``changes`` into the tournament's settings (one read and one write in the caller's
+    transaction, which holds the write lock on SQLite; the row is locked on PostgreSQL)."""
+    current = db.execute(
+        select(Tournament.settings).where(Tournament.id == tournament_id).with_for_update()
+    ).scalar_one()
+    db.execute(
+        update(Tournament)
+        .where(Tournament.id == tournament_id)
+        .values(settings={**(current or {}), **changes})
+    )

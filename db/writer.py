@@ -43,8 +43,9 @@ class MatchWriter(Protocol):
         players: int,
         matches: Sequence[ScheduledMatch],
     ) -> list[int]:
-        """Store a new tournament's schedule as pending matches with their seats (unplayed);
-        the match ids in schedule order. The tournament must have no match yet."""
+        """Store matches of a tournament as pending, with their seats (unplayed): a new
+        tournament's whole schedule, or the next round of one whose matches are made as it goes
+        (Swiss, knockout, SPRT). The new match ids in schedule order."""
         ...
 
     def mark_running(self, match_ids: Sequence[int]) -> None:

@@ -14,6 +14,7 @@ from bot_arena.arena.cli.matches_cmd import export_command, matches_app, replay_
 from bot_arena.arena.cli.play_cmd import play_command
 from bot_arena.arena.cli.rating_cmd import crosstable_command, leaderboard_command, rate_command
 from bot_arena.arena.cli.solve_cmd import solve_command
+from bot_arena.arena.cli.sprt_cmd import sprt_command
 from bot_arena.arena.cli.tournament_cmd import tournament_app
 
 app = command_group(
@@ -55,6 +56,7 @@ app.command("solve", cls=ArenaCommand)(solve_command)
 app.command("leaderboard", cls=ArenaCommand)(leaderboard_command)
 app.command("crosstable", cls=ArenaCommand)(crosstable_command)
 app.command("rate", cls=ArenaCommand)(rate_command)
+app.command("sprt", cls=ArenaCommand)(sprt_command)
 
 
 def main() -> None:

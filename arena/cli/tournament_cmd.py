@@ -7,7 +7,8 @@ import json
 import os
 import shutil
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -68,9 +69,88 @@ class BookOrder(StrEnum):
 class Format(StrEnum):
     ROUND_ROBIN = "round-robin"
     GAUNTLET = "gauntlet"
+    SWISS = "swiss"
+    KNOCKOUT = "knockout"
+
+
+class Seeding(StrEnum):
+    ORDER = "order"
+    RATING = "rating"
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+BotsOption = Annotated[
+    list[str] | None, typer.Option("--bot", "-b", help="Bot spec, once per entrant.")
+]
+MoveTimeOption = Annotated[
+    list[float] | None,
+    typer.Option(
+        "--move-time",
+        help=f"Seconds per move (default {DEFAULT_MOVE_TIME:g}): once, or once per --bot "
+        "in order (time odds).",
+    ),
+]
+ClockOption = Annotated[
+    list[str] | None,
+    typer.Option("--clock", help="Game clock BASE+INC seconds: once, or once per --bot in order."),
+]
+JobsOption = Annotated[
+    int | None, typer.Option("--jobs", "-j", help="Parallel matches (default: cores).")
+]
+SeedOption = Annotated[int | None, typer.Option("--seed", help="Tournament seed (default random).")]
+OpeningPliesOption = Annotated[
+    int, typer.Option("--opening-plies", help="Random plies before each pair of games.")
+]
+OpeningsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--openings",
+        metavar="FILE",
+        help="Opening book: positions a line (FEN/EPD for chess, the game's notation "
+        "otherwise) or PGN games; each game pair plays one, colours swapped.",
+    ),
+]
+OpeningsOrderOption = Annotated[
+    BookOrder,
+    typer.Option("--openings-order", help="Take the book in order or shuffled by the seed."),
+]
+OpeningsPliesOption = Annotated[
+    int | None,
+    typer.Option("--openings-plies", help="Cut PGN openings to this many half-moves."),
+]
+NameOption = Annotated[str | None, typer.Option("--name", help="Tournament name.")]
+ParamOption = Annotated[list[str] | None, typer.Option("--param", "-p", help="Game parameter k=v.")]
+
+
+@dataclass
+class NewTournament:
+    """What ``tournament run`` and ``sprt`` share: the field, the clocks, the openings, the
+    limits and where it is stored."""
+
+    game_name: str
+    bot: list[str] | None
+    move_time: list[float] | None
+    clock: list[str] | None
+    margin: float
+    depth: int | None
+    nodes: int | None
+    draw_adjudicate: str | None
+    resign_adjudicate: str | None
+    max_moves: int | None
+    memory_mb: int
+    startup_time: float
+    jobs: int | None
+    seed: int | None
+    opening_plies: int
+    openings: str | None
+    openings_order: BookOrder
+    openings_plies: int | None
+    name: str | None
+    param: list[str] | None
+    sandbox: str | None
+    allow_read: list[str] | None
+    db: str | None
+    as_json: bool
 
 
 def _lookup(url: str | None) -> tuple[Any, list[sessionmaker[Session]]]:
@@ -97,32 +177,41 @@ def run_command(
     game_name: Annotated[
         str, typer.Argument(metavar="GAME", help="Game name (see `arena games`).")
     ],
-    bot: Annotated[
-        list[str] | None, typer.Option("--bot", "-b", help="Bot spec, once per entrant.")
-    ] = None,
+    bot: BotsOption = None,
     fmt: Annotated[Format, typer.Option("--format", help="Tournament format.")] = (
         Format.ROUND_ROBIN
     ),
     games_per: Annotated[
         int | None,
         typer.Option(
-            "--games", "-n", help="Games per pairing (default: one per seat rotation, 2 for 2p)."
+            "--games",
+            "-n",
+            help="Games per pairing (default: one per seat rotation, 2 for 2p); in a Swiss "
+            "per pairing and round, in a knockout per tie before its tie-break.",
         ),
     ] = None,
-    move_time: Annotated[
-        list[float] | None,
+    rounds: Annotated[
+        int | None,
+        typer.Option("--rounds", help="Swiss: rounds to play (default ceil(log2 bots))."),
+    ] = None,
+    seeding: Annotated[
+        Seeding,
         typer.Option(
-            "--move-time",
-            help=f"Seconds per move (default {DEFAULT_MOVE_TIME:g}): once, or once per --bot "
-            "in order (time odds).",
+            "--seeding",
+            help="Knockout: seed the bracket by the --bot order or by the bots' current "
+            "ratings in this game (unrated bots last, in --bot order).",
         ),
-    ] = None,
-    clock: Annotated[
-        list[str] | None,
+    ] = Seeding.ORDER,
+    tiebreak_pairs: Annotated[
+        int,
         typer.Option(
-            "--clock", help="Game clock BASE+INC seconds: once, or once per --bot in order."
+            "--tiebreak-pairs",
+            help="Knockout: extra game pairs for a level tie before a coin from the seed "
+            "decides it.",
         ),
-    ] = None,
+    ] = 2,
+    move_time: MoveTimeOption = None,
+    clock: ClockOption = None,
     margin: MarginOption = DEFAULT_MARGIN,
     depth: DepthOption = None,
     nodes: NodesOption = None,
@@ -131,99 +220,157 @@ def run_command(
     max_moves: MaxMovesOption = None,
     memory_mb: MemoryOption = 1024,
     startup_time: StartupOption = 10.0,
-    jobs: Annotated[
-        int | None, typer.Option("--jobs", "-j", help="Parallel matches (default: cores).")
-    ] = None,
-    seed: Annotated[
-        int | None, typer.Option("--seed", help="Tournament seed (default random).")
-    ] = None,
-    opening_plies: Annotated[
-        int, typer.Option("--opening-plies", help="Random plies before each pair of games.")
-    ] = 0,
-    openings: Annotated[
-        str | None,
-        typer.Option(
-            "--openings",
-            metavar="FILE",
-            help="Opening book: positions a line (FEN/EPD for chess, the game's notation "
-            "otherwise) or PGN games; each game pair plays one, colours swapped.",
-        ),
-    ] = None,
-    openings_order: Annotated[
-        BookOrder,
-        typer.Option("--openings-order", help="Take the book in order or shuffled by the seed."),
-    ] = BookOrder.SEQUENTIAL,
-    openings_plies: Annotated[
-        int | None,
-        typer.Option("--openings-plies", help="Cut PGN openings to this many half-moves."),
-    ] = None,
-    name: Annotated[str | None, typer.Option("--name", help="Tournament name.")] = None,
-    param: Annotated[
-        list[str] | None, typer.Option("--param", "-p", help="Game parameter k=v.")
-    ] = None,
+    jobs: JobsOption = None,
+    seed: SeedOption = None,
+    opening_plies: OpeningPliesOption = 0,
+    openings: OpeningsOption = None,
+    openings_order: OpeningsOrderOption = BookOrder.SEQUENTIAL,
+    openings_plies: OpeningsPliesOption = None,
+    name: NameOption = None,
+    param: ParamOption = None,
     sandbox: SandboxOption = None,
     allow_read: AllowReadOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Play a tournament: the whole schedule is stored first, then played in parallel jobs.
+    """Play a tournament: a round-robin or gauntlet is stored whole first, a Swiss round by
+    round, a knockout tie by tie; then it is played in parallel jobs.
 
     Every stored result records the sandbox level its bots ran under (confined, partial or off).
     """
+    new = NewTournament(
+        game_name, bot, move_time, clock, margin, depth, nodes, draw_adjudicate,
+        resign_adjudicate, max_moves, memory_mb, startup_time, jobs, seed, opening_plies,
+        openings, openings_order, openings_plies, name, param, sandbox, allow_read, db, as_json,
+    )  # fmt: skip
+    if rounds is not None and fmt != Format.SWISS:
+        fail("--rounds is for --format swiss")
+    if rounds is not None and rounds < 1:
+        fail(f"--rounds must be >= 1, not {rounds}")
+    if tiebreak_pairs < 0:
+        fail(f"--tiebreak-pairs must be >= 0, not {tiebreak_pairs}")
+    if games_per is not None and games_per < 1:
+        fail(f"--games must be >= 1, not {games_per}")
+
+    def format_settings(
+        factory: sessionmaker[Session], game_name: str, refs: list[BotRef]
+    ) -> dict[str, Any] | None:
+        games = games_per if games_per is not None else 2
+        if fmt == Format.SWISS:
+            from bot_arena.arena.tournament.directors.swiss import default_rounds
+
+            return {"rounds": rounds or default_rounds(len(refs)), "games": games}
+        if fmt == Format.KNOCKOUT:
+            order = list(range(len(refs)))
+            if seeding == Seeding.RATING:
+                order = _rating_order(factory, game_name, refs)
+            return {
+                "seeding": order,
+                "seeded_by": seeding.value,
+                "games": games,
+                "tiebreak_pairs": tiebreak_pairs,
+            }
+        return None
+
+    start_tournament(new, fmt.value, games_per, format_settings, fmt.value)
+
+
+def _rating_order(factory: sessionmaker[Session], game: str, refs: list[BotRef]) -> list[int]:
+    """Field positions best first by the bots' current ratings in ``game`` (maximum
+    likelihood over every stored result, the version that plays here); bots without a rating
+    after them, in field order. Ratings of separate pools do not compare: the pool of the best
+    rated bot first."""
+    from bot_arena.arena.ratings.query import (
+        SHORT_HASH,
+        LeaderboardError,
+        rate,
+        select_results,
+    )
+    from bot_arena.arena.ratings.results import RatingInputError
+
+    with factory() as session:
+        try:
+            selection = select_results(session, game=game)
+            table = rate(selection.results)
+        except (LeaderboardError, RatingInputError):
+            return list(range(len(refs)))
+    by_key = {r.bot: r for r in table.rows}
+
+    def key(i: int) -> tuple[int, int, float, int]:
+        ref = refs[i]
+        row = by_key.get(f"{ref.name}@{ref.sha256[:SHORT_HASH]}") or by_key.get(ref.name)
+        return (0, row.pool, -row.elo, i) if row else (1, 0, 0.0, i)
+
+    return sorted(range(len(refs)), key=key)
+
+
+FormatSettings = Callable[["sessionmaker[Session]", str, "list[BotRef]"], "dict[str, Any] | None"]
+
+
+def start_tournament(
+    new: NewTournament,
+    fmt: str,
+    games_per: int | None,
+    format_settings: FormatSettings,
+    what: str,
+) -> None:
+    """Check the options, store the tournament, play it and print its result (``what``: the
+    banner's name for it)."""
     from bot_arena.arena.match.botref import BotSpecError
     from bot_arena.arena.match.botspec import resolve
     from bot_arena.arena.match.confinement import server_env
     from bot_arena.arena.tournament.create import TournamentError, check_field, create
     from bot_arena.arena.tournament.job_handle import start_job_server
     from bot_arena.arena.tournament.schedule import ScheduleError
-    from bot_arena.db import queries
 
-    game = load_game(game_name, param)
-    limits = resource_limits(memory_mb, startup_time)
+    game = load_game(new.game_name, new.param)
+    limits = resource_limits(new.memory_mb, new.startup_time)
+    jobs, opening_plies, openings = new.jobs, new.opening_plies, new.openings
     if jobs is not None and jobs < 1:
         fail(f"--jobs must be >= 1, not {jobs}")
     if opening_plies < 0:
         fail(f"--opening-plies must be >= 0, not {opening_plies}")
     if openings is not None and opening_plies:
         fail("give --openings (a book) or --opening-plies (random openings), not both")
-    if openings is None and openings_plies is not None:
+    if openings is None and new.openings_plies is not None:
         fail("--openings-plies cuts the games of an --openings book: give the book")
     book: list[Opening] = []
     if openings is not None:
         from bot_arena.arena.tournament.book import read_book
 
         try:
-            book = read_book(game, openings, openings_plies)
+            book = read_book(game, openings, new.openings_plies)
         except ScheduleError as exc:
             fail(str(exc))
-    specs = [s.strip() for s in bot or []]
+    specs = [s.strip() for s in new.bot or []]
     if len(specs) < 2:
         fail("a tournament needs at least two --bot entrants")
-    confinement = sandbox_options(sandbox, allow_read)  # before anything is stored
-    lookup, opened = _lookup(db)
+    confinement = sandbox_options(new.sandbox, new.allow_read)  # before anything is stored
+    lookup, opened = _lookup(new.db)
     try:
         refs = [resolve(spec, lookup) for spec in specs]
         check_field(refs)
     except (BotSpecError, TournamentError) as exc:
         fail(str(exc))
     check_engines(refs, game)
-    rules = adjudication(draw_adjudicate, resign_adjudicate, max_moves)
+    rules = adjudication(new.draw_adjudicate, new.resign_adjudicate, new.max_moves)
     confinement = confinement.for_bots([r.name for r in refs])
     tcs = time_controls(
         refs,
-        move_time or [],
-        clock or [],
-        margin,
+        new.move_time or [],
+        new.clock or [],
+        new.margin,
         DEFAULT_MOVE_TIME,
         each="--bot",
-        depth=depth,
-        nodes=nodes,
+        depth=new.depth,
+        nodes=new.nodes,
     )
     tc = tcs[0]
-    factory = opened[0] if opened else open_db(db)
+    factory = opened[0] if opened else open_db(new.db)
     import secrets
 
-    the_seed = seed if seed is not None else secrets.randbits(31)
+    the_seed = new.seed if new.seed is not None else secrets.randbits(31)
+    extra = format_settings(factory, game.name, refs)
     # the bots' fork server imports while the schedule is written
     server = start_job_server(server_env(confinement.level))
     try:
@@ -233,42 +380,58 @@ def run_command(
                 game,
                 specs,
                 refs,
-                fmt=fmt.value,
+                fmt=fmt,
                 games_per_group=games_per,
                 time_control=tc,
                 seed=the_seed,
                 opening_plies=opening_plies,
-                name=name,
+                name=new.name,
                 time_controls=tcs,
                 limits=limits,
                 book=book,
                 adjudication=rules,
-                book_order=openings_order.value,
+                book_order=new.openings_order.value,
                 book_settings=None
                 if openings is None
                 else {
                     "file": os.path.abspath(openings),
-                    "order": openings_order.value,
-                    "plies": openings_plies,
+                    "order": new.openings_order.value,
+                    "plies": new.openings_plies,
                     "entries": len(book),
                 },
+                format_settings=extra,
             )
         except (ScheduleError, TournamentError) as exc:
             fail(str(exc))
         with factory() as session:
-            total = sum(queries.status_counts(session, tid).values())
+            total = _expected_total(session, tid)
         odds = "time odds" if len(set(tcs)) > 1 else tc.describe()
         banner = (
-            f"tournament {tid}: {fmt.value} of {len(refs)} bots, {game.describe()},"
+            f"tournament {tid}: {what} of {len(refs)} bots, {game.describe()},"
             f" {total} matches, {odds}, seed {the_seed}"
         )
         from bot_arena.arena.ratings.render import wrap
 
-        typer.echo("\n".join(wrap(banner, shutil.get_terminal_size().columns)), err=as_json)
-        _play(factory, tid, refs, jobs, as_json, confinement, server, limits)
+        typer.echo("\n".join(wrap(banner, shutil.get_terminal_size().columns)), err=new.as_json)
+        _play(factory, tid, refs, jobs, new.as_json, confinement, server, limits)
     finally:
         if server is not None:
             server.close()
+
+
+def _expected_total(session: Session, tid: int) -> str:
+    """The banner's number of matches: those stored, or for a format that makes them as it
+    goes, as many as can be known (``up to`` for an SPRT, ``at least`` for a knockout)."""
+    from bot_arena.arena.tournament.create import load_tournament
+    from bot_arena.arena.tournament.directors import load_director
+    from bot_arena.db import queries
+
+    tournament = load_tournament(session, tid)
+    director = load_director(session, tournament)
+    if director is None:
+        return str(sum(queries.status_counts(session, tid).values()))
+    prefix = {"sprt": "up to ", "knockout": "at least "}.get(tournament.format, "")
+    return f"{prefix}{director.expected_total()}"
 
 
 @tournament_app.command("resume", cls=ArenaCommand)
@@ -340,6 +503,7 @@ def _play(
     server: ForkServer | None = None,
     limits: ResourceLimits | None = None,
 ) -> None:
+    from bot_arena.arena.tournament.create import TournamentError
     from bot_arena.arena.tournament.runner import Runner, default_jobs
 
     runner = Runner(
@@ -358,13 +522,19 @@ def _play(
     except KeyboardInterrupt:
         typer.echo(f"interrupted; continue with: arena tournament resume {tid}", err=True)
         raise typer.Exit(130) from None
+    except TournamentError as exc:  # its opening book changed since it started
+        fail(str(exc))
     with factory() as session:
         summary = _summary(session, tid)
     if as_json:
         summary["outcome"] = _outcome_dict(outcome)
         typer.echo(json.dumps(summary))
     else:
-        typer.echo(_leaderboard_text(factory, tid, summary, table_width(wide=False)))
+        width = table_width(wide=False)
+        typer.echo(_leaderboard_text(factory, tid, summary, width))
+        extra = _format_text(factory, tid, width)
+        if extra:
+            typer.echo("\n" + "\n".join(extra))
     if outcome.interrupted:
         typer.echo(
             f"interrupted after {outcome.done}/{outcome.total} matches; "
@@ -473,12 +643,15 @@ def _standings_table(summary: dict[str, Any]) -> str:
 
 def _summary(session: Session, tid: int) -> dict[str, Any]:
     from bot_arena.arena.tournament.create import load_tournament
+    from bot_arena.arena.tournament.directors import load_director
     from bot_arena.db import queries
 
     tournament = load_tournament(session, tid)
     names = queries.entry_names(session, tid)
     rows = queries.results(session, tid)
     cross = queries.crosstable(rows)
+    director = load_director(session, tournament)
+    state = {} if director is None else {tournament.format: director.summary()}
     return {
         "id": tournament.id,
         "name": tournament.name,
@@ -511,7 +684,18 @@ def _summary(session: Session, tid: int) -> dict[str, Any]:
             a: {b: {"points": p, "games": g} for b, (p, g) in row.items()}
             for a, row in cross.items()
         },
+        **state,  # a Swiss's standings, a knockout's bracket, an SPRT's state
     }
+
+
+def _format_text(factory: sessionmaker[Session], tid: int, width: int | None) -> list[str]:
+    """A Swiss's standings and rounds, a knockout's bracket or an SPRT's state, as text."""
+    from bot_arena.arena.tournament.create import load_tournament
+    from bot_arena.arena.tournament.directors import load_director
+
+    with factory() as session:
+        director = load_director(session, load_tournament(session, tid))
+    return [] if director is None else director.text(width)
 
 
 @tournament_app.command("list", cls=ArenaCommand)
@@ -598,7 +782,7 @@ def show_command(
         ("game", summary["game"] + (f"({params})" if params else "")),
         (
             "format",
-            f"{summary['format']}, {settings.get('games')} games per pairing"
+            _format_row(summary["format"], settings)
             + ("" if book else f", opening plies {settings.get('opening_plies', 0)}"),
         ),
         *([("openings", book)] if book else []),
@@ -614,15 +798,32 @@ def show_command(
         ),
     ]
     width = table_width(wide)
+    extra = _format_text(factory, tournament_id, width)
     lines = [
         f"tournament {summary['id']}" + (f" ({summary['name']})" if summary["name"] else ""),
         *(line for label, text in rows for line in _setting(label, text, width)),
+        *(["", *extra] if extra else []),
         "",
         _standings_text(summary, width),
         "",
         _crosstable_text(summary, width),
     ]
     typer.echo("\n".join(lines))
+
+
+def _format_row(fmt: str, settings: dict[str, Any]) -> str:
+    """The show's format line: the format and how many games its pairings play."""
+    own = settings.get(fmt, {})
+    if fmt == "swiss":
+        return f"swiss, {own.get('rounds')} rounds, {own.get('games')} games per pairing"
+    if fmt == "knockout":
+        return (
+            f"knockout seeded by {own.get('seeded_by', 'order')}, {own.get('games')} games "
+            f"per tie, then up to {own.get('tiebreak_pairs')} tie-break pairs and a coin"
+        )
+    if fmt == "sprt":
+        return f"sprt, game pairs (colours swapped), at most {own.get('max_games')} games"
+    return f"{fmt}, {settings.get('games')} games per pairing"
 
 
 def _book_text(book: dict[str, Any] | None) -> str:

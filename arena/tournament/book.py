@@ -51,11 +51,7 @@ def book_openings(
     pairings: Sequence[Pairing], book: Sequence[Opening], order: str, seed: int
 ) -> list[Opening]:
     """The opening of each pairing: the next entry of the book for each new game pair."""
-    if order not in ORDERS:
-        raise ScheduleError(f"--openings-order {order!r}: one of {', '.join(ORDERS)}")
-    entries = list(book)
-    if order == "random":
-        random.Random(derive_seed(seed, "book")).shuffle(entries)
+    entries = ordered_book(book, order, seed)
     index: dict[tuple[int, int], int] = {}
     out = []
     for p in pairings:
@@ -64,6 +60,17 @@ def book_openings(
             index[key] = len(index)
         out.append(entries[index[key] % len(entries)])
     return out
+
+
+def ordered_book(book: Sequence[Opening], order: str, seed: int) -> list[Opening]:
+    """The book's entries in the order game pairs take them (pair ``k`` plays entry ``k``,
+    round the list again past its end)."""
+    if order not in ORDERS:
+        raise ScheduleError(f"--openings-order {order!r}: one of {', '.join(ORDERS)}")
+    entries = list(book)
+    if order == "random":
+        random.Random(derive_seed(seed, "book")).shuffle(entries)
+    return entries
 
 
 def _lines(text: str) -> list[tuple[int, str]]:

@@ -17,8 +17,18 @@ from bot_arena.arena.match.adjudication import Adjudication
 from bot_arena.arena.match.botref import BotRef, BotSpecError
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.timecontrol import TimeControl
-from bot_arena.arena.tournament.book import book_openings
-from bot_arena.arena.tournament.schedule import Opening, openings, schedule
+from bot_arena.arena.tournament import directors
+from bot_arena.arena.tournament.book import book_openings, ordered_book, read_book
+from bot_arena.arena.tournament.dynamic import book_digest
+from bot_arena.arena.tournament.schedule import (
+    Opening,
+    Pairing,
+    ScheduleError,
+    derive_seed,
+    openings,
+    random_opening,
+    schedule,
+)
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.db import tournaments as stored
 from bot_arena.db.models import Tournament
@@ -60,6 +70,7 @@ def create(
     book_order: str = "sequential",
     book_settings: Mapping[str, Any] | None = None,
     adjudication: Adjudication | None = None,
+    format_settings: Mapping[str, Any] | None = None,
 ) -> int:
     """Store a new tournament with every match pending (one transaction); returns its id.
     ``time_controls``: one per entrant when they differ (time odds; ``time_control`` is then
@@ -67,27 +78,45 @@ def create(
     the openings of ``--openings`` (``book``), taken in ``book_order`` (``book_settings``: what
     the tournament stores of them) instead of ``opening_plies`` random plies.
 
+    A Swiss, knockout or SPRT (``directors.DYNAMIC``) stores no match yet: the runner makes
+    them as the results come, from ``format_settings`` (stored under the format's name).
+
     The schedule and the openings are computed before anything is written, so a schedule error
     (ScheduleError) leaves the database untouched.
     """
     check_field(refs)
-    pairings = schedule(fmt, len(refs), game.num_players, games_per_group, seed)
-    if book:
-        opens = book_openings(pairings, book, book_order, seed)
+    dynamic = fmt in directors.DYNAMIC
+    pairings: list[Pairing] = []
+    opens: list[Opening] = []
+    if dynamic:
+        directors.check(fmt, len(refs), game.num_players)
+        if book:
+            ordered_book(book, book_order, seed)  # the order is checked before anything is written
+        elif opening_plies:  # the first pair's opening: can openings this long be drawn?
+            random_opening(game, derive_seed(seed, "opening", 0), opening_plies)
     else:
-        opens = openings(game, pairings, seed, opening_plies)
+        pairings = schedule(fmt, len(refs), game.num_players, games_per_group, seed)
+        if book:
+            opens = book_openings(pairings, book, book_order, seed)
+        else:
+            opens = openings(game, pairings, seed, opening_plies)
     settings: dict[str, Any] = {
         "bots": list(specs),
         "games": games_per_group if games_per_group is not None else game.num_players,
         "opening_plies": opening_plies,
         "matches": len(pairings),
     }
+    if dynamic:
+        del settings["matches"]
+        settings[fmt] = dict(format_settings or {})
     if len(set(time_controls)) > 1:
         settings["time_controls"] = [tc.to_dict() for tc in time_controls]
     if limits is not None:
         settings["limits"] = limits.to_dict()
     if book_settings is not None:
         settings["openings"] = dict(book_settings)
+        if dynamic:  # read again by each run: a resume checks it still holds the same openings
+            settings["openings"]["digest"] = book_digest(book)
     if adjudication is not None and adjudication.active:
         settings["adjudication"] = adjudication.to_dict()
     with factory.begin() as session:
@@ -116,6 +145,26 @@ def create(
             ],
         )
         return tournament_id
+
+
+def tournament_book(game: Game[Any, Any], tournament: Tournament) -> list[Opening]:
+    """The opening book of a Swiss, knockout or SPRT, read again from its file, in the order
+    its game pairs take it; TournamentError if the file no longer holds the same openings.
+    Empty for a tournament without a book (and for the formats stored whole)."""
+    book = tournament.settings.get("openings")
+    if tournament.format not in directors.DYNAMIC or not isinstance(book, dict):
+        return []
+    path = str(book.get("file"))
+    try:
+        entries = read_book(game, path, book.get("plies"))
+    except ScheduleError as exc:
+        raise TournamentError(f"tournament {tournament.id}: {exc}") from None
+    if book_digest(entries) != book.get("digest"):
+        raise TournamentError(
+            f"tournament {tournament.id}: the opening book {path} changed since it started; "
+            "restore it to play on"
+        )
+    return ordered_book(entries, str(book.get("order", "sequential")), tournament.seed)
 
 
 def load_tournament(session: Session, tournament_id: int) -> Tournament:

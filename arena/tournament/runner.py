@@ -37,7 +37,9 @@ from bot_arena.arena.match.confinement import server_env
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.match.verify import check_record
-from bot_arena.arena.tournament.create import load_tournament, this_host
+from bot_arena.arena.tournament.create import load_tournament, this_host, tournament_book
+from bot_arena.arena.tournament.directors import director_for, played
+from bot_arena.arena.tournament.dynamic import Maker
 from bot_arena.arena.tournament.incidents import STOP_GRACE_S, WATCH_S, Incidents
 from bot_arena.arena.tournament.job import Job, Plan, play
 from bot_arena.arena.tournament.job_handle import JobFailed, JobHandle, start_job_server
@@ -85,10 +87,11 @@ class Outcome:
     played: int  # stored in this run
     failed: list[str] = field(default_factory=list)  # arena errors (matches left to resume)
     interrupted: bool = False
+    unmade: bool = False  # its format has matches still to make (a Swiss round, a knockout tie)
 
     @property
     def finished(self) -> bool:
-        return self.done == self.total
+        return self.done == self.total and not self.unmade
 
 
 class Runner:
@@ -130,6 +133,8 @@ class Runner:
         self.db_seconds = 0.0  # time spent in write transactions (for the benchmark)
         self._server = forkserver  # starts the job processes and every bot
         self._own_server = forkserver is None
+        # a Swiss, knockout or SPRT: what adds its matches as the results come (``directors``)
+        self.maker: Maker | None = None
 
     # ---- database side
     def _prepare(self) -> tuple[Plan, list[Job], Progress]:
@@ -165,6 +170,10 @@ class Runner:
                 plan = dataclasses.replace(
                     plan, playing=tuple(sorted({i for job in jobs for i in job.seats}))
                 )
+            jobs = self._start_director(session, tournament, plan, names, jobs)
+            if self.maker is not None:
+                plan = dataclasses.replace(plan, playing=tuple(range(len(self.refs))))
+                counts = queries.status_counts(session, self.tournament_id)
         standings = Standings(names)
         index = {n: i for i, n in enumerate(names)}
         for result in rows:
@@ -172,10 +181,64 @@ class Runner:
                 if seat.bot in index:
                     standings.add(index[seat.bot], seat.score)
         total = sum(counts.values()) - counts["void"]
+        if self.maker is not None:
+            total = max(total, self.maker.director.expected_total())
         progress = Progress(
             total, counts["done"], standings, stream=self.progress_stream, tty=self.tty
         )
         return plan, jobs, progress
+
+    def _start_director(
+        self,
+        session: Session,
+        tournament: Tournament,
+        plan: Plan,
+        names: list[str],
+        jobs: list[Job],
+    ) -> list[Job]:
+        """For a format whose matches are made as it goes: its director, given the stored
+        matches, and the jobs it adds now (stored in this transaction). A test that has already
+        decided (an SPRT killed after its deciding write) plays nothing more."""
+        director = director_for(tournament.format, names, tournament.settings, tournament.seed)
+        if director is None:
+            return jobs
+        game = games.get(plan.game, **plan.params)
+        self.maker = Maker(
+            director,
+            game,
+            self.tournament_id,
+            dict(tournament.settings),
+            tournament.seed,
+            dict(tournament.time_control),
+            tournament_book(game, tournament),
+        )
+        director.load(played(session, tournament))
+        if director.decided:
+            return []
+        conn = session.connection()
+        return jobs + self.maker.make(conn, writer_for(conn), self.version_ids, self._ahead())
+
+    def _ahead(self) -> int:
+        """How many matches a director should keep waiting: every job's queue and one more."""
+        return self.jobs * (PREFETCH + 1)
+
+    def _advance(self, todo: deque[Job], progress: Progress) -> bool:
+        """After a write: the director's news, and the matches it adds now (stored in one
+        transaction, then queued). True when the run must stop: the test has decided."""
+        if self.maker is None:
+            return False
+        director = self.maker.director
+        line = director.report()
+        if line is not None:
+            progress.message(line)
+        if director.decided:
+            return True
+        conn, writer = self._connection()
+        with conn.begin():
+            jobs = self.maker.make(conn, writer, self.version_ids, self._ahead())
+        todo.extend(jobs)
+        progress.total = max(progress.done + len(todo), director.expected_total())
+        return False
 
     def _claim(self, job: Job) -> None:
         """Note that ``job`` starts: the next write marks it 'running', unless its result is
@@ -261,12 +324,19 @@ class Runner:
         for (job, record), ok in zip(batch, done, strict=True):
             if ok:
                 out.played += 1
+                if self.maker is not None:
+                    self.maker.director.result(job.match_id, [s.score for s in record.seats])
                 self._report(progress, job, record)
             else:  # voided (or done) by someone else while it was being played
                 progress.message(f"match {job.match_id}: not stored (no longer pending)")
 
     def _finish(self, outcome: Outcome) -> None:
         with self.factory.begin() as session:
+            if self.maker is not None:
+                director = self.maker.director
+                if director.decided:  # the matches it no longer needs
+                    stored.drop_open(session, self.tournament_id)
+                outcome.unmade = not director.complete
             counts = queries.status_counts(session, self.tournament_id)
             outcome.done = counts["done"]
             outcome.total = sum(counts.values()) - counts["void"]
@@ -306,8 +376,8 @@ class Runner:
         spare = self._new_workers(self.jobs) if self.jobs > 1 and self._server is None else []
         try:
             plan, jobs, progress = self._prepare()
-            if self.jobs > 1 and self._server is not None and len(jobs) > 1:
-                spare = self._new_workers(min(self.jobs, len(jobs)))
+            if self.jobs > 1 and self._server is not None and self._parallel(jobs):
+                spare = self._new_workers(self._workers(jobs))
         except BaseException:
             for w in spare:
                 w.stop(timeout=1.0)
@@ -316,8 +386,10 @@ class Runner:
         outcome = Outcome(self.tournament_id, progress.total, progress.done, 0)
         todo = deque(jobs)
         try:
-            if self.jobs > 1 and len(todo) > 1:
-                workers = [spare.pop().start(plan) for _ in range(min(self.jobs, len(todo)))]
+            if self.jobs > 1 and self._parallel(todo):
+                if len(spare) < self._workers(todo):
+                    spare += self._new_workers(self._workers(todo) - len(spare))
+                workers = [spare.pop().start(plan) for _ in range(self._workers(todo))]
                 for w in spare:
                     w.stop(timeout=1.0)
                 spare.clear()
@@ -339,6 +411,14 @@ class Runner:
                 self._conn = self._writer = None
         self._finish(outcome)
         return outcome
+
+    def _parallel(self, todo: Sequence[Job]) -> bool:
+        """Whether job processes play (else the main process plays, one match at a time): more
+        than one match to play, or a format that will make more."""
+        return len(todo) > 1 or (self.maker is not None and bool(todo))
+
+    def _workers(self, todo: Sequence[Job]) -> int:
+        return self.jobs if self.maker is not None else min(self.jobs, len(todo))
 
     def _run_local(self, plan: Plan, todo: deque[Job], progress: Progress, out: Outcome) -> None:
         from bot_arena.arena.match.pool import BotPool, ServerDied
@@ -373,6 +453,11 @@ class Runner:
                 # the next game will probably take as long as this one did
                 if following is None or self._due(time.monotonic() - began):
                     self._store_ready(progress, out)
+                    if self._advance(todo, progress):
+                        return  # decided: what is still to play is dropped
+                    if following is None and todo:
+                        following = todo.popleft()
+                        self._claim(following)
                 if following is None:
                     return
                 job = following
@@ -456,7 +541,17 @@ class Runner:
                             self._refill(w, todo)
                 if self._due():
                     self._store_ready(progress, out)
-            self._store_ready(progress, out)
+                    if self._advance(todo, progress):
+                        self._stop_all(workers)
+                        return
+                    for w in workers:
+                        self._refill(w, todo)
+                if not any(w.queue for w in workers):
+                    self._store_ready(progress, out)
+                    if self._advance(todo, progress):
+                        return
+                    for w in workers:
+                        self._refill(w, todo)
             if todo:
                 text = f"matches {[j.match_id for j in todo]} left to resume: jobs kept failing"
                 out.failed.append(text)
@@ -470,6 +565,13 @@ class Runner:
                 w.ask_stop()
             for w in workers:
                 w.stop()
+
+    @staticmethod
+    def _stop_all(workers: list[JobHandle]) -> None:
+        """Stop the games in play without waiting for them (a test that has decided)."""
+        for w in workers:
+            w.terminate()
+            w.queue.clear()
 
     def _refill(self, worker: JobHandle, todo: deque[Job]) -> None:
         while todo and len(worker.queue) < PREFETCH:

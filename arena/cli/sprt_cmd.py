@@ -1,0 +1,145 @@
+"""``arena sprt``: is NEW stronger than BASE? Game pairs until a sequential probability ratio
+test decides, stored and resumable like any tournament."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from bot_arena.arena.cli.common import (
+    AllowReadOption,
+    DbOption,
+    DepthOption,
+    DrawAdjudicateOption,
+    MarginOption,
+    MaxMovesOption,
+    MemoryOption,
+    NodesOption,
+    ResignAdjudicateOption,
+    SandboxOption,
+    StartupOption,
+    fail,
+)
+from bot_arena.arena.cli.tournament_cmd import (
+    BookOrder,
+    BotsOption,
+    ClockOption,
+    JobsOption,
+    JsonOption,
+    MoveTimeOption,
+    NameOption,
+    NewTournament,
+    OpeningPliesOption,
+    OpeningsOption,
+    OpeningsOrderOption,
+    OpeningsPliesOption,
+    ParamOption,
+    SeedOption,
+    start_tournament,
+)
+from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from bot_arena.arena.match.botref import BotRef
+
+
+class Model(StrEnum):
+    NORMALIZED = "normalized"
+    LOGISTIC = "logistic"
+
+
+class Statistics(StrEnum):
+    PENTANOMIAL = "pentanomial"
+    TRINOMIAL = "trinomial"
+
+
+def sprt_command(
+    game_name: Annotated[
+        str, typer.Argument(metavar="GAME", help="Game name (see `arena games`).")
+    ],
+    bot: BotsOption = None,
+    elo0: Annotated[float, typer.Option("--elo0", help="Elo of H0 (NEW is not better).")] = 0.0,
+    elo1: Annotated[float, typer.Option("--elo1", help="Elo of H1 (NEW is better).")] = 5.0,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Chance of accepting H1 when H0 is true.")
+    ] = 0.05,
+    beta: Annotated[
+        float, typer.Option("--beta", help="Chance of accepting H0 when H1 is true.")
+    ] = 0.05,
+    model: Annotated[
+        Model,
+        typer.Option("--model", help="Elo of the hypotheses: normalized (nElo) or logistic."),
+    ] = Model.NORMALIZED,
+    statistics: Annotated[
+        Statistics,
+        typer.Option(
+            "--statistics",
+            help="Counts the test is on: game pairs (pentanomial) or single games (trinomial).",
+        ),
+    ] = Statistics.PENTANOMIAL,
+    max_games: Annotated[
+        int, typer.Option("--max-games", help="Stop undecided after this many games.")
+    ] = 100_000,
+    report_interval: Annotated[
+        int, typer.Option("--report-interval", help="Game pairs between two status lines.")
+    ] = 10,
+    move_time: MoveTimeOption = None,
+    clock: ClockOption = None,
+    margin: MarginOption = DEFAULT_MARGIN,
+    depth: DepthOption = None,
+    nodes: NodesOption = None,
+    draw_adjudicate: DrawAdjudicateOption = None,
+    resign_adjudicate: ResignAdjudicateOption = None,
+    max_moves: MaxMovesOption = None,
+    memory_mb: MemoryOption = 1024,
+    startup_time: StartupOption = 10.0,
+    jobs: JobsOption = None,
+    seed: SeedOption = None,
+    opening_plies: OpeningPliesOption = 0,
+    openings: OpeningsOption = None,
+    openings_order: OpeningsOrderOption = BookOrder.SEQUENTIAL,
+    openings_plies: OpeningsPliesOption = None,
+    name: NameOption = None,
+    param: ParamOption = None,
+    sandbox: SandboxOption = None,
+    allow_read: AllowReadOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Test whether NEW (the first --bot) is stronger than BASE (the second).
+
+    Plays pairs of games (the same opening, seats swapped) in parallel jobs and stops as soon as
+    the log-likelihood ratio crosses a bound, or at --max-games: the generalized SPRT of fishtest
+    and fastchess on pentanomial counts of the pairs. A line per --report-interval pairs shows
+    the LLR with its bounds, Elo and nElo with 95% intervals, LOS, the pair counts and the draw
+    ratio. It is a tournament like any other: stored, resumable (`arena tournament resume ID`),
+    shown by `arena tournament show ID`, and its games count in the leaderboard.
+    """
+    from bot_arena.arena.ratings.sprt import SprtError, SprtSettings
+
+    try:
+        test = SprtSettings(elo0, elo1, alpha, beta, model=model.value, statistics=statistics.value)
+    except SprtError as exc:
+        fail(str(exc))
+    if max_games < 2:
+        fail(f"--max-games must be >= 2 (one pair), not {max_games}")
+    if report_interval < 1:
+        fail(f"--report-interval must be >= 1, not {report_interval}")
+    if len(bot or []) != 2:
+        fail("an SPRT tests two bots: give --bot NEW --bot BASE")
+    new = NewTournament(
+        game_name, bot, move_time, clock, margin, depth, nodes, draw_adjudicate,
+        resign_adjudicate, max_moves, memory_mb, startup_time, jobs, seed, opening_plies,
+        openings, openings_order, openings_plies, name, param, sandbox, allow_read, db, as_json,
+    )  # fmt: skip
+
+    def settings(
+        factory: sessionmaker[Session], game: str, refs: list[BotRef]
+    ) -> dict[str, Any] | None:
+        return {**test.to_dict(), "max_games": max_games, "interval": report_interval}
+
+    start_tournament(new, "sprt", 2, settings, "SPRT")
