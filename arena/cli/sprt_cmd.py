@@ -26,6 +26,8 @@ from bot_arena.arena.cli.tournament_cmd import (
     BookOrder,
     BotsOption,
     ClockOption,
+    ExecutorKind,
+    ExecutorOption,
     JobsOption,
     JsonOption,
     MoveTimeOption,
@@ -36,6 +38,7 @@ from bot_arena.arena.cli.tournament_cmd import (
     OpeningsOrderOption,
     OpeningsPliesOption,
     ParamOption,
+    RayAddressOption,
     SeedOption,
     start_tournament,
 )
@@ -109,6 +112,8 @@ def sprt_command(
     allow_read: AllowReadOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
+    executor: ExecutorOption = ExecutorKind.LOCAL,
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Test whether NEW (the first --bot) is stronger than BASE (the second).
 
@@ -135,6 +140,7 @@ def sprt_command(
         game_name, bot, move_time, clock, margin, depth, nodes, draw_adjudicate,
         resign_adjudicate, max_moves, memory_mb, startup_time, jobs, seed, opening_plies,
         openings, openings_order, openings_plies, name, param, sandbox, allow_read, db, as_json,
+        executor, ray_address,
     )  # fmt: skip
 
     def settings(

@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when
     from sqlalchemy.orm import Session, sessionmaker
 
     from bot_arena.arena.match.botref import BotRef
+    from bot_arena.arena.tournament.ray_executor import RayExecutor
     from bot_arena.arena.tournament.runner import Outcome
     from bot_arena.arena.tournament.schedule import Opening
     from bot_arena.arena.transport.forkserver import ForkServer
@@ -54,7 +55,7 @@ if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when
 
 tournament_app = command_group(
     name="tournament",
-    help="Run, resume and inspect tournaments (round-robin, gauntlet).",
+    help="Run, resume and inspect tournaments (round-robin, gauntlet, Swiss, knockout).",
     no_args_is_help=True,
 )
 
@@ -76,6 +77,30 @@ class Format(StrEnum):
 class Seeding(StrEnum):
     ORDER = "order"
     RATING = "rating"
+
+
+class ExecutorKind(StrEnum):
+    LOCAL = "local"
+    RAY = "ray"
+
+
+ExecutorOption = Annotated[
+    ExecutorKind,
+    typer.Option(
+        "--executor",
+        help="Where matches are played: local job processes, or the actors of a Ray cluster "
+        "(pip install 'bot-arena[ray]').",
+    ),
+]
+RayAddressOption = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="With --executor ray: the cluster (default $ARENA_RAY_ADDRESS; auto: the one this "
+        "machine belongs to; none: a local Ray for a try-out).",
+    ),
+]
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -151,6 +176,8 @@ class NewTournament:
     allow_read: list[str] | None
     db: str | None
     as_json: bool
+    executor: ExecutorKind = ExecutorKind.LOCAL
+    ray_address: str | None = None
 
 
 def _lookup(url: str | None) -> tuple[Any, list[sessionmaker[Session]]]:
@@ -232,6 +259,8 @@ def run_command(
     allow_read: AllowReadOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
+    executor: ExecutorOption = ExecutorKind.LOCAL,
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Play a tournament: a round-robin or gauntlet is stored whole first, a Swiss round by
     round, a knockout tie by tie; then it is played in parallel jobs.
@@ -242,6 +271,7 @@ def run_command(
         game_name, bot, move_time, clock, margin, depth, nodes, draw_adjudicate,
         resign_adjudicate, max_moves, memory_mb, startup_time, jobs, seed, opening_plies,
         openings, openings_order, openings_plies, name, param, sandbox, allow_read, db, as_json,
+        executor, ray_address,
     )  # fmt: skip
     if rounds is not None and fmt != Format.SWISS:
         fail("--rounds is for --format swiss")
@@ -371,8 +401,9 @@ def start_tournament(
 
     the_seed = new.seed if new.seed is not None else secrets.randbits(31)
     extra = format_settings(factory, game.name, refs)
+    cluster = _executor(new.executor, new.ray_address)  # before anything is stored
     # the bots' fork server imports while the schedule is written
-    server = start_job_server(server_env(confinement.level))
+    server = None if cluster is not None else start_job_server(server_env(confinement.level))
     try:
         try:
             tid = create(
@@ -413,10 +444,25 @@ def start_tournament(
         from bot_arena.arena.ratings.render import wrap
 
         typer.echo("\n".join(wrap(banner, shutil.get_terminal_size().columns)), err=new.as_json)
-        _play(factory, tid, refs, jobs, new.as_json, confinement, server, limits)
+        _play(factory, tid, refs, jobs, new.as_json, confinement, server, limits, cluster)
     finally:
         if server is not None:
             server.close()
+
+
+def _executor(kind: ExecutorKind, address: str | None) -> RayExecutor | None:
+    """The Ray executor for ``--executor ray`` (None: local job processes); Ray missing or
+    its cluster unreachable is one line, exit 2."""
+    if kind != ExecutorKind.RAY:
+        if address is not None:
+            fail("--ray-address is for --executor ray")
+        return None
+    from bot_arena.arena.tournament.ray_executor import ClusterError, RayExecutor
+
+    try:
+        return RayExecutor(None if address == "none" else address)
+    except ClusterError as exc:
+        fail(str(exc))
 
 
 def _expected_total(session: Session, tid: int) -> str:
@@ -447,6 +493,8 @@ def resume_command(
     allow_read: AllowReadOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
+    executor: ExecutorOption = ExecutorKind.LOCAL,
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Play the matches of an interrupted tournament that are not done yet (each result
     records the sandbox level of this run)."""
@@ -489,8 +537,9 @@ def resume_command(
     for line in changed:
         typer.echo(f"warning: {line}", err=True)
     left = counts["pending"] + counts["running"]
+    cluster = _executor(executor, ray_address)
     typer.echo(f"tournament {tournament_id}: resuming, {left} matches to play", err=as_json)
-    _play(factory, tournament_id, refs, jobs, as_json, confinement)
+    _play(factory, tournament_id, refs, jobs, as_json, confinement, executor=cluster)
 
 
 def _play(
@@ -502,18 +551,22 @@ def _play(
     confinement: Confinement,
     server: ForkServer | None = None,
     limits: ResourceLimits | None = None,
+    executor: RayExecutor | None = None,
 ) -> None:
     from bot_arena.arena.tournament.create import TournamentError
+    from bot_arena.arena.tournament.ray_executor import ClusterError
     from bot_arena.arena.tournament.runner import Runner, default_jobs
 
     runner = Runner(
         factory,
         tid,
         refs,
-        jobs=jobs or default_jobs(),
+        # on Ray: one actor per CPU the cluster offers unless --jobs caps them
+        jobs=(jobs or 0) if executor is not None else (jobs or default_jobs()),
         forkserver=server,
         sandbox=confinement.settings,
         limits=limits,
+        executor=executor,
     )
     confinement.warn()
     try:
@@ -524,6 +577,11 @@ def _play(
         raise typer.Exit(130) from None
     except TournamentError as exc:  # its opening book changed since it started
         fail(str(exc))
+    except ClusterError as exc:  # what was played is stored
+        fail(str(exc).replace(" ID ", f" {tid} "), code=1)
+    finally:
+        if executor is not None:
+            executor.close()
     with factory() as session:
         summary = _summary(session, tid)
     if as_json:

@@ -94,6 +94,13 @@ class JobHandle:
         self.closed = False
         self._stopped_since: float | None = None  # first seen stopped (``watch``)
 
+    ready = True  # takes matches as soon as it is started (a Ray actor waits for its start)
+
+    @property
+    def label(self) -> str:
+        """How the run's messages name it."""
+        return f"job process {self.process.pid}"
+
     def start(self, plan: Plan) -> JobHandle:
         write_all(self.outbox, encode({"plan": plan.to_dict()}))
         return self

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session, sessionmaker
@@ -58,10 +58,18 @@ from bot_arena.db.store import versions_for
 from bot_arena.db.writer import MatchWriter, writer_for
 from bot_arena.games.base import Game
 
+if TYPE_CHECKING:
+    from bot_arena.arena.tournament.ray_executor import RayExecutor, RayWorker
+
+    Worker = JobHandle | RayWorker
+else:
+    Worker = JobHandle
+
 PREFETCH = 2  # matches queued per job, so a job never waits for the writer
 GROUP_MAX = 64  # results stored in one transaction at most (group commit)
 GROUP_WAIT_S = 0.05  # the longest a finished game waits for its group to be stored
 MAX_WORKER_RESTARTS = 4
+MAX_LOSSES = 3  # times a match may go back in line because its Ray node went away
 
 
 # --- what a job needs ------------------------------------------------------------------------
@@ -107,13 +115,16 @@ class Runner:
         tty: bool | None = None,
         forkserver: ForkServer | None = None,
         sandbox: SandboxSettings | None = None,
+        executor: RayExecutor | None = None,
     ) -> None:
         """``forkserver``: one the caller started early (its imports overlap the creation of
         the tournament) and closes; by default the run starts and closes its own. ``limits``:
         the bots' resource limits (default: those the tournament was created with). ``sandbox``:
         how every pool of the run confines its bots (default: auto, nothing more to read);
         ``run`` raises SandboxUnavailable for ``on`` on a machine that cannot confine fully,
-        before it writes anything or starts a bot."""
+        before it writes anything or starts a bot. ``executor``: play on a Ray cluster's actors
+        instead of local job processes (``ray_executor``; ``jobs`` then caps the actors, one
+        per CPU the cluster offers by default)."""
         self.factory = factory
         self.tournament_id = tournament_id
         self.refs = tuple(refs)
@@ -135,6 +146,10 @@ class Runner:
         self._own_server = forkserver is None
         # a Swiss, knockout or SPRT: what adds its matches as the results come (``directors``)
         self.maker: Maker | None = None
+        self.executor = executor
+        self.actor_cap = jobs if jobs > 0 else None  # for Ray: at most this many actors
+        self._losses: dict[int, int] = {}  # match id -> times its Ray node went away
+        self._capacity_seen = 0.0  # when the cluster's CPUs were last read
 
     # ---- database side
     def _prepare(self) -> tuple[Plan, list[Job], Progress]:
@@ -351,7 +366,9 @@ class Runner:
         progress.match_done([(job.seats[i], s.score) for i, s in enumerate(record.seats)], faults)
 
     # ---- playing
-    def _new_workers(self, count: int) -> list[JobHandle]:
+    def _new_workers(self, count: int) -> list[Worker]:
+        if self.executor is not None:
+            return list(self.executor.new_workers(count))
         if self._server is not None:
             try:
                 env = server_env(self.sandbox_level or UNCONFINED)
@@ -369,6 +386,8 @@ class Runner:
         # the level every result of this run is stored with (the runner's own probe; its own
         # pool's with --jobs 1); SandboxUnavailable here, before anything is written or started
         self.sandbox_level = support.level_for(self.sandbox.mode)[0]
+        if self.executor is not None:
+            return self._run_remote()
         if self._server is None and self._own_server:
             # its imports overlap the reading of the schedule
             self._server = start_job_server(server_env(self.sandbox_level))
@@ -411,6 +430,71 @@ class Runner:
                 self._conn = self._writer = None
         self._finish(outcome)
         return outcome
+
+    def _run_remote(self) -> Outcome:
+        """``run`` on a Ray cluster: the same preparing, storing and finishing; the matches
+        played by the executor's actors, never by this process."""
+        from bot_arena.arena.tournament.ray_executor import START_LIMIT_S, ClusterError
+
+        assert self.executor is not None
+        failure: ClusterError | None = None
+        plan, jobs, progress = self._prepare()
+        outcome = Outcome(self.tournament_id, progress.total, progress.done, 0)
+        todo = deque(jobs)
+        workers: list[Worker] = []
+        try:
+            if todo:
+                count = self.executor.capacity()
+                if self.actor_cap is not None:
+                    count = min(count, self.actor_cap)
+                workers = [w.start(plan) for w in self._new_workers(max(1, count))]
+                for w in workers:  # the programs of the field exist on every node
+                    w.started(START_LIMIT_S)  # type: ignore[union-attr]
+                self._lower_level(workers)
+                progress.message(
+                    f"ray: {self.executor.nodes()} nodes, {len(workers)} actors, "
+                    f"sandbox {self.sandbox_level}"
+                )
+                self._run_parallel(plan, todo, progress, outcome, workers)
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+        except ClusterError as exc:
+            failure = exc
+            self._store_ready(progress, outcome)  # what came back before it went is kept
+        finally:
+            for w in workers:
+                w.terminate()
+            progress.close()
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = self._writer = None
+        self._finish(outcome)
+        if failure is not None:
+            raise failure
+        return outcome
+
+    def _lower_level(self, workers: Sequence[Worker]) -> None:
+        """The level results are stored with: the lowest any actor's pool runs under (a node
+        that cannot confine as well as this machine lowers it, never raises it)."""
+        from bot_arena.arena.transport.sandbox.mode import LEVELS
+
+        for w in workers:
+            level = getattr(w, "sandbox_level", None)
+            if level in LEVELS and LEVELS.index(level) > LEVELS.index(self.sandbox_level):
+                self.sandbox_level = level
+
+    def _grow(self, plan: Plan, workers: list[Worker], progress: Progress) -> None:
+        """On Ray, now and then: a node that joined offers CPUs; start actors on them."""
+        if self.executor is None or time.monotonic() - self._capacity_seen < 1.0:
+            return
+        self._capacity_seen = time.monotonic()
+        self._lower_level(workers)  # actors started since report their pools' levels
+        room = self.executor.capacity() - len(workers)
+        if self.actor_cap is not None:
+            room = min(room, self.actor_cap - len(workers))
+        if room > 0:
+            workers.extend(w.start(plan) for w in self._new_workers(room))
+            progress.message(f"ray: {room} more actors ({self.executor.nodes()} nodes)")
 
     def _parallel(self, todo: Sequence[Job]) -> bool:
         """Whether job processes play (else the main process plays, one match at a time): more
@@ -484,8 +568,10 @@ class Runner:
         todo: deque[Job],
         progress: Progress,
         out: Outcome,
-        workers: list[JobHandle],
+        workers: list[Worker],
     ) -> None:
+        from bot_arena.arena.tournament.ray_executor import ClusterGone, WorkerLost
+
         game = games.get(plan.game, **plan.params)
         incidents = Incidents(plan, server_env(self.sandbox_level or UNCONFINED), progress.message)
         restarts = 0
@@ -493,24 +579,23 @@ class Runner:
         def incident(job: Job, what: str) -> None:
             self._incident(incidents, job, what, todo, out, progress)
 
+        def busy() -> list[Worker]:  # the workers something is awaited from
+            return [w for w in workers if w.queue or not w.ready]
+
         try:
             for w in workers:
-                for _ in range(PREFETCH):
-                    if todo:
-                        job = todo.popleft()
-                        self._claim(job)
-                        w.send(job)
+                self._refill(w, todo)
             self._flush_marks()
-            while any(w.queue for w in workers):
-                by_fd = {w.inbox: w for w in workers if w.queue}
+            while any(w.queue for w in workers) or (todo and busy()):
                 timeout = WATCH_S  # now and then: is a job stopped?
                 if self._ready:
                     timeout = min(timeout, self._ready_since + GROUP_WAIT_S - time.monotonic())
-                ready = wait(list(by_fd), max(0.0, timeout))
-                for w in list(by_fd.values()):
+                waiting = busy()
+                ready = self._wait(waiting, max(0.0, timeout))
+                for w in waiting:
                     try:
                         w.watch(STOP_GRACE_S)
-                        for kind, match_id, payload in w.receive() if w.inbox in ready else []:
+                        for kind, match_id, payload in w.receive() if w in ready else []:
                             if not w.queue or w.queue[0].match_id != match_id:
                                 raise JobFailed(f"answered for match {match_id} out of turn")
                             job = w.queue.popleft()
@@ -522,7 +607,20 @@ class Runner:
                                 text = f"match {match_id}: arena error: {payload}"
                                 out.failed.append(text)
                                 progress.message(text)
-                            self._refill(w, todo)
+                        self._refill(w, todo)
+                    except WorkerLost as exc:  # its Ray node went away: nobody's doing
+                        lost = list(w.queue)
+                        w.queue.clear()
+                        w.abandon()
+                        workers.remove(w)
+                        progress.message(f"{w.label} {exc}; {len(lost)} matches back in line")
+                        todo.extendleft(reversed(self._back_in_line(lost, out, progress)))
+                        if self.executor is not None and self.executor.capacity() == 0:
+                            raise ClusterGone(
+                                "no node of the Ray cluster is left; what was played is stored "
+                                "(continue with: arena tournament resume ID --executor ray)"
+                            ) from None
+                        self._capacity_seen = 0.0  # replace it where there is room
                     except JobFailed as exc:
                         queued = list(w.queue)
                         in_play, unplayed = (queued[0], queued[1:]) if queued else (None, [])
@@ -531,7 +629,7 @@ class Runner:
                         workers.remove(w)
                         todo.extendleft(reversed(unplayed))  # sent ahead, never started
                         if in_play is not None:
-                            incident(in_play, f"job process {w.process.pid} {exc}")
+                            incident(in_play, f"{w.label} {exc}")
                         # a death in a game is bounded by the incident rules (at most three
                         # per match); any other counts against the restarts
                         if todo and (in_play is not None or restarts < MAX_WORKER_RESTARTS):
@@ -539,6 +637,7 @@ class Runner:
                             w = self._new_workers(1)[0].start(plan)
                             workers.append(w)
                             self._refill(w, todo)
+                self._grow(plan, workers, progress)
                 if self._due():
                     self._store_ready(progress, out)
                     if self._advance(todo, progress):
@@ -566,15 +665,36 @@ class Runner:
             for w in workers:
                 w.stop()
 
+    def _wait(self, workers: Sequence[Worker], timeout: float) -> AbstractSet[Worker]:
+        """The workers with something to receive, waiting up to ``timeout`` for one."""
+        if self.executor is not None:
+            return set(self.executor.wait(workers, timeout))  # type: ignore[arg-type]
+        by_fd = {w.inbox: w for w in workers}  # type: ignore[union-attr]
+        return {by_fd[fd] for fd in wait(list(by_fd), timeout)}
+
+    def _back_in_line(self, jobs: list[Job], out: Outcome, progress: Progress) -> list[Job]:
+        """The matches of a lost worker to play again: each at most MAX_LOSSES times (a match
+        that keeps taking its node down is left to resume)."""
+        again = []
+        for job in jobs:
+            self._losses[job.match_id] = self._losses.get(job.match_id, 0) + 1
+            if self._losses[job.match_id] <= MAX_LOSSES:
+                again.append(job)
+            else:
+                text = f"match {job.match_id}: lost with its node {MAX_LOSSES} times; to resume"
+                out.failed.append(text)
+                progress.message(text)
+        return again
+
     @staticmethod
-    def _stop_all(workers: list[JobHandle]) -> None:
+    def _stop_all(workers: list[Worker]) -> None:
         """Stop the games in play without waiting for them (a test that has decided)."""
         for w in workers:
             w.terminate()
             w.queue.clear()
 
-    def _refill(self, worker: JobHandle, todo: deque[Job]) -> None:
-        while todo and len(worker.queue) < PREFETCH:
+    def _refill(self, worker: Worker, todo: deque[Job]) -> None:
+        while todo and worker.ready and len(worker.queue) < PREFETCH:
             job = todo.popleft()
             self._claim(job)
             worker.send(job)

@@ -1,0 +1,387 @@
+"""Playing a tournament's matches on a Ray cluster (``--executor ray``).
+
+Only *where a match is played* changes: the runner keeps scheduling, checking and storing
+every result itself (the one writer, group commit), exactly as with local job processes.
+Each worker here is a Ray actor (``MatchActor``), one per CPU the cluster offers, spread over
+the nodes; an actor holds a BotPool as a local job does (bots reused between its games, the
+same sandbox, limits and clocks, since the pool is the same code) and plays the matches it is
+sent, a few ahead (Ray runs an actor's calls in the order they were made).
+
+What travels is data, never code: the Plan and each Job as lines of JSON, each answer as the
+line a local job would write, decoded and checked by the runner as a job's (``decode_reply``:
+the actor runs beside untrusted bots too). A file bot travels inside the Plan as its stored
+source and files with its SHA-256 (``BotRef``), and the node's pool runs it from a private copy
+when the file is not on that machine, so a worker node needs only the package installed. A
+``cmd:``/``uci:``/``xboard:`` program must exist on every node: each actor checks the programs
+of the field when it starts, and the run stops before any match with a line naming the node.
+
+Faults of the cluster: an actor whose node died (its raylet killed) fails with Ray's actor
+error; the runner puts the match it was playing, and those sent ahead, back in line, and they are
+played by the actors left (nobody is charged: the node is gone, not a bot's doing). A new node
+is used as soon as it offers a CPU. When no node is left, or the cluster's control store stops
+answering, the run stops with one line (``ClusterGone``); everything stored stays, and
+``tournament resume`` plays the rest later.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import time
+from collections import deque
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from bot_arena.arena.tournament.job import (
+    Job,
+    MessageError,
+    Plan,
+    Reply,
+    decode,
+    decode_reply,
+    encode,
+    play,
+)
+from bot_arena.arena.tournament.job_handle import JobFailed
+
+if TYPE_CHECKING:
+    from bot_arena.arena.match.pool import BotPool
+
+INSTALL = "pip install 'bot-arena[ray]'"
+ADDRESS_ENV = "ARENA_RAY_ADDRESS"
+START_LIMIT_S = 120.0  # the longest the actors may take to start (placement, imports, probes)
+GONE_AFTER_S = 5.0  # the control store refusing connections this long: the cluster is gone
+
+
+class ClusterError(Exception):
+    """The cluster cannot play this run (Ray missing, unreachable, a program missing on a
+    node); the message is one line."""
+
+
+class ClusterGone(ClusterError):
+    """The cluster went away during the run."""
+
+
+class WorkerLost(JobFailed):
+    """An actor is gone (its node died, or its process did): the matches it had go back in
+    line, and nobody is charged."""
+
+
+# --- the node's side ------------------------------------------------------------------------
+
+
+class MatchActor:
+    """A Ray actor that plays matches with a BotPool of its own (a local job's work)."""
+
+    def __init__(self) -> None:
+        self.pool: BotPool | None = None
+        self.plan: Plan | None = None
+        self.game: Any = None
+
+    def start(self, line: bytes) -> bytes:
+        """Take the run's Plan, check that the field's programs exist here and start the pool;
+        answers ``{"node", "host", "sandbox"}`` or ``{"error"}`` as a line of JSON."""
+        import ray
+
+        from bot_arena import games
+        from bot_arena.arena.match.pool import BotPool
+
+        host = socket.gethostname()
+        node = ray.get_runtime_context().get_node_id()
+        where = f"node {host} ({ray.util.get_node_ip_address()}, {node[:8]})"
+        try:
+            message = decode(line)
+            plan = Plan.from_dict(message.get("plan") if isinstance(message, dict) else None)
+            missing = _missing_program(plan)
+            if missing is not None:
+                return encode({"error": f"{where}: {missing}"})
+            self.plan, self.game = plan, games.get(plan.game, **plan.params)
+            self.pool = BotPool(plan.limits, forkserver=True, sandbox=plan.sandbox)
+            self.pool.prestart([plan.refs[i] for i in plan.playing])
+        except Exception as exc:
+            return encode({"error": f"{where}: {type(exc).__name__}: {exc}"})
+        return encode({"node": node, "host": where, "sandbox": self.pool.sandbox_level})
+
+    def play(self, line: bytes) -> bytes:
+        """One match; the answer a local job would write (``job.serve``)."""
+        from bot_arena.arena.match.pool import ServerDied
+
+        assert self.pool is not None and self.plan is not None
+        try:
+            message = decode(line)
+            job = Job.from_dict(message.get("job") if isinstance(message, dict) else None)
+        except MessageError as exc:
+            return encode(["error", -1, f"a job the actor cannot read: {exc}"])
+        try:
+            record = play(self.pool, self.game, self.plan, job)
+            return encode(["ok", job.match_id, record.to_dict()])
+        except ServerDied as exc:
+            return encode(["incident", job.match_id, str(exc)])
+        except Exception as exc:
+            return encode(["error", job.match_id, f"{type(exc).__name__}: {exc}"])
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+
+
+def _missing_program(plan: Plan) -> str | None:
+    """Why a program of the field cannot run on this machine (None: they all can)."""
+    from bot_arena.arena.match.botref import PROGRAMS
+    from bot_arena.arena.match.engines import engine_command
+    from bot_arena.arena.match.versions import check_command
+
+    for i in plan.playing:
+        ref = plan.refs[i]
+        if ref.kind in PROGRAMS:
+            try:
+                check_command(engine_command(ref))
+            except ValueError as exc:
+                return f"{ref.name}: {exc}"
+    return None
+
+
+# --- the driver's side ----------------------------------------------------------------------
+
+
+class RayWorker:
+    """The runner's handle on one actor: the matches sent to it, oldest first, with their
+    results to come (Ray object refs), as ``JobHandle`` is on a job process."""
+
+    def __init__(self, executor: RayExecutor, actor: Any) -> None:
+        self.executor = executor
+        self.actor = actor
+        self.queue: deque[Job] = deque()
+        self._results: deque[Any] = deque()  # one object ref per queued job
+        self._started: Any = None
+        self.node: str | None = None  # the node's id, once started
+        self.label = "ray actor (starting)"
+        self.sandbox_level: str | None = None
+        self.stopping = False
+
+    def start(self, plan: Plan) -> RayWorker:
+        self._started = self.actor.start.remote(encode({"plan": plan.to_dict()}))
+        return self
+
+    @property
+    def ready(self) -> bool:
+        """Started and checked: it takes matches from now on."""
+        return self.node is not None
+
+    def started(self, timeout: float) -> None:
+        """Wait for the actor's start; ClusterError naming the node when it cannot play."""
+        import ray
+
+        try:
+            line = ray.get(self._started, timeout=timeout)
+        except ray.exceptions.GetTimeoutError:
+            raise ClusterError(
+                f"a Ray actor did not start within {timeout:g} s (does the cluster have the "
+                "CPUs it offers, and bot-arena installed on every node?)"
+            ) from None
+        except ray.exceptions.RayError as exc:
+            raise ClusterError(f"a Ray actor failed to start: {_first_line(exc)}") from None
+        self._take_start(line)
+
+    def _take_start(self, line: bytes) -> None:
+        try:
+            answer = decode(line)
+            if not isinstance(answer, dict):
+                raise MessageError("a start answer is an object")
+        except MessageError as exc:
+            raise JobFailed(f"sent a malformed start ({exc})") from None
+        if "error" in answer:
+            raise ClusterError(f"cannot play on {answer['error']}")
+        self.node, self.label = str(answer["node"]), f"ray actor on {answer['host']}"
+        self.sandbox_level = str(answer["sandbox"])
+
+    def head(self) -> Any:
+        """What is awaited from it first: its start, then its oldest match's result."""
+        if not self.ready:
+            return self._started
+        return self._results[0] if self._results else None
+
+    def send(self, job: Job) -> None:
+        self.queue.append(job)
+        self._results.append(self.actor.play.remote(encode({"job": job.to_dict()})))
+
+    def receive(self) -> list[Reply]:
+        """The answers that have come, in order (maybe none); WorkerLost when the actor is
+        gone, JobFailed when it answered out of the protocol."""
+        import ray
+
+        if not self.ready:
+            if self._started is None or not ray.wait([self._started], timeout=0)[0]:
+                return []
+            try:
+                line = ray.get(self._started)
+            except ray.exceptions.RayError as exc:
+                raise WorkerLost(f"did not start ({_first_line(exc)})") from None
+            self._take_start(line)
+        out: list[Reply] = []
+        while self._results:
+            ready, _ = ray.wait([self._results[0]], timeout=0)
+            if not ready:
+                break
+            try:
+                line = ray.get(self._results[0])
+            except ray.exceptions.RayError as exc:
+                # The actor is gone (Ray's actor errors: its process, or its node, died; with
+                # no restarts it does not come back). Nothing of a game's can do that: a bot
+                # runs in processes of its own and cannot signal the actor, and a game that
+                # takes the actor's fork server down is answered as an incident. So the
+                # matches go back in line, nobody charged; the runner bounds how often.
+                self._results.clear()
+                gone = "lost its node" if not self.executor.node_alive(self.node) else "died"
+                raise WorkerLost(f"{gone} ({_first_line(exc)})") from None
+            self._results.popleft()
+            try:
+                out.append(decode_reply(line))
+            except MessageError as exc:
+                raise JobFailed(f"sent a malformed message ({exc})") from None
+        return out
+
+    def watch(self, grace: float) -> None:
+        """Nothing to watch from here: a bot cannot stop the actor (its own process group,
+        namespaces), and an actor that stops answering is found by Ray when its node goes."""
+
+    def terminate(self) -> None:
+        import ray
+
+        self._results.clear()
+        with contextlib.suppress(Exception):  # already gone, or the cluster is
+            ray.kill(self.actor, no_restart=True)
+
+    def abandon(self) -> None:
+        self.terminate()
+
+    def ask_stop(self) -> None:
+        if not self.stopping:
+            self.stopping = True
+            try:
+                self._closing = self.actor.close.remote()
+            except Exception:
+                self._closing = None
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Ask the actor to close its pool (bounded wait), then make sure it is gone."""
+        import ray
+
+        if not self.ready:  # never placed, or never answered its start: nothing to close
+            self.terminate()
+            return
+        self.ask_stop()
+        closing = getattr(self, "_closing", None)
+        if closing is not None:
+            with contextlib.suppress(Exception):
+                ray.wait([closing], timeout=timeout)
+        self.terminate()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__
+
+
+class RayExecutor:
+    """Ray actors as the run's workers. ``address``: a cluster's (``auto``: the one this machine
+    belongs to), or None to start a local Ray for a try-out; ``$ARENA_RAY_ADDRESS`` when not
+    given."""
+
+    def __init__(self, address: str | None = None) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise ClusterError(f"--executor ray needs Ray: {INSTALL}") from None
+        self.address = address or os.environ.get(ADDRESS_ENV) or None
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        try:
+            ray.init(
+                address=self.address,
+                include_dashboard=False,
+                log_to_driver=False,
+                logging_level=logging.ERROR,
+                configure_logging=True,
+            )
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            where = self.address or "a local Ray"
+            raise ClusterError(
+                f"cannot join the Ray cluster at {where}: {_first_line(exc)}"
+            ) from None
+        self._actor = ray.remote(MatchActor).options(
+            num_cpus=1, max_restarts=0, max_task_retries=0, scheduling_strategy="SPREAD"
+        )
+        self._gcs = ray.get_runtime_context().gcs_address
+        self._unreachable_since: float | None = None
+        self._nodes: dict[str, bool] = {}
+        self._nodes_read = 0.0
+
+    def _read_nodes(self) -> dict[str, bool]:
+        import ray
+
+        try:
+            self._nodes = {n["NodeID"]: bool(n["Alive"]) for n in ray.nodes()}
+        except Exception:
+            self._nodes = {}
+        self._nodes_read = time.monotonic()
+        return self._nodes
+
+    def node_alive(self, node: str | None) -> bool:
+        return node is not None and self._read_nodes().get(node, False)
+
+    def capacity(self) -> int:
+        """The CPUs the cluster's live nodes offer: how many actors it can hold."""
+        import ray
+
+        try:
+            nodes = ray.nodes()
+        except Exception:
+            return 0
+        return int(sum(n["Resources"].get("CPU", 0) for n in nodes if n["Alive"]))
+
+    def nodes(self) -> int:
+        return sum(self._read_nodes().values())
+
+    def new_workers(self, count: int) -> list[RayWorker]:
+        return [RayWorker(self, self._actor.remote()) for _ in range(count)]
+
+    def wait(self, workers: Sequence[RayWorker], timeout: float) -> list[RayWorker]:
+        """The workers with an answer ready (waiting up to ``timeout`` for one); ClusterGone
+        once the cluster's control store has refused connections for GONE_AFTER_S."""
+        import ray
+
+        self._check_reachable()
+        heads = {w.head(): w for w in workers if w.head() is not None}
+        if not heads:
+            time.sleep(max(0.0, timeout))
+            return []
+        ready, _ = ray.wait(list(heads), num_returns=1, timeout=max(0.0, timeout))
+        if ready:
+            ready, _ = ray.wait(list(heads), num_returns=len(heads), timeout=0)
+        return [heads[r] for r in ready]
+
+    def _check_reachable(self) -> None:
+        host, _, port = self._gcs.rpartition(":")
+        try:
+            with socket.create_connection((host, int(port)), timeout=1.0):
+                self._unreachable_since = None
+                return
+        except OSError:
+            pass
+        now = time.monotonic()
+        if self._unreachable_since is None:
+            self._unreachable_since = now
+        elif now - self._unreachable_since > GONE_AFTER_S:
+            raise ClusterGone(
+                f"the Ray cluster at {self._gcs} stopped answering; what was played is stored "
+                "(continue with: arena tournament resume ID --executor ray)"
+            )
+
+    def close(self) -> None:
+        import ray
+
+        with contextlib.suppress(Exception):
+            ray.shutdown()

@@ -1,0 +1,385 @@
+"""Tournaments on a real Ray cluster of two nodes on this machine (``--executor ray``).
+
+The fixture starts a head node (its own port, one CPU) and a second node (one CPU) with
+``ray start``, the second in a mount namespace of its own where the driver's bot folder is an
+empty tmpfs: a bot file there exists only on the driver's side, as on a cluster of separate
+machines. Results go to PostgreSQL when $ARENA_TEST_PG_URL is set, else to SQLite. Selected
+with ``-m ray``; skipped (saying why) where Ray is not installed, unless $ARENA_RAY_REQUIRED
+is set (CI), which makes that a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot_arena.arena.transport.process import descendants
+from tests.arena.test_tournament_crash import Db, started, wait_until
+from tests.db.dbtest import database
+
+pytestmark = pytest.mark.ray
+
+REQUIRED = bool(os.environ.get("ARENA_RAY_REQUIRED"))
+BOTS = ["alphabeta:depth=3", "alphabeta:depth=2", "random"]
+LIMIT_S = 120.0  # a bound on waits for the cluster, never a guess at how long it takes
+# for the nodes and for every driver the tests start: no usage reports, and no token (the
+# cluster listens on loopback only; a token file left in ~/.ray by another Ray would make
+# the nodes disagree about it)
+RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+
+
+def _ray_cli() -> str:
+    found = shutil.which("ray") or str(Path(sys.executable).with_name("ray"))
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        found = ""
+    if not found or not os.path.exists(found):
+        reason = "Ray is not installed (pip install 'bot-arena[ray]')"
+        if REQUIRED:
+            raise RuntimeError(f"ARENA_RAY_REQUIRED is set but {reason}")
+        pytest.skip(reason)
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _pids(pattern: str) -> set[int]:
+    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout
+    return {int(p) for p in out.split()}
+
+
+class Cluster:
+    """Two Ray nodes on loopback, started and stopped with ``ray start``."""
+
+    def __init__(self, root: Path) -> None:
+        self.ray = _ray_cli()
+        self.root = root
+        self.temp = root / "ray"  # short: Ray's socket paths must stay under 108 bytes
+        self.driver_only = root / "driver-only"  # an empty tmpfs on the second node
+        self.driver_only.mkdir()
+        self.port = _free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            **RAY_ENV,
+            # a dead node is noticed in about 2 s (the default takes 30)
+            "RAY_health_check_period_ms": "500",
+            "RAY_health_check_timeout_ms": "500",
+            "RAY_health_check_failure_threshold": "3",
+        }
+        self.second_raylet: int | None = None
+
+    def _start(self, argv: list[str], prefix: list[str] | None = None) -> None:
+        done = subprocess.run(
+            [*(prefix or []), *argv],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=LIMIT_S,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)} failed:\n{done.stdout}\n{done.stderr}")
+
+    def start_head(self) -> None:
+        self._start(
+            [
+                self.ray, "start", "--head", "--port", str(self.port), "--num-cpus", "1",
+                "--node-ip-address", "127.0.0.1", "--include-dashboard", "false",
+                "--disable-usage-stats", "--temp-dir", str(self.temp),
+            ]
+        )  # fmt: skip
+
+    def add_second(self) -> None:
+        """The second node, in a mount namespace where the driver-only folder is empty."""
+        before = _pids("raylet/raylet")
+        start = [
+            self.ray, "start", "--address", self.address, "--num-cpus", "1",
+            "--node-ip-address", "127.0.0.1",
+        ]  # fmt: skip
+        script = f'mount -t tmpfs arena-ray "{self.driver_only}" && exec "$@"'
+        prefix = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"]
+        self._start(start, prefix)
+        new = _pids("raylet/raylet") - before
+        assert len(new) == 1, new
+        self.second_raylet = new.pop()
+        self.wait_nodes(2)
+
+    def alive_nodes(self) -> int:
+        probe = (
+            "import ray, sys; ray.init(address=sys.argv[1], logging_level='ERROR');"
+            "print(sum(n['Alive'] for n in ray.nodes()))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", probe, self.address],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=LIMIT_S,
+        )
+        return int(done.stdout.split()[-1]) if done.returncode == 0 else -1
+
+    def wait_nodes(self, count: int) -> None:
+        end = time.monotonic() + LIMIT_S
+        while (alive := self.alive_nodes()) != count:
+            assert time.monotonic() < end, f"{alive} nodes alive, not {count}"
+            time.sleep(0.2)
+
+    def kill_second(self) -> None:
+        """The second node dies as a machine does: its raylet and every process under it (the
+        actor, its fork server and bots) at once."""
+        assert self.second_raylet is not None
+        for pid in [self.second_raylet, *descendants(self.second_raylet)]:
+            with _gone():
+                os.kill(pid, signal.SIGKILL)
+        self.second_raylet = None
+
+    def stop(self) -> None:
+        """Every process of this cluster: those naming its temp folder (GCS, raylets, agents),
+        then the workers they leave, which follow their raylet out."""
+        ours = _pids(str(self.temp))
+        for pid in ours:
+            with _gone():
+                os.kill(pid, signal.SIGKILL)
+        end = time.monotonic() + 30.0
+        while (left := {p for p in ours if Path(f"/proc/{p}").exists()}) and (
+            time.monotonic() < end
+        ):
+            time.sleep(0.05)
+        assert not left or all(_zombie(p) for p in left)
+
+
+class _gone:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> bool:
+        return exc[0] is ProcessLookupError
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare (util-linux) is not installed")
+    root = Path(tempfile.mkdtemp(prefix="arena-ray-", dir="/tmp"))
+    saved = {k: os.environ.get(k) for k in RAY_ENV}
+    os.environ.update(RAY_ENV)
+    handle = Cluster(root)
+    try:
+        handle.start_head()
+        handle.add_second()
+        yield handle
+    finally:
+        handle.stop()
+        with _gone():
+            subprocess.run(["umount", str(handle.driver_only)], capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.fixture
+def two_nodes(cluster: Cluster) -> Cluster:
+    """The cluster with both nodes up (a test before may have killed the second)."""
+    if cluster.second_raylet is None:
+        cluster.add_second()
+    return cluster
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Db]:
+    kind = "postgresql" if os.environ.get("ARENA_TEST_PG_URL") else "sqlite"
+    with database(kind, tmp_path) as url:
+        handle = Db(url)
+        yield handle
+        if handle.engine is not None:
+            handle.engine.dispose()
+
+
+def arena(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot_arena.arena.cli.app", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+
+
+def run_args(db: Db, games: int, *extra: str) -> list[str]:
+    bots = [a for spec in BOTS for a in ("--bot", spec)]
+    return [
+        "tournament", "run", "connect4", *bots, "--games", str(games), "--seed", "5",
+        "--move-time", "5", "--db", db.url, *extra,
+    ]  # fmt: skip
+
+
+def results(db: Db, tid: int) -> dict[tuple[int, tuple[str, ...]], tuple[Any, ...]]:
+    """Each match by (round, bots in seat order): its final position, termination and scores."""
+    rows = db.query(
+        "SELECT m.id, m.round, m.final_position, m.termination, b.name, s.score FROM matches m"
+        " JOIN seats s ON s.match_id = m.id JOIN bot_versions v ON v.id = s.bot_version_id"
+        f" JOIN bots b ON b.id = v.bot_id WHERE m.tournament_id = {tid} ORDER BY m.id, s.seat"
+    )
+    by_match: dict[int, list[Any]] = {}
+    for mid, rnd, final, termination, name, score in rows:
+        entry = by_match.setdefault(mid, [rnd, final, termination, [], []])
+        entry[3].append(name)
+        entry[4].append(score)
+    out: dict[tuple[int, tuple[str, ...]], tuple[Any, ...]] = {}
+    for rnd, final, termination, names, scores in by_match.values():
+        key = (rnd, tuple(names))
+        assert key not in out
+        out[key] = (final, termination, tuple(scores))
+    return out
+
+
+def stored_once(db: Db, tid: int, total: int) -> None:
+    """Every match of the tournament done, each with one row of seats per seat and its moves
+    numbered once (nothing stored twice)."""
+    statuses = Counter(
+        s for (s,) in db.query(f"SELECT status FROM matches WHERE tournament_id = {tid}")
+    )
+    assert statuses == {"done": total}
+    seats = db.query(
+        "SELECT s.match_id, COUNT(*) FROM seats s JOIN matches m ON m.id = s.match_id"
+        f" WHERE m.tournament_id = {tid} GROUP BY s.match_id"
+    )
+    assert len(seats) == total and {n for _, n in seats} == {2}
+    doubled = db.query(
+        "SELECT mv.match_id, mv.ply FROM moves mv JOIN matches m ON m.id = mv.match_id"
+        f" WHERE m.tournament_id = {tid} GROUP BY mv.match_id, mv.ply HAVING COUNT(*) > 1"
+    )
+    assert doubled == []
+
+
+def tournament_id(output: str) -> int:
+    return int(output.split("tournament ", 1)[1].split(":", 1)[0])
+
+
+def test_a_round_robin_over_two_nodes_matches_the_local_executor(
+    two_nodes: Cluster, db: Db
+) -> None:
+    local = arena(*run_args(db, 4), "--jobs", "2", "--json")
+    assert local.returncode == 0, local.stderr
+    on_ray = arena(
+        *run_args(db, 4), "--executor", "ray", "--ray-address", two_nodes.address, "--json"
+    )
+    assert on_ray.returncode == 0, on_ray.stderr
+    assert "ray: 2 nodes, 2 actors" in on_ray.stderr
+    first, second = (json.loads(r.stdout.strip().splitlines()[-1]) for r in (local, on_ray))
+    stored_once(db, second["id"], 12)
+    assert results(db, first["id"]) == results(db, second["id"])
+    boards = [
+        arena("leaderboard", "--tournament", str(t["id"]), "--db", db.url, "--json")
+        for t in (first, second)
+    ]
+    rows = [
+        [{k: v for k, v in row.items() if k != "version"} for row in json.loads(b.stdout)]
+        for b in boards
+    ]
+    assert rows[0] == rows[1]
+
+
+def test_killing_a_node_mid_run_loses_and_duplicates_nothing(
+    two_nodes: Cluster, db: Db, tmp_path: Path
+) -> None:
+    args = run_args(db, 16, "--executor", "ray", "--ray-address", two_nodes.address)
+    log = tmp_path / "run.log"
+    with started([sys.executable, "-m", "bot_arena.arena.cli.app", *args], log) as proc:
+        wait_until(
+            proc,
+            lambda: db.query("SELECT COUNT(*) FROM matches WHERE status = 'done'") >= [(6,)],
+            log,
+        )
+        two_nodes.kill_second()
+        assert proc.wait(timeout=LIMIT_S) == 0, log.read_text()
+    text = log.read_text()
+    assert "back in line" in text  # the matches the node had were played elsewhere
+    stored_once(db, tournament_id(text), 48)
+
+
+def test_a_killed_driver_resumes_on_the_cluster_exactly_once(
+    two_nodes: Cluster, db: Db, tmp_path: Path
+) -> None:
+    args = run_args(db, 12, "--executor", "ray", "--ray-address", two_nodes.address)
+    log = tmp_path / "run.log"
+    with started([sys.executable, "-m", "bot_arena.arena.cli.app", *args], log) as proc:
+        wait_until(
+            proc,
+            lambda: db.query("SELECT COUNT(*) FROM matches WHERE status = 'done'") >= [(5,)],
+            log,
+        )
+        proc.send_signal(signal.SIGKILL)
+    tid = tournament_id(log.read_text())
+    before = dict(
+        db.query(f"SELECT id, final_position FROM matches WHERE tournament_id = {tid}"
+                 " AND status = 'done'")
+    )  # fmt: skip
+    assert 5 <= len(before) < 36
+    resumed = arena(
+        "tournament", "resume", str(tid), "--executor", "ray", "--ray-address",
+        two_nodes.address, "--db", db.url, "--force",
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    stored_once(db, tid, 36)
+    after = dict(db.query(f"SELECT id, final_position FROM matches WHERE tournament_id = {tid}"))
+    assert all(after[m] == final for m, final in before.items())  # nothing played twice
+
+
+def test_a_bot_file_only_on_the_driver_plays_on_the_other_node(two_nodes: Cluster, db: Db) -> None:
+    bot = two_nodes.driver_only / "greedy.py"
+    bot.write_text(
+        "def choose_move(game, state, budget):\n"
+        "    me = game.current_player(state)\n"
+        "    def value(move):\n"
+        "        after = game.apply(state, move)\n"
+        "        if game.is_terminal(after):\n"
+        "            return game.utility(after)[me]\n"
+        "        return game.evaluate(after)[me]\n"
+        "    return max(game.legal_moves(state), key=value)\n"
+    )
+    assert two_nodes.second_raylet is not None
+    seen_there = Path(f"/proc/{two_nodes.second_raylet}/root") / bot.relative_to("/")
+    assert not seen_there.exists()  # the second node does not have the file
+    result = arena(
+        "tournament", "run", "connect4", "--bot", str(bot), "--bot", "random", "--games", "12",
+        "--seed", "2", "--executor", "ray", "--ray-address", two_nodes.address,
+        "--db", db.url, "--json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert "ray: 2 nodes, 2 actors" in result.stderr
+    stored_once(db, summary["id"], 12)
+    faults = db.query(
+        "SELECT COUNT(*) FROM seats s JOIN matches m ON m.id = s.match_id"
+        f" WHERE m.tournament_id = {summary['id']} AND s.fault IS NOT NULL"
+    )
+    assert faults == [(0,)]  # no seat failed to load the bot, on either node

@@ -1,0 +1,44 @@
+"""--executor ray where Ray is not installed: one line saying how to install it, exit 2, and
+nothing stored. (The cluster itself: test_ray_cluster.py, -m ray.)"""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+# the CLI with ``import ray`` failing, as on a machine without the extra
+WITHOUT_RAY = (
+    "import sys; sys.modules['ray'] = None; from bot_arena.arena.cli.app import main; "
+    "sys.argv = ['arena', *sys.argv[1:]]; main()"
+)
+
+
+def arena_without_ray(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", WITHOUT_RAY, *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_executor_ray_without_ray_says_how_to_install_it(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    for args in (
+        ["tournament", "run", "tictactoe", "--bot", "random", "--bot", "random:seed=1"],
+        ["sprt", "tictactoe", "--bot", "random", "--bot", "random:seed=1"],
+    ):
+        done = arena_without_ray(*args, "--executor", "ray", "--db", str(db))
+        assert done.returncode == 2, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert lines == ["error: --executor ray needs Ray: pip install 'bot-arena[ray]'"]
+        if db.exists():
+            with sqlite3.connect(db) as conn:
+                assert conn.execute("SELECT COUNT(*) FROM tournaments").fetchone() == (0,)
+
+def test_a_ray_address_needs_the_ray_executor(tmp_path: Path) -> None:
+    done = arena_without_ray(
+        "tournament", "run", "tictactoe", "--bot", "random", "--bot", "random:seed=1",
+        "--ray-address", "auto", "--db", str(tmp_path / "arena.db"),
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: --ray-address is for --executor ray"
