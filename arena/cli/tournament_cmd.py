@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -578,6 +579,11 @@ def _play(
     except TournamentError as exc:  # its opening book changed since it started
         fail(str(exc))
     except ClusterError as exc:  # what was played is stored
+        if executor is not None and executor.gone:
+            # Ray's exit handlers would wait a minute for the cluster that is gone
+            typer.echo(f"error: {str(exc).replace(' ID ', f' {tid} ')}", err=True)
+            sys.stderr.flush()
+            os._exit(1)
         fail(str(exc).replace(" ID ", f" {tid} "), code=1)
     finally:
         if executor is not None:

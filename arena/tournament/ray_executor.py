@@ -252,7 +252,9 @@ class RayWorker:
         import ray
 
         self._results.clear()
-        with contextlib.suppress(Exception):  # already gone, or the cluster is
+        if self.executor.gone or not self.executor._reachable():
+            return  # the cluster is gone, and the actor with it (Ray's kill would wait)
+        with contextlib.suppress(Exception):  # already gone
             ray.kill(self.actor, no_restart=True)
 
     def abandon(self) -> None:
@@ -317,25 +319,29 @@ class RayExecutor:
         self._gcs = ray.get_runtime_context().gcs_address
         self._unreachable_since: float | None = None
         self._nodes: dict[str, bool] = {}
-        self._nodes_read = 0.0
+        self.gone = False  # the cluster went away: leave without Ray's shutdown
 
     def _read_nodes(self) -> dict[str, bool]:
         import ray
 
+        if not self._reachable():  # ray.nodes() would wait for the control store a minute
+            return {}
         try:
             self._nodes = {n["NodeID"]: bool(n["Alive"]) for n in ray.nodes()}
         except Exception:
             self._nodes = {}
-        self._nodes_read = time.monotonic()
         return self._nodes
 
     def node_alive(self, node: str | None) -> bool:
         return node is not None and self._read_nodes().get(node, False)
 
     def capacity(self) -> int:
-        """The CPUs the cluster's live nodes offer: how many actors it can hold."""
+        """The CPUs the cluster's live nodes offer: how many actors it can hold (0 while its
+        control store does not answer)."""
         import ray
 
+        if not self._reachable():
+            return 0
         try:
             nodes = ray.nodes()
         except Exception:
@@ -364,24 +370,36 @@ class RayExecutor:
         return [heads[r] for r in ready]
 
     def _check_reachable(self) -> None:
-        host, _, port = self._gcs.rpartition(":")
-        try:
-            with socket.create_connection((host, int(port)), timeout=1.0):
-                self._unreachable_since = None
-                return
-        except OSError:
-            pass
-        now = time.monotonic()
-        if self._unreachable_since is None:
-            self._unreachable_since = now
-        elif now - self._unreachable_since > GONE_AFTER_S:
+        """ClusterGone once the control store has refused connections for GONE_AFTER_S."""
+        if self._reachable():
+            return
+        assert self._unreachable_since is not None
+        if time.monotonic() - self._unreachable_since > GONE_AFTER_S:
+            self.gone = True
             raise ClusterGone(
                 f"the Ray cluster at {self._gcs} stopped answering; what was played is stored "
                 "(continue with: arena tournament resume ID --executor ray)"
             )
 
+    def _reachable(self) -> bool:
+        """Whether the cluster's control store (GCS) takes a connection now. Checked before
+        every call that needs it: Ray's own calls wait a minute for a store that is gone, then
+        end the process."""
+        host, _, port = self._gcs.rpartition(":")
+        try:
+            with socket.create_connection((host, int(port)), timeout=1.0):
+                self._unreachable_since = None
+                return True
+        except OSError:
+            if self._unreachable_since is None:
+                self._unreachable_since = time.monotonic()
+            return False
+
     def close(self) -> None:
+        """Leave the cluster (not when it is gone: Ray's shutdown would wait for it)."""
         import ray
 
+        if self.gone or not self._reachable():
+            return
         with contextlib.suppress(Exception):
             ray.shutdown()

@@ -616,6 +616,7 @@ class Runner:
                         progress.message(f"{w.label} {exc}; {len(lost)} matches back in line")
                         todo.extendleft(reversed(self._back_in_line(lost, out, progress)))
                         if self.executor is not None and self.executor.capacity() == 0:
+                            self.executor.gone = True
                             raise ClusterGone(
                                 "no node of the Ray cluster is left; what was played is stored "
                                 "(continue with: arena tournament resume ID --executor ray)"

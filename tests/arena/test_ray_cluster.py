@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from bot_arena.arena.transport.process import descendants
-from tests.arena.test_tournament_crash import Db, started, wait_until
+from tests.arena.test_tournament_crash import Db, Gate, started, wait_until
 from tests.db.dbtest import database
 
 pytestmark = pytest.mark.ray
@@ -383,3 +383,81 @@ def test_a_bot_file_only_on_the_driver_plays_on_the_other_node(two_nodes: Cluste
         f" WHERE m.tournament_id = {summary['id']} AND s.fault IS NOT NULL"
     )
     assert faults == [(0,)]  # no seat failed to load the bot, on either node
+
+
+def gated_args(db: Db, gate: Gate, games: int, address: str) -> list[str]:
+    bots = [a for spec in gate.field() for a in ("--bot", spec)]
+    return [
+        "tournament", "run", "tictactoe", *bots, "--games", str(games), "--seed", "5",
+        "--move-time", "30", "--db", db.url, "--executor", "ray", "--ray-address", address,
+    ]  # fmt: skip
+
+
+def test_a_node_that_joins_mid_run_gets_actors(cluster: Cluster, db: Db, tmp_path: Path) -> None:
+    """The gated bot holds the run (it moves only with tokens) until the new node's actor has
+    started; then the gate opens and both actors play the rest."""
+    if cluster.second_raylet is not None:
+        cluster.kill_second()
+        cluster.wait_nodes(1)
+    gate = Gate(tmp_path / "gated")
+    gate.hold()
+    log = tmp_path / "run.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "bot_arena.arena.cli.app",
+        *gated_args(db, gate, 20, cluster.address),
+    ]
+    try:
+        with started(cmd, log) as proc:
+            wait_until(proc, lambda: "ray: 1 nodes, 1 actors" in log.read_text(), log)
+            cluster.add_second()
+            wait_until(proc, lambda: "ray: 1 more actors (2 nodes)" in log.read_text(), log)
+            gate.release()
+            assert proc.wait(timeout=LIMIT_S) == 0, log.read_text()
+    finally:
+        gate.release()
+    stored_once(db, tournament_id(log.read_text()), 60)
+
+
+def test_when_the_cluster_goes_away_the_run_stops_in_one_line_and_resumes_later(
+    cluster: Cluster, db: Db, tmp_path: Path
+) -> None:
+    """The last test of the module: it takes the whole cluster down while the gated bot holds
+    the run (it has tokens for a few of its games only)."""
+    if cluster.second_raylet is None:
+        cluster.add_second()
+    gate = Gate(tmp_path / "gated")
+    gate.hold()
+    gate.give(60)
+    log = tmp_path / "run.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "bot_arena.arena.cli.app",
+        *gated_args(db, gate, 20, cluster.address),
+    ]
+    try:
+        with started(cmd, log) as proc:
+            wait_until(
+                proc,
+                lambda: db.query("SELECT COUNT(*) FROM matches WHERE status = 'done'") >= [(5,)],
+                log,
+            )
+            cluster.stop()
+            assert proc.wait(timeout=LIMIT_S) == 1, log.read_text()
+    finally:
+        gate.release()
+    text = log.read_text()
+    errors = [line for line in text.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "continue with: arena tournament resume" in errors[0], text
+    assert "Traceback" not in text
+    tid = tournament_id(text)
+    done = dict(db.query(f"SELECT id, final_position FROM matches WHERE tournament_id = {tid}"
+                         " AND status = 'done'"))  # fmt: skip
+    assert 5 <= len(done) < 60
+    resumed = arena("tournament", "resume", str(tid), "--jobs", "2", "--db", db.url, "--force")
+    assert resumed.returncode == 0, resumed.stderr
+    stored_once(db, tid, 60)
+    after = dict(db.query(f"SELECT id, final_position FROM matches WHERE tournament_id = {tid}"))
+    assert all(after[m] == final for m, final in done.items())

@@ -35,6 +35,7 @@ def test_executor_ray_without_ray_says_how_to_install_it(tmp_path: Path) -> None
             with sqlite3.connect(db) as conn:
                 assert conn.execute("SELECT COUNT(*) FROM tournaments").fetchone() == (0,)
 
+
 def test_a_ray_address_needs_the_ray_executor(tmp_path: Path) -> None:
     done = arena_without_ray(
         "tournament", "run", "tictactoe", "--bot", "random", "--bot", "random:seed=1",
