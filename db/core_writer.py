@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import Connection, Table, bindparam, insert
+from sqlalchemy import Connection, Table, bindparam, insert, select
 
 from bot_arena.arena.match.record import MatchRecord, MoveRecord
 from bot_arena.db.models import Match, Move, Seat
@@ -75,14 +75,19 @@ _MARK_RUNNING = (
     .where(_MATCHES.c.id == bindparam("mid"), _MATCHES.c.status == "pending")
     .values(status="running")
 )
+# a match ``_CLAIM`` found still to play and locked (so no condition on its status here)
 _COMPLETE = (
     _MATCHES.update()
-    .where(
-        _MATCHES.c.id == bindparam("mid"),
-        _MATCHES.c.status.in_(("pending", "running")),  # never a done or void match
-        _MATCHES.c.players == bindparam("n"),
-    )
+    .where(_MATCHES.c.id == bindparam("mid"))
     .values({c: bindparam(f"p_{c}") for c in _MATCH_RESULT_COLUMNS})
+)
+_CLAIM = (
+    select(_MATCHES.c.id, _MATCHES.c.players)
+    .where(
+        _MATCHES.c.id.in_(bindparam("ids", expanding=True)),
+        _MATCHES.c.status.in_(("pending", "running")),  # never a done or void match
+    )
+    .with_for_update()
 )
 _DELETE_MOVES = _MOVES.delete().where(_MOVES.c.match_id == bindparam("mid"))
 _SEAT_RESULT = (
@@ -99,30 +104,29 @@ _SEAT_RESULT = (
 _INSERT_MOVES = _MOVES.insert()
 
 
+def move_row(match_id: int, ply: int, m: MoveRecord) -> dict[str, Any]:
+    """The ``moves`` row of one move."""
+    return {
+        "match_id": match_id,
+        "ply": ply,
+        "seat": m.seat,
+        "move": m.move,
+        "time_ms": max(0.0, m.time_ms),
+        "info": m.info,
+        "forced": m.forced,
+    }
+
+
 def insert_moves(conn: Connection, match_id: int, moves: Sequence[MoveRecord]) -> None:
     """The moves of a match, one ``executemany``."""
     if moves:
-        conn.execute(
-            _INSERT_MOVES,
-            [
-                {
-                    "match_id": match_id,
-                    "ply": ply,
-                    "seat": m.seat,
-                    "move": m.move,
-                    "time_ms": max(0.0, m.time_ms),
-                    "info": m.info,
-                    "forced": m.forced,
-                }
-                for ply, m in enumerate(moves)
-            ],
-        )
+        conn.execute(_INSERT_MOVES, [move_row(match_id, ply, m) for ply, m in enumerate(moves)])
 
 
 class CoreWriter:
     """``db.writer.MatchWriter`` in SQLAlchemy Core: one ``executemany`` per table for a
-    schedule; one match after the other for a group of results (a conditional UPDATE each, so
-    on PostgreSQL a match being voided is waited for and then left alone)."""
+    schedule and for a group of results (its matches locked first, so on PostgreSQL a match
+    being voided is waited for and then left alone)."""
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
@@ -173,26 +177,39 @@ class CoreWriter:
             self.connection.execute(_MARK_RUNNING, [{"mid": m} for m in match_ids])
 
     def complete_matches(self, items: Sequence[Completion], *, sandbox: str | None) -> list[bool]:
-        return [
-            self._complete(match_id, record, version_ids, replace_partial, sandbox)
-            for match_id, record, version_ids, replace_partial in items
-        ]
-
-    def _complete(
-        self,
-        match_id: int,
-        record: MatchRecord,
-        version_ids: Sequence[int],
-        replace_partial: bool,
-        sandbox: str | None,
-    ) -> bool:
+        """The whole group in five statements, not three per match: a round trip each on a
+        server (PostgreSQL stored about 900 results a second one match after the other). The
+        matches still to play are locked first (``FOR UPDATE``: a match being voided is waited
+        for, then left alone, as its status is read again), then updated, their seats, the
+        moves of the replayed ones deleted and every move inserted, each one ``executemany``."""
+        if not items:
+            return []
         conn = self.connection
-        params = {f"p_{k}": v for k, v in match_values(record, sandbox).items()}
-        updated = conn.execute(_COMPLETE, {"mid": match_id, "n": len(record.seats), **params})
-        if updated.rowcount != 1:
-            return False
-        if replace_partial:
-            conn.execute(_DELETE_MOVES, {"mid": match_id})
+        open_players = dict(
+            (row[0], row[1]) for row in conn.execute(_CLAIM, {"ids": sorted({i[0] for i in items})})
+        )
+        stored: list[bool] = []
+        for match_id, record, _, _ in items:
+            ok = open_players.get(match_id) == len(record.seats)
+            if ok:
+                del open_players[match_id]  # a match is stored once per call
+            stored.append(ok)
+        chosen = [item for item, ok in zip(items, stored, strict=True) if ok]
+        if not chosen:
+            return stored
+        conn.execute(
+            _COMPLETE,
+            [
+                {
+                    "mid": match_id,
+                    **{f"p_{k}": v for k, v in match_values(record, sandbox).items()},
+                }
+                for match_id, record, _, _ in chosen
+            ],
+        )
+        replaced = [{"mid": match_id} for match_id, _, _, replace in chosen if replace]
+        if replaced:
+            conn.execute(_DELETE_MOVES, replaced)
         conn.execute(
             _SEAT_RESULT,
             [
@@ -205,8 +222,15 @@ class CoreWriter:
                     "sc": r.score,
                     "f": r.fault.to_dict() if r.fault is not None else None,
                 }
+                for match_id, record, version_ids, _ in chosen
                 for i, (r, vid) in enumerate(zip(record.seats, version_ids, strict=True))
             ],
         )
-        insert_moves(conn, match_id, record.moves)
-        return True
+        moves = [
+            move_row(match_id, ply, m)
+            for match_id, record, _, _ in chosen
+            for ply, m in enumerate(record.moves)
+        ]
+        if moves:
+            conn.execute(_INSERT_MOVES, moves)
+        return stored

@@ -40,6 +40,7 @@ from bot_arena.arena.transport.process import is_stopped
 JOB_MODULE = job_module.__name__
 JOB_TARGET = f"{JOB_MODULE}:run_forked"
 READ_SIZE = 1 << 16
+LOOK_S = 0.05  # the watchdog reads a job's state at most this often
 
 
 class JobFailed(Exception):
@@ -93,8 +94,10 @@ class JobHandle:
         self.stopping = False
         self.closed = False
         self._stopped_since: float | None = None  # first seen stopped (``watch``)
+        self._looked = 0.0  # when ``watch`` last read the process's state
 
     ready = True  # takes matches as soon as it is started (a Ray actor waits for its start)
+    depth = 2  # matches queued ahead (the runner's PREFETCH), so it never waits for the writer
 
     @property
     def label(self) -> str:
@@ -134,11 +137,16 @@ class JobHandle:
     def watch(self, grace: float) -> None:
         """JobFailed once the job has been found stopped (SIGSTOP, or any stop signal) for
         longer than ``grace`` seconds: nothing of the arena's stops a job, so a bot did, and
-        the run would wait for it for ever. Called now and then by the runner's loop."""
+        the run would wait for it for ever. Called by the runner's loop after every wait; the
+        process's state is read at most every ``LOOK_S`` (a read of /proc per loop and job cost
+        the writer a tenth of its time in fast games)."""
+        now = time.monotonic()
+        if now - self._looked < LOOK_S:
+            return
+        self._looked = now
         if not is_stopped(self.process.pid):
             self._stopped_since = None
             return
-        now = time.monotonic()
         if self._stopped_since is None:
             self._stopped_since = now
         elif now - self._stopped_since > grace:

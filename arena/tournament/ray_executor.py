@@ -26,6 +26,7 @@ answering, the run stops with one line (``ClusterGone``); everything stored stay
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import socket
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 INSTALL = "pip install 'bot-arena[ray]'"
 ADDRESS_ENV = "ARENA_RAY_ADDRESS"
 START_LIMIT_S = 120.0  # the longest the actors may take to start (placement, imports, probes)
+DEPTH = 6  # matches queued per actor
 GONE_AFTER_S = 5.0  # the control store refusing connections this long: the cluster is gone
 
 
@@ -161,6 +163,10 @@ class RayWorker:
         self.label = "ray actor (starting)"
         self.sandbox_level: str | None = None
         self.stopping = False
+        # matches queued ahead: a result takes a Ray round trip to reach the runner, and the
+        # next match one to reach the actor, so it holds more than a local job
+        self.depth = DEPTH
+        self.fetched: list[Any] = []  # answers (or Ray's errors) fetched by ``wait``, in order
 
     def start(self, plan: Plan) -> RayWorker:
         self._started = self.actor.start.remote(encode({"plan": plan.to_dict()}))
@@ -198,48 +204,39 @@ class RayWorker:
         self.node, self.label = str(answer["node"]), f"ray actor on {answer['host']}"
         self.sandbox_level = str(answer["sandbox"])
 
-    def head(self) -> Any:
-        """What is awaited from it first: its start, then its oldest match's result."""
+    def awaited(self) -> list[Any]:
+        """What is awaited from it, oldest first: its start, then its matches' results."""
         if not self.ready:
-            return self._started
-        return self._results[0] if self._results else None
+            return [self._started] if self._started is not None else []
+        return list(self._results)
 
     def send(self, job: Job) -> None:
         self.queue.append(job)
         self._results.append(self.actor.play.remote(encode({"job": job.to_dict()})))
 
     def receive(self) -> list[Reply]:
-        """The answers that have come, in order (maybe none); WorkerLost when the actor is
-        gone, JobFailed when it answered out of the protocol."""
-        import ray
-
-        if not self.ready:
-            if self._started is None or not ray.wait([self._started], timeout=0)[0]:
-                return []
-            try:
-                line = ray.get(self._started)
-            except ray.exceptions.RayError as exc:
-                raise WorkerLost(f"did not start ({_first_line(exc)})") from None
-            self._take_start(line)
+        """The answers the executor's ``wait`` fetched for it, in order (maybe none);
+        WorkerLost when the actor is gone, JobFailed when it answered out of the protocol."""
+        got, self.fetched = self.fetched, []
         out: list[Reply] = []
-        while self._results:
-            ready, _ = ray.wait([self._results[0]], timeout=0)
-            if not ready:
-                break
-            try:
-                line = ray.get(self._results[0])
-            except ray.exceptions.RayError as exc:
+        for value in got:
+            if isinstance(value, BaseException):
                 # The actor is gone (Ray's actor errors: its process, or its node, died; with
                 # no restarts it does not come back). Nothing of a game's can do that: a bot
                 # runs in processes of its own and cannot signal the actor, and a game that
                 # takes the actor's fork server down is answered as an incident. So the
                 # matches go back in line, nobody charged; the runner bounds how often.
                 self._results.clear()
+                if not self.ready:
+                    raise WorkerLost(f"did not start ({_first_line(value)})")
                 gone = "lost its node" if not self.executor.node_alive(self.node) else "died"
-                raise WorkerLost(f"{gone} ({_first_line(exc)})") from None
+                raise WorkerLost(f"{gone} ({_first_line(value)})")
+            if not self.ready:
+                self._take_start(value)
+                continue
             self._results.popleft()
             try:
-                out.append(decode_reply(line))
+                out.append(decode_reply(value))
             except MessageError as exc:
                 raise JobFailed(f"sent a malformed message ({exc})") from None
         return out
@@ -320,6 +317,8 @@ class RayExecutor:
         self._unreachable_since: float | None = None
         self._nodes: dict[str, bool] = {}
         self.gone = False  # the cluster went away: leave without Ray's shutdown
+        self._checked = 0.0  # when the control store was last checked
+        self._quiet = True  # the last wait brought nothing
 
     def _read_nodes(self) -> dict[str, bool]:
         import ray
@@ -355,19 +354,48 @@ class RayExecutor:
         return [RayWorker(self, self._actor.remote()) for _ in range(count)]
 
     def wait(self, workers: Sequence[RayWorker], timeout: float) -> list[RayWorker]:
-        """The workers with an answer ready (waiting up to ``timeout`` for one); ClusterGone
-        once the cluster's control store has refused connections for GONE_AFTER_S."""
+        """The workers with answers ready, waiting up to ``timeout`` for one; each gets every
+        answer that is ready in order (``fetched``), all fetched in one call: Ray's calls are
+        what a match costs the runner here, so there are three a loop, not several a result.
+        ClusterGone once the cluster's control store has refused connections for
+        GONE_AFTER_S."""
         import ray
 
-        self._check_reachable()
-        heads = {w.head(): w for w in workers if w.head() is not None}
+        # while answers flow the cluster is there; a connection a second is enough then
+        if self._quiet or time.monotonic() - self._checked > 1.0:
+            self._checked = time.monotonic()
+            self._check_reachable()
+        awaited = {w: w.awaited() for w in workers}
+        heads = [refs[0] for refs in awaited.values() if refs]
         if not heads:
             time.sleep(max(0.0, timeout))
             return []
-        ready, _ = ray.wait(list(heads), num_returns=1, timeout=max(0.0, timeout))
-        if ready:
-            ready, _ = ray.wait(list(heads), num_returns=len(heads), timeout=0)
-        return [heads[r] for r in ready]
+        ready, _ = ray.wait(heads, num_returns=1, timeout=max(0.0, timeout))
+        self._quiet = not ready
+        if not ready:
+            return []
+        every = [r for refs in awaited.values() for r in refs]
+        done = set(ray.wait(every, num_returns=len(every), timeout=0)[0])
+        prefixes: dict[RayWorker, list[Any]] = {}
+        for w, refs in awaited.items():
+            prefix = list(itertools.takewhile(done.__contains__, refs))
+            if prefix:
+                prefixes[w] = prefix
+        fetch = [r for prefix in prefixes.values() for r in prefix]
+        try:
+            values = list(ray.get(fetch))
+        except ray.exceptions.RayError:  # which one failed: one at a time
+            values = []
+            for ref in fetch:
+                try:
+                    values.append(ray.get(ref))
+                except ray.exceptions.RayError as exc:
+                    values.append(exc)
+        at = 0
+        for w, prefix in prefixes.items():
+            w.fetched.extend(values[at : at + len(prefix)])
+            at += len(prefix)
+        return list(prefixes)
 
     def _check_reachable(self) -> None:
         """ClusterGone once the control store has refused connections for GONE_AFTER_S."""

@@ -695,7 +695,7 @@ class Runner:
             w.queue.clear()
 
     def _refill(self, worker: Worker, todo: deque[Job]) -> None:
-        while todo and worker.ready and len(worker.queue) < PREFETCH:
+        while todo and worker.ready and len(worker.queue) < worker.depth:
             job = todo.popleft()
             self._claim(job)
             worker.send(job)

@@ -152,9 +152,19 @@ class Cluster:
         self.second_raylet = None
 
     def stop(self) -> None:
-        """Every process of this cluster: those naming its temp folder (GCS, raylets, agents),
-        then the workers they leave, which follow their raylet out."""
+        """Every process of this cluster: those naming its temp folder (GCS, raylets, monitors),
+        everything under them, and their process groups (agents and the client server outlive
+        their raylet by a minute otherwise)."""
         ours = _pids(str(self.temp))
+        for pid in list(ours):
+            ours |= set(descendants(pid))
+        groups = set()
+        for pid in ours:
+            with _gone():
+                groups.add(os.getpgid(pid))
+        for group in groups - {os.getpgrp()}:
+            with _gone():
+                os.killpg(group, signal.SIGKILL)
         for pid in ours:
             with _gone():
                 os.kill(pid, signal.SIGKILL)
