@@ -588,15 +588,18 @@ def _play(
     finally:
         if executor is not None:
             executor.close()
+    from bot_arena.arena.tournament.summary import format_text, tournament_summary
+
     with factory() as session:
-        summary = _summary(session, tid)
+        summary = tournament_summary(session, tid)
     if as_json:
         summary["outcome"] = _outcome_dict(outcome)
         typer.echo(json.dumps(summary))
     else:
         width = table_width(wide=False)
         typer.echo(_leaderboard_text(factory, tid, summary, width))
-        extra = _format_text(factory, tid, width)
+        with factory() as session:
+            extra = format_text(session, tid, width)
         if extra:
             typer.echo("\n" + "\n".join(extra))
     if outcome.interrupted:
@@ -705,63 +708,6 @@ def _standings_table(summary: dict[str, Any]) -> str:
     return tabulate(rows, headers=["#", "bot", "games", "points", "score %", "W-D-L", "faults"])
 
 
-def _summary(session: Session, tid: int) -> dict[str, Any]:
-    from bot_arena.arena.tournament.create import load_tournament
-    from bot_arena.arena.tournament.directors import load_director
-    from bot_arena.db import queries
-
-    tournament = load_tournament(session, tid)
-    names = queries.entry_names(session, tid)
-    rows = queries.results(session, tid)
-    cross = queries.crosstable(rows)
-    director = load_director(session, tournament)
-    state = {} if director is None else {tournament.format: director.summary()}
-    return {
-        "id": tournament.id,
-        "name": tournament.name,
-        "game": tournament.game,
-        "params": tournament.params,
-        "format": tournament.format,
-        "time_control": tournament.time_control,
-        "seed": tournament.seed,
-        "settings": tournament.settings,
-        "status": tournament.status,
-        "created": tournament.created.isoformat(timespec="seconds"),
-        "finished": tournament.finished.isoformat(timespec="seconds")
-        if tournament.finished
-        else None,
-        "bots": [
-            {"bot": n, "spec": e.spec, "version": e.version.sha256}
-            for n, e in zip(names, tournament.entries, strict=True)
-        ],
-        "progress": queries.status_counts(session, tid),
-        # done matches by the sandbox level their bots ran under ("unrecorded": stored before
-        # the arena recorded it, counted as off)
-        "sandbox": {
-            level or "unrecorded": n
-            for level, n in sorted(
-                queries.sandbox_counts(session, tid).items(), key=lambda kv: kv[0] or ""
-            )
-        },
-        "standings": [s.to_dict() for s in queries.standings(rows, names)],
-        "crosstable": {
-            a: {b: {"points": p, "games": g} for b, (p, g) in row.items()}
-            for a, row in cross.items()
-        },
-        **state,  # a Swiss's standings, a knockout's bracket, an SPRT's state
-    }
-
-
-def _format_text(factory: sessionmaker[Session], tid: int, width: int | None) -> list[str]:
-    """A Swiss's standings and rounds, a knockout's bracket or an SPRT's state, as text."""
-    from bot_arena.arena.tournament.create import load_tournament
-    from bot_arena.arena.tournament.directors import load_director
-
-    with factory() as session:
-        director = load_director(session, load_tournament(session, tid))
-    return [] if director is None else director.text(width)
-
-
 @tournament_app.command("list", cls=ArenaCommand)
 def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     """The tournaments in the database, newest first."""
@@ -812,57 +758,22 @@ def show_command(
     "sandbox   12 of 40 results from bots not fully confined (off 10, partial 2)" (results
     stored before the arena recorded the sandbox count as off); nothing when all were confined.
     """
-    from bot_arena.arena.match.adjudication import Adjudication
-    from bot_arena.arena.match.timecontrol import TimeControl
     from bot_arena.arena.tournament.create import TournamentError
+    from bot_arena.arena.tournament.summary import format_text, settings_rows, tournament_summary
 
     factory = open_existing_db(db)
     with factory() as session:
         try:
-            summary = _summary(session, tournament_id)
+            summary = tournament_summary(session, tournament_id)
         except TournamentError as exc:
             fail(str(exc))
     if as_json:
         typer.echo(json.dumps(summary))
         return
-    p = summary["progress"]
-    total = sum(p.values()) - p["void"]
-    settings = summary["settings"]
-    times = [TimeControl.from_dict(summary["time_control"]).describe()]
-    if settings.get("time_controls"):  # time odds: each entrant's own, a line each
-        times = [
-            f"{bot}: {TimeControl.from_dict(t).describe()}"
-            for bot, t in zip(settings["bots"], settings["time_controls"], strict=True)
-        ]
-    params = ", ".join(f"{k}={v}" for k, v in summary["params"].items())
-    status = (
-        f"{summary['status']}: {p['done']}/{total} done, {p['running']} running, "
-        f"{p['pending']} pending" + (f" ({p['void']} void, not counted)" if p["void"] else "")
-    )
-    sandbox = _sandbox_text(summary["sandbox"])
-    book = _book_text(settings.get("openings"))
-    rules = Adjudication.from_dict(settings.get("adjudication")).describe()
-    rows = [
-        ("game", summary["game"] + (f"({params})" if params else "")),
-        (
-            "format",
-            _format_row(summary["format"], settings)
-            + ("" if book else f", opening plies {settings.get('opening_plies', 0)}"),
-        ),
-        *([("openings", book)] if book else []),
-        *([("adjudicate", rules)] if rules != "none" else []),
-        *(("time" if i == 0 else "", line) for i, line in enumerate(times)),
-        ("seed", str(summary["seed"])),
-        ("status", status),
-        *([("sandbox", sandbox)] if sandbox else []),
-        (
-            "created",
-            str(summary["created"])
-            + (f", finished {summary['finished']}" if summary["finished"] else ""),
-        ),
-    ]
+    rows = settings_rows(summary)
     width = table_width(wide)
-    extra = _format_text(factory, tournament_id, width)
+    with factory() as session:
+        extra = format_text(session, tournament_id, width)
     lines = [
         f"tournament {summary['id']}" + (f" ({summary['name']})" if summary["name"] else ""),
         *(line for label, text in rows for line in _setting(label, text, width)),
@@ -873,36 +784,6 @@ def show_command(
         _crosstable_text(summary, width),
     ]
     typer.echo("\n".join(lines))
-
-
-def _format_row(fmt: str, settings: dict[str, Any]) -> str:
-    """The show's format line: the format and how many games its pairings play."""
-    own = settings.get(fmt, {})
-    if fmt == "swiss":
-        return f"swiss, {own.get('rounds')} rounds, {own.get('games')} games per pairing"
-    if fmt == "knockout":
-        return (
-            f"knockout seeded by {own.get('seeded_by', 'order')}, {own.get('games')} games "
-            f"per tie, then up to {own.get('tiebreak_pairs')} tie-break pairs and a coin"
-        )
-    if fmt == "sprt":
-        return f"sprt, game pairs (colours swapped), at most {own.get('max_games')} games"
-    return f"{fmt}, {settings.get('games')} games per pairing"
-
-
-def _book_text(book: dict[str, Any] | None) -> str:
-    """The show's line for an opening book: file, entries, order and the PGN cut."""
-    if not book:
-        return ""
-    cut = f", cut to {book['plies']} plies" if book.get("plies") else ""
-    return f"{book['file']} ({book['entries']} openings, {book['order']}{cut})"
-
-
-def _sandbox_text(levels: dict[str, int]) -> str | None:
-    """The show's sandbox setting when some results came from bots not fully confined."""
-    from bot_arena.arena.ratings.query import confinement_summary
-
-    return confinement_summary({None if k == "unrecorded" else k: n for k, n in levels.items()})
 
 
 def _setting(label: str, text: str, width: int | None) -> list[str]:

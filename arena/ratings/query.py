@@ -144,7 +144,7 @@ def rate(
     raise LeaderboardError(f"unknown method {method!r} (use ml or elo)")
 
 
-def render_leaderboard(
+def rated_table(
     session: Session,
     *,
     tournament_id: int | None = None,
@@ -154,11 +154,9 @@ def render_leaderboard(
     center: float = 1500.0,
     anchor: tuple[str, float] | None = None,
     k: float = 16.0,
-    fmt: str = "table",
-    width: int | None = None,
-) -> str:
-    """The leaderboard as text (see the module docstring). ``bots`` keeps only those bots'
-    rows; they are still rated against everybody in the selection."""
+) -> tuple[Selection, RatingTable]:
+    """The selection and its rating table, as the leaderboard shows it (see
+    ``render_leaderboard``)."""
     sel = select_results(session, tournament_id=tournament_id, game=game)
     if anchor is not None:
         anchor = (_key_for(sel, anchor[0]), anchor[1])
@@ -180,6 +178,34 @@ def render_leaderboard(
     note = confinement_summary(sel.sandbox, "rated results")
     if note is not None:
         table = dataclasses.replace(table, notes=(*table.notes, note))
+    return sel, table
+
+
+def render_leaderboard(
+    session: Session,
+    *,
+    tournament_id: int | None = None,
+    game: str | None = None,
+    bots: Sequence[str] | None = None,
+    method: str = "ml",
+    center: float = 1500.0,
+    anchor: tuple[str, float] | None = None,
+    k: float = 16.0,
+    fmt: str = "table",
+    width: int | None = None,
+) -> str:
+    """The leaderboard as text (see the module docstring). ``bots`` keeps only those bots'
+    rows; they are still rated against everybody in the selection."""
+    sel, table = rated_table(
+        session,
+        tournament_id=tournament_id,
+        game=game,
+        bots=bots,
+        method=method,
+        center=center,
+        anchor=anchor,
+        k=k,
+    )
     return render(table, fmt, title=sel.title(), labels=sel.labels, faults=sel.faults, width=width)
 
 

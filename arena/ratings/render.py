@@ -81,6 +81,18 @@ def leaderboard_rows(
     return out
 
 
+def json_rows(
+    table: RatingTable, *, labels: Labels | None = None, faults: Mapping[str, Faults] | None = None
+) -> list[dict[str, Any]]:
+    """The rows of ``--format json``: ``leaderboard_rows`` with what each is relative to and
+    the method (what ``arena leaderboard --json`` prints and ``arena report`` shows)."""
+    rows = leaderboard_rows(table, labels=labels, faults=faults)
+    for row in rows:
+        row["relative_to"] = table.pools[row["pool"] - 1].relative_to
+        row["method"] = table.method
+    return rows
+
+
 def render(
     table: RatingTable,
     fmt: str = "table",
@@ -94,12 +106,9 @@ def render(
     ratings are relative to; JSON and CSV carry it per row (``pool``) and nothing else.
     ``width`` (format ``table`` only): the compact table for a terminal that many columns wide;
     None: every column."""
-    rows = leaderboard_rows(table, labels=labels, faults=faults)
     if fmt == "json":
-        for row in rows:
-            row["relative_to"] = table.pools[row["pool"] - 1].relative_to
-            row["method"] = table.method
-        return json.dumps(rows, indent=2)
+        return json.dumps(json_rows(table, labels=labels, faults=faults), indent=2)
+    rows = leaderboard_rows(table, labels=labels, faults=faults)
     if fmt == "csv":
         buf = io.StringIO()
         if rows:

@@ -1,0 +1,138 @@
+"""A tournament as ``tournament show`` and ``arena report`` describe it: its settings, progress,
+standings and crosstable as one JSON-ready dict, and its settings as labelled lines.
+
+One home for the description, so the terminal and the report say exactly the same thing of
+what was played (time control, openings, adjudication, seed, sandbox, bot versions).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from bot_arena.arena.match.adjudication import Adjudication
+from bot_arena.arena.match.timecontrol import TimeControl
+from bot_arena.arena.ratings.query import confinement_summary
+from bot_arena.arena.tournament.create import load_tournament
+from bot_arena.arena.tournament.directors import load_director
+from bot_arena.db import queries
+
+
+def tournament_summary(session: Session, tid: int) -> dict[str, Any]:
+    """Settings, progress, standings and crosstable (TournamentError: no such tournament)."""
+    tournament = load_tournament(session, tid)
+    names = queries.entry_names(session, tid)
+    rows = queries.results(session, tid)
+    cross = queries.crosstable(rows)
+    director = load_director(session, tournament)
+    state = {} if director is None else {tournament.format: director.summary()}
+    return {
+        "id": tournament.id,
+        "name": tournament.name,
+        "game": tournament.game,
+        "params": tournament.params,
+        "format": tournament.format,
+        "time_control": tournament.time_control,
+        "seed": tournament.seed,
+        "settings": tournament.settings,
+        "status": tournament.status,
+        "created": tournament.created.isoformat(timespec="seconds"),
+        "finished": tournament.finished.isoformat(timespec="seconds")
+        if tournament.finished
+        else None,
+        "bots": [
+            {"bot": n, "spec": e.spec, "version": e.version.sha256}
+            for n, e in zip(names, tournament.entries, strict=True)
+        ],
+        "progress": queries.status_counts(session, tid),
+        # done matches by the sandbox level their bots ran under ("unrecorded": stored before
+        # the arena recorded it, counted as off)
+        "sandbox": {
+            level or "unrecorded": n
+            for level, n in sorted(
+                queries.sandbox_counts(session, tid).items(), key=lambda kv: kv[0] or ""
+            )
+        },
+        "standings": [s.to_dict() for s in queries.standings(rows, names)],
+        "crosstable": {
+            a: {b: {"points": p, "games": g} for b, (p, g) in row.items()}
+            for a, row in cross.items()
+        },
+        **state,  # a Swiss's standings, a knockout's bracket, an SPRT's state
+    }
+
+
+def format_text(session: Session, tid: int, width: int | None) -> list[str]:
+    """A Swiss's standings and rounds, a knockout's bracket or an SPRT's state, as text."""
+    director = load_director(session, load_tournament(session, tid))
+    return [] if director is None else director.text(width)
+
+
+def settings_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """The settings of ``tournament_summary`` as (label, text) lines; a label is "" where a
+    setting takes several lines (each entrant's own time control)."""
+    p = summary["progress"]
+    total = sum(p.values()) - p["void"]
+    settings = summary["settings"]
+    times = [TimeControl.from_dict(summary["time_control"]).describe()]
+    if settings.get("time_controls"):  # time odds: each entrant's own, a line each
+        times = [
+            f"{bot}: {TimeControl.from_dict(t).describe()}"
+            for bot, t in zip(settings["bots"], settings["time_controls"], strict=True)
+        ]
+    params = ", ".join(f"{k}={v}" for k, v in summary["params"].items())
+    status = (
+        f"{summary['status']}: {p['done']}/{total} done, {p['running']} running, "
+        f"{p['pending']} pending" + (f" ({p['void']} void, not counted)" if p["void"] else "")
+    )
+    sandbox = sandbox_text(summary["sandbox"])
+    book = book_text(settings.get("openings"))
+    rules = Adjudication.from_dict(settings.get("adjudication")).describe()
+    return [
+        ("game", summary["game"] + (f"({params})" if params else "")),
+        (
+            "format",
+            format_row(summary["format"], settings)
+            + ("" if book else f", opening plies {settings.get('opening_plies', 0)}"),
+        ),
+        *([("openings", book)] if book else []),
+        *([("adjudicate", rules)] if rules != "none" else []),
+        *(("time" if i == 0 else "", line) for i, line in enumerate(times)),
+        ("seed", str(summary["seed"])),
+        ("status", status),
+        *([("sandbox", sandbox)] if sandbox else []),
+        (
+            "created",
+            str(summary["created"])
+            + (f", finished {summary['finished']}" if summary["finished"] else ""),
+        ),
+    ]
+
+
+def format_row(fmt: str, settings: dict[str, Any]) -> str:
+    """The format line: the format and how many games its pairings play."""
+    own = settings.get(fmt, {})
+    if fmt == "swiss":
+        return f"swiss, {own.get('rounds')} rounds, {own.get('games')} games per pairing"
+    if fmt == "knockout":
+        return (
+            f"knockout seeded by {own.get('seeded_by', 'order')}, {own.get('games')} games "
+            f"per tie, then up to {own.get('tiebreak_pairs')} tie-break pairs and a coin"
+        )
+    if fmt == "sprt":
+        return f"sprt, game pairs (colours swapped), at most {own.get('max_games')} games"
+    return f"{fmt}, {settings.get('games')} games per pairing"
+
+
+def book_text(book: dict[str, Any] | None) -> str:
+    """The line for an opening book: file, entries, order and the PGN cut."""
+    if not book:
+        return ""
+    cut = f", cut to {book['plies']} plies" if book.get("plies") else ""
+    return f"{book['file']} ({book['entries']} openings, {book['order']}{cut})"
+
+
+def sandbox_text(levels: dict[str, int]) -> str | None:
+    """The sandbox setting when some results came from bots not fully confined."""
+    return confinement_summary({None if k == "unrecorded" else k: n for k, n in levels.items()})
