@@ -7,7 +7,8 @@ and the moves it never searched because ``alpha >= beta``. It is a separate func
 real searches pay nothing for it; the tests check that both count the same nodes and leaves.
 
 ``render_text`` prints the recorded tree, ``render_dot`` writes it as Graphviz DOT with the cut
-branches dashed and grey.
+branches dashed and grey; the picture of it drawn the lectures' way, as SVG, is a report's job
+(``arena.report.tree_svg``, the CLI's ``arena analyze --svg``).
 """
 
 from __future__ import annotations

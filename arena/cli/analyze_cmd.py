@@ -1,7 +1,9 @@
 """``arena analyze``: one search from one position, with its value, best move, PV and statistics.
 
 ``--explain`` (minimax, alphabeta and paranoid on small trees) prints the searched tree with every
-node's alpha/beta on entry, backed-up value and cut branches; ``--dot FILE`` writes it as Graphviz.
+node's alpha/beta on entry, backed-up value and cut branches; ``--dot FILE`` writes it as Graphviz
+and ``--svg FILE`` draws it as a standalone SVG picture, the way the lectures draw it
+(``arena.report.tree_svg``).
 """
 
 from __future__ import annotations
@@ -49,12 +51,18 @@ def analyze_command(
     dot: Annotated[
         Path | None, typer.Option("--dot", help="Write the searched tree as Graphviz DOT.")
     ] = None,
+    svg: Annotated[
+        Path | None,
+        typer.Option(
+            "--svg", help="Draw the searched tree as an SVG picture (small trees; as --dot)."
+        ),
+    ] = None,
     move_time: Annotated[
         float | None, typer.Option("--time", help="Per-move time budget in seconds.")
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for randomised bots.")] = None,
     max_nodes: Annotated[
-        int, typer.Option("--max-nodes", help="Largest tree --explain/--dot will record.")
+        int, typer.Option("--max-nodes", help="Largest tree --explain/--dot/--svg record.")
     ] = DEFAULT_NODE_LIMIT,
 ) -> None:
     """Search one position and print the value vector, best move, PV and statistics."""
@@ -74,18 +82,21 @@ def analyze_command(
         player.new_game(game, game.current_player(state))
     except BotError as exc:
         fail(str(exc))
-    trace = _trace(game, state, bot, player, max_nodes) if explain or dot else None
+    wanted = explain or dot is not None or svg is not None
+    trace = _trace(game, state, bot, player, max_nodes) if wanted else None
     budget = TimeBudget.per_move(move_time) if move_time else TimeBudget.unlimited()
     try:
         decision = player.choose_move(game, state, budget)
     except (BotError, GameError) as exc:
         fail(str(exc))
     report = _report(game, state, decision)
-    if dot is not None and trace is not None:
-        try:
-            dot.write_text(render_dot(trace, game), encoding="utf-8")
-        except OSError as exc:
-            fail(f"cannot write {dot}: {exc.strerror or exc}")
+    if trace is not None:
+        if dot is not None:
+            _write(dot, render_dot(trace, game))
+        if svg is not None:
+            from bot_arena.arena.report.tree_svg import render_svg
+
+            _write(svg, render_svg(trace, game))
     if json_out:
         if explain and trace is not None:
             report["tree"] = trace.root.to_dict(game)
@@ -97,6 +108,13 @@ def analyze_command(
     _print_report(game, report, bot)
 
 
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}")
+
+
 def _trace(game: Game[Any, Any], state: Any, spec: str, player: Bot, limit: int) -> Trace:
     from bot_arena import bots
     from bot_arena.bots.base import BotError
@@ -106,9 +124,9 @@ def _trace(game: Game[Any, Any], state: Any, spec: str, player: Bot, limit: int)
 
     name, _ = bots.split_spec(spec)
     if name not in _TRACEABLE:
-        fail(f"--explain/--dot trace {', '.join(_TRACEABLE)}, not {name}")
+        fail(f"--explain/--dot/--svg trace {', '.join(_TRACEABLE)}, not {name}")
     if getattr(player, "order", False):
-        fail("--explain/--dot show the plain search in move order; drop order=true")
+        fail("--explain/--dot/--svg show the plain search in move order; drop order=true")
     prune, root_view = _TRACEABLE[name]
     me = game.current_player(state) if root_view else 0
     try:
@@ -116,7 +134,7 @@ def _trace(game: Game[Any, Any], state: Any, spec: str, player: Bot, limit: int)
         return run_traced(game, state, depth, me=me, prune=prune, limit=limit)
     except TraceTooLarge:
         fail(
-            f"the search tree is too large for --explain/--dot (more than {limit} nodes); "
+            f"the search tree is too large for --explain/--dot/--svg (more than {limit} nodes); "
             "use a smaller tree, a lower depth, or --max-nodes"
         )
     except BotError as exc:

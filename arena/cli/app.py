@@ -13,6 +13,7 @@ from bot_arena.arena.cli.games_cmd import games_command
 from bot_arena.arena.cli.matches_cmd import export_command, matches_app, replay_command
 from bot_arena.arena.cli.play_cmd import play_command
 from bot_arena.arena.cli.rating_cmd import crosstable_command, leaderboard_command, rate_command
+from bot_arena.arena.cli.report_cmd import report_command
 from bot_arena.arena.cli.solve_cmd import solve_command
 from bot_arena.arena.cli.sprt_cmd import sprt_command
 from bot_arena.arena.cli.tournament_cmd import tournament_app
@@ -57,6 +58,7 @@ app.command("leaderboard", cls=ArenaCommand)(leaderboard_command)
 app.command("crosstable", cls=ArenaCommand)(crosstable_command)
 app.command("rate", cls=ArenaCommand)(rate_command)
 app.command("sprt", cls=ArenaCommand)(sprt_command)
+app.command("report", cls=ArenaCommand)(report_command)
 
 
 def main() -> None:

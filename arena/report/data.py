@@ -1,0 +1,264 @@
+"""Everything a report shows, read from the database into plain JSON-ready values.
+
+The numbers are the terminal's: the leaderboard rows are those of ``arena leaderboard --json``
+(``ratings.query.rated_table`` + ``render.json_rows``), the settings lines those of ``tournament
+show`` (``tournament.summary``). What only the report has is computed here: ratings refitted
+after each tenth of the games, the faults with their evidence, and each game's moves, search
+info and board frames for the replay viewer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from bot_arena import games
+from bot_arena.arena.ratings.crosstable import crosstable
+from bot_arena.arena.ratings.query import (
+    SHORT_HASH,
+    LeaderboardError,
+    confinement_summary,
+    rate,
+    rated_table,
+)
+from bot_arena.arena.ratings.render import json_rows
+from bot_arena.arena.ratings.results import RatingInputError
+from bot_arena.arena.report.boards import encode_replay
+from bot_arena.arena.tournament.summary import format_text, settings_rows, tournament_summary
+from bot_arena.db.played import PlayedMatch, played_matches
+from bot_arena.games.base import Game, GameError
+
+#: Ratings over time: refitted after each of this many equal shares of the games.
+HISTORY_STEPS = 10
+
+
+class ReportError(ValueError):
+    """Nothing to report (unknown tournament, no games): one line."""
+
+
+@dataclass
+class ReportData:
+    title: str
+    game: str
+    generated: str
+    method: str
+    description: str  # what the ratings mean (the table's one line)
+    notes: list[str]
+    settings: list[tuple[str, str]]  # (label, text); empty for a whole game's report
+    format_lines: list[str]  # a Swiss's rounds, a bracket, an SPRT's state
+    bots: list[dict[str, str]]  # bot, spec, version (full SHA-256)
+    leaderboard: list[dict[str, Any]]  # the rows of `arena leaderboard --json`
+    crosstable: dict[str, Any]  # players (labels, best first) and cells
+    history: list[dict[str, Any]]  # {"games": n, "elo": {label: elo}}
+    faults: list[dict[str, Any]]
+    games: list[dict[str, Any]]
+    figures: list[tuple[str, str]] = field(default_factory=list)  # (name, svg text)
+
+
+def label_of(row: dict[str, Any]) -> str:
+    """A leaderboard row's player as the report names it: ``bot (version)``."""
+    return f"{row['bot']} ({row['version']})" if row.get("version") else str(row["bot"])
+
+
+def collect(
+    session: Session,
+    *,
+    tournament_id: int | None = None,
+    game: str | None = None,
+    method: str = "ml",
+) -> ReportData:
+    """Read a tournament's (or a whole game's) results and games (ReportError if none)."""
+    try:
+        sel, table = rated_table(session, tournament_id=tournament_id, game=game, method=method)
+    except LeaderboardError as exc:
+        raise ReportError(str(exc)) from None
+    if sel.game is None:
+        raise ReportError("the database holds no played match")
+    labels = {
+        key: f"{name} ({short})" if short else name for key, (name, short) in sel.labels.items()
+    }
+    rows = json_rows(table, labels=sel.labels, faults=sel.faults)
+    settings: list[tuple[str, str]] = []
+    format_lines: list[str] = []
+    bots: list[dict[str, str]] = []
+    if tournament_id is not None:
+        summary = tournament_summary(session, tournament_id)
+        settings = settings_rows(summary)
+        format_lines = format_text(session, tournament_id, None)
+        bots = [
+            {"bot": b["bot"], "spec": b["spec"], "version": b["version"]} for b in summary["bots"]
+        ]
+    if not any(label == "sandbox" for label, _ in settings):
+        settings.append(("sandbox", sandbox_line(sel.sandbox)))
+    played = played_matches(session, tournament_id=tournament_id, game=game or sel.game)
+    if not bots:
+        seen: dict[tuple[str, str], None] = {}
+        for m in played:
+            for s in m.seats:
+                seen[(s.bot, s.sha256)] = None
+        bots = [{"bot": b, "spec": b, "version": sha} for b, sha in seen]
+    return ReportData(
+        title=sel.title("Tournament report" if tournament_id is not None else "Report"),
+        game=sel.game,
+        generated=datetime.now(UTC).isoformat(timespec="seconds"),
+        method=table.method,
+        description=table.description,
+        notes=list(table.notes),
+        settings=settings,
+        format_lines=format_lines,
+        bots=bots,
+        leaderboard=rows,
+        crosstable=_crosstable(sel.results, labels),
+        history=_history(sel.results, labels, method),
+        faults=_faults(played),
+        games=[_game(m) for m in played],
+    )
+
+
+def sandbox_line(levels: dict[str | None, int]) -> str:
+    """What the report says of the sandbox, always (``tournament show`` only speaks up when some
+    results came from bots not fully confined): a reader of a shared report cannot ask."""
+    partly = confinement_summary(levels, "rated results")
+    if partly is not None:
+        return partly
+    total = sum(levels.values())
+    return f"all {total} rated results from fully confined bots"
+
+
+def _crosstable(results: Any, labels: dict[str, str]) -> dict[str, Any]:
+    cross = crosstable(results)
+    players = [labels.get(b, b) for b in cross.bots]
+    cells: list[list[dict[str, Any] | None]] = []
+    for a in cross.bots:
+        row: list[dict[str, Any] | None] = []
+        for b in cross.bots:
+            n = cross.games.get((a, b), 0)
+            row.append(None if a == b or not n else {"points": cross.points[(a, b)], "games": n})
+        cells.append(row)
+    return {"players": players, "cells": cells}
+
+
+def _history(results: Any, labels: dict[str, str], method: str) -> list[dict[str, Any]]:
+    """The ratings refitted on the first tenth of the games, the first two tenths, ... all."""
+    n = len(results)
+    if n == 0:
+        return []
+    cuts = sorted({max(1, math.ceil(n * i / HISTORY_STEPS)) for i in range(1, HISTORY_STEPS + 1)})
+    out: list[dict[str, Any]] = []
+    for cut in cuts:
+        try:
+            table = rate(results[:cut], method=method)
+        except RatingInputError:
+            continue
+        out.append({"games": cut, "elo": {labels.get(r.bot, r.bot): r.elo for r in table.rows}})
+    return out
+
+
+def _player(seat: Any) -> str:
+    return f"{seat.bot} ({seat.sha256[:SHORT_HASH]})"
+
+
+def _faults(played: list[PlayedMatch]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for m in played:
+        for s in m.seats:
+            if s.fault is None:
+                continue
+            detail = {k: v for k, v in s.fault.items() if k not in ("termination", "message")}
+            out.append(
+                {
+                    "match": m.id,
+                    "bot": _player(s),
+                    "seat": s.seat,
+                    "kind": s.fault.get("termination", "?"),
+                    "message": s.fault.get("message", ""),
+                    "detail": detail,
+                }
+            )
+    return out
+
+
+def result_text(m: PlayedMatch) -> str:
+    """``1-0``, ``0-1``, ``½-½`` for two players; the ranks in seat order for more."""
+    if len(m.seats) == 2:
+        return "-".join(_points(s.score) for s in m.seats)
+    return "ranks " + ", ".join(str(s.rank) for s in m.seats)
+
+
+def _points(score: float) -> str:
+    return "½" if score == 0.5 else f"{score:g}"
+
+
+def _game(m: PlayedMatch) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": m.id,
+        "round": m.round,
+        "players": [_player(s) for s in m.seats],
+        "result": result_text(m),
+        "termination": m.termination,
+        "reason": m.fault_reason or "",
+        "finished": m.finished,
+        "moves": [mv.move for mv in m.moves],
+        "info": [_info(mv.seat, mv.time_ms, mv.info, mv.forced) for mv in m.moves],
+        "final": m.final_position,
+        "opening": m.opening,
+    }
+    if m.adjudication:
+        out["adjudication"] = m.adjudication
+    out["board"] = _board(m)
+    return out
+
+
+def _info(seat: int, ms: float, info: dict[str, Any] | None, forced: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"seat": seat, "ms": round(ms, 1)}
+    if forced:
+        out["forced"] = True
+    if not info:
+        return out
+    values = info.get("values")
+    if isinstance(values, list) and seat < len(values):
+        out["value"] = values[seat]
+    for key in ("depth", "nodes"):
+        if info.get(key):
+            out[key] = info[key]
+    pv = info.get("pv")
+    if isinstance(pv, list) and pv:
+        out["pv"] = pv
+    return out
+
+
+_GAMES: dict[tuple[str, str], Game[Any, Any]] = {}
+
+
+def _game_of(name: str, params: dict[str, Any]) -> Game[Any, Any]:
+    key = (name, repr(sorted(params.items())))
+    if key not in _GAMES:
+        _GAMES[key] = games.get(name, **params)
+    return _GAMES[key]
+
+
+def _board(m: PlayedMatch) -> dict[str, Any] | None:
+    """The replay's frames, rebuilt from the stored moves by the game's rules (None when the
+    game cannot be loaded here, e.g. a plugin game that is not installed)."""
+    try:
+        game = _game_of(m.game, m.params)
+        start = (
+            game.initial_state()
+            if m.start_position is None
+            else game.parse_position(m.start_position)
+        )
+        state = start
+        moves = []
+        for mv in m.moves:
+            # the move text as the legal moves spell it (not the referee's cached facts, which
+            # also format the position: a third of a big report's time)
+            move = {game.format_move(x): x for x in game.legal_moves(state)}[mv.move]
+            moves.append(move)
+            state = game.apply(state, move)
+        return encode_replay(game, start, moves)
+    except (GameError, KeyError, ValueError):
+        return None

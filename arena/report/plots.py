@@ -1,0 +1,120 @@
+"""The report's plots as static SVG text, drawn by matplotlib.
+
+Static SVG because the report must open anywhere with no network and no script library: the
+text stays text (``svg.fonttype = none``, the page's own sans-serif font), so a plot costs a few
+kilobytes, scales with the page and its labels can be searched and copied. Figures are made
+with the object API (no pyplot: no global state, no GUI backend) and without dates or random
+ids in the output, so the same data gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any, cast
+
+from matplotlib import rc_context
+from matplotlib.backends.backend_svg import FigureCanvasSVG
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+#: The palette of lines and markers (colour-blind safe, Okabe and Ito), repeated past 8 bots.
+PALETTE = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#D55E00",
+    "#CC79A7",
+    "#56B4E9",
+    "#F0E442",
+    "#000000",
+)
+STYLE = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "bot-arena",
+    "font.family": "sans-serif",
+    "font.size": 10,
+    "text.parse_math": False,  # a bot named "a$b$" is a name, not a formula
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "#dddddd",
+    "grid.linewidth": 0.6,
+}
+
+
+def _styled() -> AbstractContextManager[Any]:
+    """The report's rcParams for the figures made inside (matplotlib's stubs type the keys as
+    a Literal of every rcParam name, which a dict of them is not inferred as)."""
+    return rc_context(cast(Any, STYLE))
+
+
+def _svg(fig: Figure) -> str:
+    FigureCanvasSVG(fig)
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    text = buf.getvalue()
+    start = text.find("<svg")  # drop the XML prolog and doctype: the SVG goes inline
+    return text[start:] if start >= 0 else text
+
+
+def color(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def rating_plot(rows: Sequence[dict[str, Any]], labels: Sequence[str]) -> str:
+    """Each bot's rating with its 95% interval, best at the top (a pool per colour band)."""
+    with _styled():
+        n = len(rows)
+        fig = Figure(figsize=(7.5, 0.9 + 0.32 * max(n, 1)))
+        ax = fig.add_subplot()
+        ys = list(range(n))[::-1]
+        elos = [r["elo"] for r in rows]
+        errs = [r["error"] if r.get("error") is not None else 0.0 for r in rows]
+        for y, elo, err, row in zip(ys, elos, errs, rows, strict=True):
+            c = color(row.get("pool", 1) - 1)
+            ax.errorbar(
+                [elo], [y], xerr=[[err], [err]], fmt="o", color=c, ecolor=c, capsize=3, ms=5
+            )
+            ax.annotate(
+                f"{elo:.0f}" + (f" ± {err:.0f}" if err else ""),
+                (elo + err, y),
+                xytext=(6, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=8,
+                color="#444444",
+            )
+        ax.set_yticks(ys, list(labels))
+        ax.set_ylim(-0.7, n - 0.3)
+        ax.grid(axis="y", visible=False)
+        ax.set_xlabel("Elo (95% interval)")
+        lo = min((e - d for e, d in zip(elos, errs, strict=True)), default=0.0)
+        hi = max((e + d for e, d in zip(elos, errs, strict=True)), default=0.0)
+        pad = max(30.0, 0.12 * (hi - lo))
+        ax.set_xlim(lo - pad, hi + 2.2 * pad)
+        return _svg(fig)
+
+
+def history_plot(history: Sequence[dict[str, Any]], order: Sequence[str]) -> str:
+    """Each bot's rating refitted as the games came in: one line per bot, in ``order``."""
+    with _styled():
+        fig = Figure(figsize=(7.5, 3.8))
+        ax = fig.add_subplot()
+        for i, bot in enumerate(order):
+            xs = [h["games"] for h in history if bot in h["elo"]]
+            ys = [h["elo"][bot] for h in history if bot in h["elo"]]
+            if xs:
+                ax.plot(xs, ys, marker="o", ms=3, lw=1.6, color=color(i), label=bot)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # no "2.5 games"
+        ax.set_xlabel("games rated")
+        ax.set_ylabel("Elo")
+        if order:
+            ax.legend(
+                loc="upper left",
+                bbox_to_anchor=(1.01, 1.0),
+                frameon=False,
+                fontsize=8,
+            )
+        return _svg(fig)

@@ -1,0 +1,150 @@
+"""What a report shows of each played match: its seats, result and every move, as plain rows.
+
+Three queries in all (matches, seats, moves), read in match order, so a report of ten thousand
+games does not build ten thousand ORM objects with their relationships.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
+
+from bot_arena.db.models import Bot, BotVersion, Match, Move, Seat
+
+
+@dataclass(frozen=True, slots=True)
+class PlayedSeat:
+    seat: int
+    bot: str
+    sha256: str
+    rank: int
+    score: float
+    utility: float
+    fault: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlayedMove:
+    seat: int
+    move: str
+    time_ms: float
+    info: dict[str, Any] | None
+    forced: bool
+
+
+@dataclass(slots=True)
+class PlayedMatch:
+    id: int
+    round: int
+    game: str
+    params: dict[str, Any]
+    seed: int
+    opening: str
+    start_position: str | None
+    final_position: str | None
+    termination: str
+    fault_reason: str | None
+    adjudication: dict[str, Any] | None
+    sandbox: str | None
+    finished: str | None  # ISO time
+    duration_s: float | None
+    seats: list[PlayedSeat] = field(default_factory=list)
+    moves: list[PlayedMove] = field(default_factory=list)
+
+
+def _done(query: Select[Any], tournament_id: int | None, game: str | None) -> Select[Any]:
+    query = query.where(Match.status == "done")
+    if tournament_id is not None:
+        query = query.where(Match.tournament_id == tournament_id)
+    if game is not None:
+        query = query.where(Match.game == game)
+    return query
+
+
+def played_matches(
+    session: Session, *, tournament_id: int | None = None, game: str | None = None
+) -> list[PlayedMatch]:
+    """The done matches of a tournament and/or game with their seats and moves, in play order
+    (finish time, then id: the order the ratings read them)."""
+    rows = session.execute(
+        _done(
+            select(
+                Match.id,
+                Match.round,
+                Match.game,
+                Match.params,
+                Match.seed,
+                Match.opening,
+                Match.start_position,
+                Match.final_position,
+                Match.termination,
+                Match.fault_reason,
+                Match.adjudication,
+                Match.sandbox,
+                Match.finished,
+                Match.duration_s,
+            ),
+            tournament_id,
+            game,
+        ).order_by(Match.finished, Match.id)
+    )
+    matches: dict[int, PlayedMatch] = {}
+    for r in rows:
+        matches[r.id] = PlayedMatch(
+            r.id,
+            r.round,
+            r.game,
+            dict(r.params or {}),
+            int(r.seed),
+            r.opening or "",
+            r.start_position,
+            r.final_position,
+            r.termination,
+            r.fault_reason,
+            r.adjudication,
+            r.sandbox,
+            r.finished.isoformat(timespec="seconds") if r.finished else None,
+            r.duration_s,
+        )
+    if not matches:
+        return []
+    seats = session.execute(
+        _done(
+            select(
+                Seat.match_id,
+                Seat.seat,
+                Bot.name,
+                BotVersion.sha256,
+                Seat.rank,
+                Seat.score,
+                Seat.utility,
+                Seat.fault,
+            )
+            .join(Match, Match.id == Seat.match_id)
+            .join(BotVersion, BotVersion.id == Seat.bot_version_id)
+            .join(Bot, Bot.id == BotVersion.bot_id),
+            tournament_id,
+            game,
+        ).order_by(Seat.match_id, Seat.seat)
+    )
+    for s in seats:
+        matches[s.match_id].seats.append(
+            PlayedSeat(s.seat, s.name, s.sha256, s.rank, s.score, s.utility, s.fault)
+        )
+    moves = session.execute(
+        _done(
+            select(Move.match_id, Move.seat, Move.move, Move.time_ms, Move.info, Move.forced).join(
+                Match, Match.id == Move.match_id
+            ),
+            tournament_id,
+            game,
+        ).order_by(Move.match_id, Move.ply)
+    )
+    for m in moves:
+        matches[m.match_id].moves.append(
+            PlayedMove(m.seat, m.move, m.time_ms, m.info, bool(m.forced))
+        )
+    return list(matches.values())

@@ -1,0 +1,293 @@
+"""``arena report`` on real tournaments: the file, its numbers and its pages in a real browser.
+
+The tournaments are real (bot processes, a bot that plays illegal moves, one that never
+answers), stored on SQLite and, when ``ARENA_TEST_PG_URL`` is set, on PostgreSQL; the report is
+opened in headless Chromium with no network (tests/report/conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, text
+from typer.testing import CliRunner
+
+from bot_arena import games
+from bot_arena.arena.cli.app import app
+from bot_arena.arena.report.boards import board_view
+from tests.db.dbtest import BACKENDS, database
+
+runner = CliRunner()
+FIXTURES = Path(__file__).resolve().parents[1] / "arena" / "fixtures"
+
+
+def arena(*args: str) -> Any:
+    return runner.invoke(app, list(args))
+
+
+def ok(*args: str) -> Any:
+    result = arena(*args)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def played(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
+    """Two tournaments on one database: tic-tac-toe with faulty bots, and Connect Four."""
+    folder = tmp_path_factory.mktemp("report")
+    with database(request.param, folder) as url:
+        ok(
+            "tournament", "run", "tictactoe",
+            "--bot", "random", "--bot", "alphabeta:depth=2", "--bot", "minimax:depth=1",
+            "--bot", str(FIXTURES / "illegal.py"), "--bot", str(FIXTURES / "busy_loop.py"),
+            "--games", "2", "--move-time", "0.05", "--seed", "5", "--name", "faults & <friends>",
+            "--db", url,
+        )  # fmt: skip
+        ok(
+            "tournament", "run", "connect4",
+            "--bot", "random", "--bot", "alphabeta:depth=2", "--bot", "iterative:time=0.02",
+            "--games", "2", "--seed", "7", "--db", url,
+        )  # fmt: skip
+        yield {"url": url, "folder": folder, "ttt": 1, "c4": 2}
+
+
+def build(played: dict[str, Any], *args: str, name: str = "report.html") -> Path:
+    out = played["folder"] / name
+    result = ok("report", *args, "-o", str(out), "--db", played["url"])
+    assert result.output.startswith(f"wrote {out} (")
+    return out
+
+
+def leaderboard_json(played: dict[str, Any], *args: str) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = json.loads(
+        ok("leaderboard", *args, "--json", "--db", played["url"]).output
+    )
+    return rows
+
+
+def embedded(html: str) -> dict[str, Any]:
+    found = re.search(
+        r'<script type="application/json" id="report-data">(.*?)</script>', html, re.S
+    )
+    assert found is not None
+    data: dict[str, Any] = json.loads(found.group(1))
+    return data
+
+
+def stored_matches(url: str, tid: int) -> dict[int, tuple[str, str | None]]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT id, game, final_position FROM matches "
+                    "WHERE tournament_id = :t AND status = 'done'"
+                ),
+                {"t": tid},
+            )
+            return {r[0]: (r[1], r[2]) for r in rows}
+    finally:
+        engine.dispose()
+
+
+def test_the_file_is_self_contained_and_carries_the_leaderboard(played: dict[str, Any]) -> None:
+    out = build(played, "--tournament", "1")
+    html = out.read_text(encoding="utf-8")
+    # nothing to fetch: no script, style, font or image from anywhere else
+    assert not re.search(r"""(?:src|href)\s*=\s*["'](?!#|data:)""", html)
+    assert "<link" not in html and "@import" not in html and "url(http" not in html
+    data = embedded(html)
+    assert data["leaderboard"] == leaderboard_json(played, "--tournament", "1")
+    assert len(data["games"]) == len(stored_matches(played["url"], 1)) == 20
+    # what was played, the sandbox included (tournament show names it only when some results
+    # were not fully confined; a report always does)
+    settings = dict(re.findall(r"<tr><th>(\w+)</th><td>(.*?)</td></tr>", html))
+    assert settings["seed"] == "5" and settings["time"] == "move 0.05s"
+    assert re.fullmatch(
+        r"(all 20 rated results from fully confined bots|\d+ of 20 .*)", settings["sandbox"]
+    )
+    # the tournament's name is the user's text, escaped wherever it appears
+    assert "faults &amp; &lt;friends&gt;" in html and "<friends>" not in html
+
+
+def test_the_report_of_a_game_rates_every_match_of_it(played: dict[str, Any]) -> None:
+    out = build(played, "--game", "connect4", name="c4.html")
+    data = embedded(out.read_text(encoding="utf-8"))
+    assert data["game"] == "connect4"
+    assert data["leaderboard"] == leaderboard_json(played, "--game", "connect4")
+    assert len(data["games"]) == len(stored_matches(played["url"], played["c4"])) == 6
+
+
+def test_bad_requests_are_one_line_errors(played: dict[str, Any], tmp_path: Path) -> None:
+    url = played["url"]
+    cases = [
+        (["--tournament", "99", "--db", url], "no tournament with id 99"),
+        (["--game", "nim", "--db", url], "no matches of game 'nim'"),
+        (["--tournament", "1", "-o", str(tmp_path / "no" / "r.html"), "--db", url], "cannot write"),
+        (["--db", f"sqlite:///{tmp_path / 'missing.db'}"], "no database"),
+    ]  # fmt: skip
+    not_svg = tmp_path / "picture.svg"
+    not_svg.write_text("hello", encoding="utf-8")
+    cases.append((["--tournament", "1", "--figure", str(not_svg), "--db", url], "not an SVG"))
+    cases.append(
+        (["--tournament", "1", "--figure", str(tmp_path / "gone.svg"), "--db", url], "cannot read")
+    )
+    for args, words in cases:
+        result = arena("report", *args)
+        assert result.exit_code == 2, (args, result.output)
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], lines
+    assert not (tmp_path / "no").exists()
+
+
+def test_without_the_extra_it_says_how_to_install_it(
+    played: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    result = arena("report", "--tournament", "1", "--db", played["url"])
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        "error: arena report needs Jinja2 and matplotlib: pip install 'bot-arena[report]'"
+    )
+
+
+def test_a_figure_is_embedded_as_a_picture(played: dict[str, Any], tmp_path: Path) -> None:
+    svg = tmp_path / "tree.svg"
+    svg.write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">'
+        '<script>alert(1)</script><rect width="10" height="10"/></svg>',
+        encoding="utf-8",
+    )
+    out = build(played, "--tournament", "1", "--figure", str(svg), name="fig.html")
+    html = out.read_text(encoding="utf-8")
+    # an <img> of a data URI: the picture shows, a script inside it never runs
+    assert re.search(r'<img alt="tree.svg" src="data:image/svg\+xml;base64,[A-Za-z0-9+/=]+">', html)
+    assert "alert(1)" not in html
+
+
+# --- in a real browser -------------------------------------------------------------------------
+
+
+def open_report(page: Any, path: Path) -> None:
+    page.goto(path.as_uri())
+    page.wait_for_function("window.ArenaReport !== undefined")
+
+
+def test_the_page_in_a_browser(
+    played: dict[str, Any], page: tuple[Any, Any], test_output: Path
+) -> None:
+    browser_page, log = page
+    out = build(played, "--tournament", "1", name="browser.html")
+    open_report(browser_page, out)
+    board = leaderboard_json(played, "--tournament", "1")
+
+    # the leaderboard as shown equals `arena leaderboard --json`
+    shown = browser_page.eval_on_selector_all(
+        "#leaderboard-table tbody tr",
+        """rows => rows.map(r => ({
+            bot: r.querySelector('.bot').textContent,
+            version: r.querySelector('.version').textContent,
+            rank: Number(r.querySelector('.rank').textContent),
+            elo: Number(r.querySelector('.elo').textContent),
+            error: r.querySelector('.error').textContent,
+            games: Number(r.querySelector('.played').textContent),
+            wdl: r.querySelector('.wdl').textContent}))""",
+    )
+    assert shown == [
+        {
+            "bot": row["bot"],
+            "version": row["version"],
+            "rank": row["rank"],
+            "elo": round(row["elo"]),
+            "error": f"{row['error']:.0f}",
+            "games": row["games"],
+            "wdl": f"{row['wins']}-{row['draws']}-{row['losses']}",
+        }
+        for row in board
+    ]
+    # the plots are there: a marker per bot in the rating plot, a line per bot over time
+    assert browser_page.locator("#rating-plot svg").count() == 1
+    assert browser_page.locator("#history-plot svg").count() == 1
+    for row in board:
+        assert browser_page.locator("#rating-plot svg text", has_text=row["bot"]).count() >= 1
+        assert browser_page.locator("#history-plot svg text", has_text=row["bot"]).count() >= 1
+    # the heatmap: a coloured cell for every pair that met (a round-robin: all of them)
+    n = len(board)
+    assert browser_page.locator("table.heat td.cell").count() == n * (n - 1)
+
+    # faults: every faulty seat, with its evidence, linked to its game
+    faults = browser_page.locator("tr.fault")
+    kinds = sorted(faults.evaluate_all("rows => rows.map(r => r.dataset.kind)"))
+    assert "illegal_move" in kinds and "timeout" in kinds
+    timeout = browser_page.locator('tr.fault[data-kind="timeout"]').first
+    assert "overrun_ms" in timeout.inner_text()
+    link = timeout.locator("a.game-link")
+    target = int(link.inner_text())
+    link.click()
+    browser_page.wait_for_function(f"document.getElementById('viewer').dataset.game === '{target}'")
+
+    # the searchable list: a search narrows it
+    total = browser_page.locator("#game-table tbody tr").count()
+    assert total == 20
+    browser_page.fill("#game-search", "busy_loop")
+    narrowed = browser_page.locator("#game-table tbody tr").count()
+    assert 0 < narrowed < total
+    browser_page.fill("#game-search", "")
+
+    browser_page.screenshot(path=str(test_output / "report-tictactoe.png"), full_page=True)
+    assert log.errors == [] and log.requests == []
+
+
+@pytest.mark.parametrize("which", ["ttt", "c4"])
+def test_every_game_replays_to_its_stored_final_position(
+    played: dict[str, Any], page: tuple[Any, Any], test_output: Path, which: str
+) -> None:
+    from playwright.sync_api import expect  # the page fixture has skipped without it
+
+    browser_page, log = page
+    tid = played[which]
+    out = build(played, "--tournament", str(tid), name=f"replay-{which}.html")
+    open_report(browser_page, out)
+    stored = stored_matches(played["url"], tid)
+    moves_of = {g["id"]: g["moves"] for g in embedded(out.read_text(encoding="utf-8"))["games"]}
+    for match_id, (game_name, final) in stored.items():
+        game = games.get(game_name)
+        expected = board_view(game, game.parse_position(final))["cells"]
+        browser_page.evaluate(f"window.ArenaReport.open({match_id}, true)")
+        viewer = browser_page.locator("#viewer")
+        last_button = viewer.locator(".replay-last")
+        expect(viewer.locator(".arena-board")).to_have_attribute("data-cells", re.compile("."))
+        # a game that ended before its first move is at its end already (the button is
+        # aria-disabled, which Playwright will not click)
+        if last_button.get_attribute("aria-disabled") != "true":
+            last_button.click()
+        expect(viewer.locator("[data-ply]").first).to_have_attribute(
+            "data-ply", str(len(moves_of[match_id]))
+        )
+        cells = json.loads(viewer.locator(".arena-board").get_attribute("data-cells"))
+        assert cells == expected, match_id
+    # the last game, stepped back from its end to its start one move at a time
+    data = embedded(out.read_text(encoding="utf-8"))
+    last = next(g for g in data["games"] if g["id"] == match_id)
+    viewer = browser_page.locator("#viewer")
+    mounted = viewer.locator("[data-ply]").first
+    assert mounted.get_attribute("data-ply") == str(len(last["moves"]))
+    for ply in range(len(last["moves"]) - 1, -1, -1):
+        viewer.locator(".replay-prev").click()
+        assert mounted.get_attribute("data-ply") == str(ply)
+    assert (
+        json.loads(viewer.locator(".arena-board").get_attribute("data-cells"))
+        == (
+            board_view(game, game.initial_state())["cells"]  # no openings: every game starts here
+        )
+    )
+    browser_page.screenshot(path=str(test_output / f"report-replay-{which}.png"), full_page=True)
+    assert log.errors == [] and log.requests == []
