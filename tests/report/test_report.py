@@ -56,7 +56,12 @@ def played(
             "--bot", "random", "--bot", "alphabeta:depth=2", "--bot", "iterative:time=0.02",
             "--games", "2", "--seed", "7", "--db", url,
         )  # fmt: skip
-        yield {"url": url, "folder": folder, "ttt": 1, "c4": 2}
+        ok(
+            "tournament", "run", "coins", "--param", "players=3", "--param", "coins=7",
+            "--bot", "random", "--bot", "maxn", "--bot", "paranoid:depth=2",
+            "--games", "1", "--seed", "3", "--db", url,
+        )  # fmt: skip
+        yield {"url": url, "folder": folder, "ttt": 1, "c4": 2, "coins3": 3}
 
 
 def build(played: dict[str, Any], *args: str, name: str = "report.html") -> Path:
@@ -82,18 +87,24 @@ def embedded(html: str) -> dict[str, Any]:
     return data
 
 
-def stored_matches(url: str, tid: int) -> dict[int, tuple[str, str | None]]:
+def stored_matches(url: str, tid: int) -> dict[int, tuple[Any, str | None]]:
+    """The done matches of tournament ``tid``: id -> (the game with its parameters, final
+    position)."""
     engine = create_engine(url)
     try:
         with engine.connect() as conn:
             rows = conn.execute(
                 text(
-                    "SELECT id, game, final_position FROM matches "
+                    "SELECT id, game, params, final_position FROM matches "
                     "WHERE tournament_id = :t AND status = 'done'"
                 ),
                 {"t": tid},
             )
-            return {r[0]: (r[1], r[2]) for r in rows}
+            out = {}
+            for r in rows:
+                params = json.loads(r[2]) if isinstance(r[2], str) else dict(r[2] or {})
+                out[r[0]] = (games.get(r[1], **params), r[3])
+            return out
     finally:
         engine.dispose()
 
@@ -124,6 +135,20 @@ def test_the_report_of_a_game_rates_every_match_of_it(played: dict[str, Any]) ->
     assert data["game"] == "connect4"
     assert data["leaderboard"] == leaderboard_json(played, "--game", "connect4")
     assert len(data["games"]) == len(stored_matches(played["url"], played["c4"])) == 6
+
+
+def test_a_game_of_three_shows_average_ranks(played: dict[str, Any]) -> None:
+    """N players: the leaderboard's average rank and first places instead of W-D-L, each game's
+    ranks as its result."""
+    out = build(played, "--tournament", str(played["coins3"]), name="coins3.html")
+    html = out.read_text(encoding="utf-8")
+    data = embedded(html)
+    board = leaderboard_json(played, "--tournament", str(played["coins3"]))
+    assert data["leaderboard"] == board
+    assert "<th>avg rank</th>" in html and "W-D-L" not in html
+    shown = re.findall(r'<td class="avg-rank">([\d.]+)</td><td class="firsts">(\d+)</td>', html)
+    assert shown == [(f"{row['avg_rank']:.2f}", str(row["firsts"])) for row in board]
+    assert all(g["result"].startswith("ranks ") for g in data["games"])
 
 
 def test_bad_requests_are_one_line_errors(played: dict[str, Any], tmp_path: Path) -> None:
@@ -246,7 +271,7 @@ def test_the_page_in_a_browser(
     assert log.errors == [] and log.requests == []
 
 
-@pytest.mark.parametrize("which", ["ttt", "c4"])
+@pytest.mark.parametrize("which", ["ttt", "c4", "coins3"])
 def test_every_game_replays_to_its_stored_final_position(
     played: dict[str, Any], page: tuple[Any, Any], test_output: Path, which: str
 ) -> None:
@@ -258,8 +283,7 @@ def test_every_game_replays_to_its_stored_final_position(
     open_report(browser_page, out)
     stored = stored_matches(played["url"], tid)
     moves_of = {g["id"]: g["moves"] for g in embedded(out.read_text(encoding="utf-8"))["games"]}
-    for match_id, (game_name, final) in stored.items():
-        game = games.get(game_name)
+    for match_id, (game, final) in stored.items():
         expected = board_view(game, game.parse_position(final))["cells"]
         browser_page.evaluate(f"window.ArenaReport.open({match_id}, true)")
         viewer = browser_page.locator("#viewer")
