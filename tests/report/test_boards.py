@@ -25,6 +25,7 @@ from bot_arena.arena.report import boards
 from bot_arena.games.base import Game, GameError
 from bot_arena.games.chess import Chess
 from bot_arena.games.tree import TreeGame
+from tests.report.plugin_game import Countdown
 
 AnyGame = Game[Any, Any]
 TREES = sorted((Path(__file__).resolve().parents[1] / "bots" / "data" / "trees").glob("*.json"))
@@ -354,50 +355,6 @@ def test_a_big_tree_is_listed_along_the_path_shown() -> None:
 
 
 # --- a game the report does not know --------------------------------------------------------------
-class Countdown(Game[tuple[int, ...], int]):
-    """Players take turns removing one of the numbers; its picture has a line per number."""
-
-    name = "countdown"
-
-    def __init__(self) -> None:
-        self.num_players = 2
-        self.params = {}
-
-    def initial_state(self) -> tuple[int, ...]:
-        return (0, 5, 3, 8, 1)
-
-    def current_player(self, state: tuple[int, ...]) -> int:
-        return state[0]
-
-    def legal_moves(self, state: tuple[int, ...]) -> list[int]:
-        return list(range(len(state) - 1))
-
-    def apply(self, state: tuple[int, ...], move: int) -> tuple[int, ...]:
-        rest = state[1:]
-        return (1 - state[0], *rest[:move], *rest[move + 1 :])
-
-    def is_terminal(self, state: tuple[int, ...]) -> bool:
-        return len(state) == 1
-
-    def utility(self, state: tuple[int, ...]) -> tuple[float, ...]:
-        return (1.0, -1.0) if state[0] else (-1.0, 1.0)
-
-    def parse_move(self, text: str) -> int:
-        return int(text)
-
-    def format_move(self, move: int) -> str:
-        return str(move)
-
-    def parse_position(self, text: str) -> tuple[int, ...]:
-        return tuple(int(t) for t in text.split(","))
-
-    def format_position(self, state: tuple[int, ...]) -> str:
-        return ",".join(map(str, state))
-
-    def render(self, state: tuple[int, ...]) -> str:
-        return "\n".join([*(f"{n}: {'#' * n}" for n in state[1:]), f"player {state[0]} to move"])
-
-
 def test_a_plugin_game_gets_its_text_picture() -> None:
     game = Countdown()
     view = boards.board_view(game, game.initial_state())
