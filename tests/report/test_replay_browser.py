@@ -311,3 +311,53 @@ def test_the_browser_decodes_like_python(page: tuple[Page, Any], tmp_path: Path)
         marks = browser_page.evaluate("board => ArenaReplay.frameMarks(board)", board)
         assert [m[0] for m in marks] == boards.frame_marks(board)
     assert log.errors == []
+
+
+def test_the_game_plays_itself_as_an_animation(page: tuple[Page, Any], tmp_path: Path) -> None:
+    """Play/pause (button and space bar) and the speed, on the page's own clock: Playwright's
+    fake timers move time on exactly as far as the test says, so no step depends on speed."""
+    browser_page, log = page
+    game, moves = GAMES["connect4"]()
+    data = replay_data(game, moves, SEATS[:2])
+    frames = boards.decode_frames(data["board"])
+    last = len(moves)
+    assert last > 6
+    browser_page.clock.install()
+    _open(browser_page, tmp_path, [data], "play")
+    viewer = browser_page.locator("#viewer-0")
+    play = viewer.locator(".replay-play")
+    viewer.locator(".replay-speed").select_option("4")  # 800 ms / 4: a move every 200 ms
+    expect(viewer).to_have_attribute("data-playing", "false")
+    play.click()
+    expect(viewer).to_have_attribute("data-playing", "true")
+    expect(play).to_have_attribute("aria-label", "Pause (space)")
+    _expect_frame(viewer, 0, frames[0])
+    browser_page.clock.run_for(200)
+    _expect_frame(viewer, 1, frames[1])
+    browser_page.clock.run_for(400)
+    _expect_frame(viewer, 3, frames[3])
+    play.click()  # pause: time goes on, the board does not
+    expect(viewer).to_have_attribute("data-playing", "false")
+    browser_page.clock.run_for(5000)
+    _expect_frame(viewer, 3, frames[3])
+    play.click()  # on from where it stood, to the end, where it stops by itself
+    browser_page.clock.run_for(200 * (last - 3))
+    _expect_frame(viewer, last, frames[last])
+    expect(viewer).to_have_attribute("data-playing", "false")
+    play.click()  # at the end, play starts again from the start
+    _expect_frame(viewer, 0, frames[0])
+    expect(viewer).to_have_attribute("data-playing", "true")
+    viewer.locator(".replay-next").click()  # any other control stops it
+    expect(viewer).to_have_attribute("data-playing", "false")
+    _expect_frame(viewer, 1, frames[1])
+    viewer.focus()
+    browser_page.keyboard.press(" ")  # the space bar plays, at the speed chosen
+    expect(viewer).to_have_attribute("data-playing", "true")
+    viewer.locator(".replay-speed").select_option("16")  # 50 ms a move, from now on
+    browser_page.clock.run_for(100)
+    _expect_frame(viewer, 3, frames[3])
+    viewer.focus()
+    browser_page.keyboard.press(" ")
+    expect(viewer).to_have_attribute("data-playing", "false")
+    assert log.errors == []
+    assert log.requests == []

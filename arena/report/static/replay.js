@@ -548,6 +548,11 @@
     "replay-next": "M6 4v12l8-6z",
     "replay-last": "M12.5 4H15v12h-2.5zM4 4v12l8-6z",
   };
+  const PLAY_ICON = "M5 3.5v13l11.5-6.5z";
+  const PAUSE_ICON = "M5 4h3.5v12H5zM11.5 4H15v12h-3.5z";
+  /** Milliseconds a move at speed x1; the speeds offered. */
+  const STEP_MS = 800;
+  const SPEEDS = [1, 2, 4, 16];
   const BUTTONS = [
     ["replay-first", "First position (Home)"],
     ["replay-prev", "Previous move (\u2190)"],
@@ -595,6 +600,23 @@
     });
     this.counter = html("span", "replay-counter", "0 / " + this.plies);
     controls.appendChild(this.counter);
+    // Play the game as an animation (Kaggle's episode viewer): a move every STEP_MS / speed.
+    this.playButton = html("button", "replay-button replay-play");
+    this.playButton.type = "button";
+    this.playIcon = svg("svg", { viewBox: "0 0 20 20", width: 18, height: 18, "aria-hidden": "true" }, this.playButton);
+    this.playPath = svg("path", { d: PLAY_ICON }, this.playIcon);
+    controls.appendChild(this.playButton);
+    this.speed = html("select", "replay-speed");
+    this.speed.setAttribute("aria-label", "Playing speed");
+    this.speed.title = "Playing speed";
+    SPEEDS.forEach(function (factor) {
+      const option = html("option", null, "\u00d7" + factor);
+      option.value = String(factor);
+      self.speed.appendChild(option);
+    });
+    controls.appendChild(this.speed);
+    this.timer = null;
+    this.updatePlay();
     main.append(this.boardEl, this.status, controls);
     const side = html("div", "replay-side");
     this.legend = html("ul", "replay-players");
@@ -612,18 +634,38 @@
     controls.addEventListener("click", function (event) {
       const button = event.target.closest("button");
       if (!button) return;
+      if (button === self.playButton) {
+        self.toggle();
+        return;
+      }
+      self.stop();
       for (const name in actions) if (button.classList.contains(name)) actions[name]();
+    });
+    this.speed.addEventListener("change", function () {
+      if (self.timer !== null) {
+        self.stop();
+        self.play();
+      }
     });
     this.list.addEventListener("click", function (event) {
       const item = event.target.closest("[data-ply]");
-      if (item) self.show(Number(item.getAttribute("data-ply")));
+      if (item) {
+        self.stop();
+        self.show(Number(item.getAttribute("data-ply")));
+      }
     });
     root.addEventListener("keydown", function (event) {
       if (event.altKey || event.ctrlKey || event.metaKey) return;
-      const keys = { ArrowLeft: -1, ArrowRight: 1, Home: "first", End: "last" };
+      const keys = { ArrowLeft: -1, ArrowRight: 1, Home: "first", End: "last", " ": "play" };
       const what = keys[event.key];
       if (what === undefined) return;
+      if (what === "play" && event.target.closest && event.target.closest("button, select")) return;
       event.preventDefault();
+      if (what === "play") {
+        self.toggle();
+        return;
+      }
+      self.stop();
       if (what === "first") self.show(0);
       else if (what === "last") self.show(self.plies);
       else self.show(self.ply + what);
@@ -747,6 +789,42 @@
     this.updateStatus();
     this.updateInfo();
     this.updateButtons();
+  };
+
+  /** Start playing from here (from the start when at the end), a move a step. */
+  Viewer.prototype.play = function () {
+    this.ensure();
+    if (!this.frames || this.timer !== null || this.plies === 0) return;
+    if (this.ply >= this.plies) this.show(0);
+    const self = this;
+    const step = STEP_MS / (Number(this.speed.value) || 1);
+    this.timer = setInterval(function () {
+      self.show(self.ply + 1);
+      if (self.ply >= self.plies) self.stop();
+    }, step);
+    this.updatePlay();
+  };
+
+  Viewer.prototype.stop = function () {
+    if (this.timer === null) return;
+    clearInterval(this.timer);
+    this.timer = null;
+    this.updatePlay();
+  };
+
+  Viewer.prototype.toggle = function () {
+    if (this.timer === null) this.play();
+    else this.stop();
+  };
+
+  Viewer.prototype.updatePlay = function () {
+    const playing = this.timer !== null;
+    const label = playing ? "Pause (space)" : "Play (space)";
+    this.playButton.title = label;
+    this.playButton.setAttribute("aria-label", label);
+    this.playButton.setAttribute("aria-pressed", String(playing));
+    this.playPath.setAttribute("d", playing ? PAUSE_ICON : PLAY_ICON);
+    this.root.setAttribute("data-playing", String(playing));
   };
 
   Viewer.prototype.updateStatus = function () {
