@@ -69,7 +69,7 @@ else:
     Worker = JobHandle
 
 PREFETCH = 2  # matches queued per job at least, so a job never waits for the runner
-AHEAD_S = 0.02  # and as many more as make this much of its work (at its measured pace)
+# and as many more as make AHEAD_S of its work at its measured pace (a worker's ``ahead_s``)
 MAX_DEPTH = 64  # matches queued per worker at most
 PACE_WEIGHT = 0.2  # weight of the latest answers in a worker's pace (moving average)
 GROUP_MAX = 64  # results stored in one transaction at most (group commit)
@@ -501,16 +501,27 @@ class Runner:
 
         assert self.executor is not None
         failure: ClusterError | None = None
-        plan, jobs, progress = self._prepare()
+        # the actors first: Ray takes a third of a second to place one and start its process,
+        # which overlaps the reading of the schedule (each then probes its node's sandbox)
+        count = self.executor.capacity()
+        if self.actor_cap is not None:
+            count = min(count, self.actor_cap)
+        early = self._new_workers(count) if count > 0 else []
+        try:
+            plan, jobs, progress = self._prepare()
+        except BaseException:
+            for w in early:
+                w.terminate()
+            raise
         outcome = Outcome(self.tournament_id, progress.total, progress.done, 0)
         todo = deque(jobs)
         workers: list[Worker] = []
         try:
-            if todo:
-                count = self.executor.capacity()
-                if self.actor_cap is not None:
-                    count = min(count, self.actor_cap)
-                workers = [w.start(plan) for w in self._new_workers(max(1, count))]
+            if not todo:
+                for w in early:
+                    w.terminate()
+            else:
+                workers = [w.start(plan) for w in early or self._new_workers(1)]
                 for w in workers:  # the programs of the field exist on every node
                     w.started(START_LIMIT_S)  # type: ignore[union-attr]
                 self._lower_level(workers)
@@ -762,13 +773,14 @@ class Runner:
         self._paces[worker] = (pace, now)
 
     def _depth(self, worker: Worker) -> int:
-        """How many matches ``worker`` keeps queued: its own minimum, or enough for AHEAD_S of
-        its work at its pace (fast games: more, so that it does not run dry while the runner
-        is busy elsewhere), at most MAX_DEPTH."""
+        """How many matches ``worker`` keeps queued: its own minimum, or enough for its
+        ``ahead_s`` of work at its pace (fast games: more, so that it does not run dry while
+        the runner is busy elsewhere, and a Ray actor's batches hold tens of milliseconds),
+        at most MAX_DEPTH."""
         pace = self._paces.get(worker, (math.inf, 0.0))[0]
-        if pace * MAX_DEPTH <= AHEAD_S:
+        if pace * MAX_DEPTH <= worker.ahead_s:
             return MAX_DEPTH
-        return max(worker.depth, min(MAX_DEPTH, math.ceil(AHEAD_S / pace)))
+        return max(worker.depth, min(MAX_DEPTH, math.ceil(worker.ahead_s / pace)))
 
     def _back_in_line(self, jobs: list[Job], out: Outcome, progress: Progress) -> list[Job]:
         """The matches of a lost worker to play again: each at most MAX_LOSSES times (a match
@@ -798,10 +810,11 @@ class Runner:
             pace = self._paces.get(worker, (math.inf, 0.0))[0]
             self._paces[worker] = (pace, time.monotonic())
         depth = self._depth(worker)
-        while todo and len(worker.queue) < depth:
-            job = todo.popleft()
+        jobs = [todo.popleft() for _ in range(min(len(todo), depth - len(worker.queue)))]
+        for job in jobs:
             self._claim(job)
-            worker.send(job)
+        if jobs:
+            worker.send_all(jobs, depth)
 
 
 def default_jobs() -> int:

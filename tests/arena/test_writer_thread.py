@@ -193,6 +193,7 @@ def test_a_fast_worker_keeps_more_matches_queued(tmp_path: Path) -> None:
 
     class Worker:
         depth = 2
+        ahead_s = 0.02
 
     factory, tid, refs = _tournament(tmp_path, 1)
     run = Runner(factory, tid, refs, jobs=2)
@@ -201,7 +202,7 @@ def test_a_fast_worker_keeps_more_matches_queued(tmp_path: Path) -> None:
     run._paces[slow] = (1.5, 0.0)  # type: ignore[index]
     assert run._depth(new) == 2  # type: ignore[arg-type]
     assert run._depth(slow) == 2  # type: ignore[arg-type]
-    assert run._depth(fast) == math.ceil(runner_module.AHEAD_S / 0.001)  # type: ignore[arg-type]
+    assert run._depth(fast) == math.ceil(0.02 / 0.001)  # type: ignore[arg-type]
     run._paces[fast] = (1e-7, 0.0)  # type: ignore[index]
     assert run._depth(fast) == runner_module.MAX_DEPTH  # type: ignore[arg-type]
     factory.kw["bind"].dispose()
