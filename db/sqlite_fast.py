@@ -50,10 +50,28 @@ _SEAT = (
     "UPDATE seats SET bot_version_id = ?, utility = ?, rank = ?, score = ?, fault = ?"
     " WHERE match_id = ? AND seat = ?"
 )
-_MOVE = (
-    "INSERT INTO moves (match_id, ply, seat, move, time_ms, info, forced)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
+_MOVES = "INSERT INTO moves (match_id, ply, seat, move, time_ms, info, forced) VALUES "
+_MOVE_ROWS = _MAX_VARS // 7  # rows per INSERT of moves (7 host parameters a row)
+_MOVE_ROW = "(?, ?, ?, ?, ?, ?, ?)"
+
+
+def _insert_moves(cursor: Any, rows: list[tuple[Any, ...]]) -> None:
+    """Insert ``rows`` of moves, _MOVE_ROWS to a statement: a statement a row (executemany)
+    let the runner's loop take the GIL back at every row, which made a group's transaction on
+    the writer thread last several times its CPU time."""
+    full = len(rows) - len(rows) % _MOVE_ROWS
+    if full:
+        sql = _MOVES + ", ".join([_MOVE_ROW] * _MOVE_ROWS)
+        cursor.executemany(
+            sql,
+            [
+                [v for row in rows[at : at + _MOVE_ROWS] for v in row]
+                for at in range(0, full, _MOVE_ROWS)
+            ],
+        )
+    if full < len(rows):
+        rest = rows[full:]
+        cursor.execute(_MOVES + ", ".join([_MOVE_ROW] * len(rest)), [v for r in rest for v in r])
 
 
 def timestamp(seconds: float) -> str:
@@ -218,7 +236,7 @@ class SQLiteWriter:
                 for ply, m in enumerate(record.moves)
             ]
             if moves:
-                cursor.executemany(_MOVE, moves)
+                _insert_moves(cursor, moves)
             return stored
         finally:
             cursor.close()

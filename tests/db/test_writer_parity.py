@@ -152,7 +152,8 @@ def _steps(versions: list[int], tids: list[int]) -> Iterator[Step]:
             [
                 (3, late, two, True),
                 (7, _record(3, 4, tc=tc, shift=20.0), three[::-1], False),
-                (4, _record(2, 1, tc=tc, shift=30.0), two, True),
+                # moves beyond one multi-row INSERT of the SQLite writer (71 rows), and a rest
+                (4, _record(2, 150, tc=tc, shift=30.0), two, True),
             ],
             sandbox="confined",
         ),
