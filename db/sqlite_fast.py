@@ -30,11 +30,11 @@ if TYPE_CHECKING:  # db.writer imports this module
 
 _SCHEDULE = (
     "INSERT INTO matches (tournament_id, round, game, params, time_control, players, seed,"
-    " opening, start_position, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')"
+    " opening, start_position, status) VALUES "
 )
 _LAST_ID = "SELECT COALESCE(MAX(id), 0) FROM matches WHERE tournament_id = ?"
 _SCHEDULED_IDS = "SELECT id FROM matches WHERE tournament_id = ? AND id > ? ORDER BY id"
-_SCHEDULE_SEAT = "INSERT INTO seats (match_id, players, seat, bot_version_id) VALUES (?, ?, ?, ?)"
+_SCHEDULE_SEATS = "INSERT INTO seats (match_id, players, seat, bot_version_id) VALUES "
 _MARK_RUNNING = "UPDATE matches SET status = 'running' WHERE id = ? AND status = 'pending'"
 _COMPLETE = (
     "UPDATE matches SET time_control = ?, start_position = ?, final_position = ?,"
@@ -51,27 +51,27 @@ _SEAT = (
     " WHERE match_id = ? AND seat = ?"
 )
 _MOVES = "INSERT INTO moves (match_id, ply, seat, move, time_ms, info, forced) VALUES "
-_MOVE_ROWS = _MAX_VARS // 7  # rows per INSERT of moves (7 host parameters a row)
-_MOVE_ROW = "(?, ?, ?, ?, ?, ?, ?)"
 
 
-def _insert_moves(cursor: Any, rows: list[tuple[Any, ...]]) -> None:
-    """Insert ``rows`` of moves, _MOVE_ROWS to a statement: a statement a row (executemany)
-    let the runner's loop take the GIL back at every row, which made a group's transaction on
-    the writer thread last several times its CPU time."""
-    full = len(rows) - len(rows) % _MOVE_ROWS
+def _insert_rows(cursor: Any, insert: str, rows: Sequence[Sequence[Any]]) -> None:
+    """``insert`` ("INSERT INTO t (a, b) VALUES ") for every row of ``rows``, as many rows a
+    statement as _MAX_VARS host parameters allow: a statement a row (executemany) costs a
+    step each, and on the runner's writer thread each step let the loop take the GIL back,
+    which made a group's transaction last several times its CPU time."""
+    if not rows:
+        return
+    width = len(rows[0])
+    per = max(1, _MAX_VARS // width)
+    row = "(" + ", ".join("?" * width) + ")"
+    full = len(rows) - len(rows) % per
     if full:
-        sql = _MOVES + ", ".join([_MOVE_ROW] * _MOVE_ROWS)
         cursor.executemany(
-            sql,
-            [
-                [v for row in rows[at : at + _MOVE_ROWS] for v in row]
-                for at in range(0, full, _MOVE_ROWS)
-            ],
+            insert + ", ".join([row] * per),
+            [[v for r in rows[at : at + per] for v in r] for at in range(0, full, per)],
         )
     if full < len(rows):
         rest = rows[full:]
-        cursor.execute(_MOVES + ", ".join([_MOVE_ROW] * len(rest)), [v for r in rest for v in r])
+        cursor.execute(insert + ", ".join([row] * len(rest)), [v for r in rest for v in r])
 
 
 def timestamp(seconds: float) -> str:
@@ -121,13 +121,15 @@ class SQLiteWriter:
             return []
         cursor = self._cursor()
         try:
-            cursor.execute(_LAST_ID, (tournament_id,))
+            tid = tournament_id
+            cursor.execute(_LAST_ID, (tid,))
             last = cursor.fetchone()[0]
             params_text, tc_text = json.dumps(params), json.dumps(time_control)
-            cursor.executemany(
+            _insert_rows(  # in order: ids ascend with the rows
+                cursor,
                 _SCHEDULE,
                 [
-                    (tournament_id, rnd, game, params_text, tc_text, players, seed, opening, start)
+                    (tid, rnd, game, params_text, tc_text, players, seed, opening, start, "pending")
                     for rnd, seed, opening, start, _ in matches
                 ],
             )
@@ -135,8 +137,9 @@ class SQLiteWriter:
             ids = [row[0] for row in cursor.fetchall()]
             if len(ids) != len(matches):
                 raise RuntimeError(f"tournament {tournament_id}: matches added beside this insert")
-            cursor.executemany(
-                _SCHEDULE_SEAT,
+            _insert_rows(
+                cursor,
+                _SCHEDULE_SEATS,
                 [
                     (match_id, players, seat, version)
                     for match_id, match in zip(ids, matches, strict=True)
@@ -235,8 +238,7 @@ class SQLiteWriter:
                 for match_id, record, _, _ in chosen
                 for ply, m in enumerate(record.moves)
             ]
-            if moves:
-                _insert_moves(cursor, moves)
+            _insert_rows(cursor, _MOVES, moves)
             return stored
         finally:
             cursor.close()

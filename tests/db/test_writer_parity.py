@@ -164,6 +164,12 @@ def _steps(versions: list[int], tids: list[int]) -> Iterator[Step]:
             [(6, _record(3, 2, tc=tc, shift=40.0), three, False)], sandbox="off"
         ),
     )
+    # more matches (and seats) than one multi-row INSERT of the SQLite writer holds, and a rest
+    long = [(1 + i // 10, 5000 + i, str(i), None, two[:: 1 - 2 * (i % 2)]) for i in range(130)]
+    yield (
+        "insert_schedule long",
+        lambda w: w.insert_schedule(tids[2], "coins", params, tc, 2, long),
+    )
 
 
 def _prepare_between(conn: Connection, step: str) -> None:
@@ -259,9 +265,10 @@ def test_the_core_writer_writes_the_rows_of_the_sqlite_writer(db_url: str, refer
     assert returned["complete_matches done"] == [False]
     assert returned["complete_matches again"] == [True, True, True]
     assert returned["complete_matches unconfined"] == [True]
+    assert returned["insert_schedule long"] == list(range(8, 138))
     statuses = [row["status"] for row in core[-1][2]["matches"]]
-    assert statuses == ["done", "done", "done", "done", "void", "done", "done"]
-    levels = [row["sandbox"] for row in core[-1][2]["matches"]]
+    assert statuses == ["done", "done", "done", "done", "void", "done", "done"] + ["pending"] * 130
+    levels = [row["sandbox"] for row in core[-1][2]["matches"]][:7]
     assert levels == ["partial", "partial", "confined", "confined", None, "off", "confined"]
     moves_of_1 = [row["move"] for row in core[-1][2]["moves"] if row["match_id"] == 1]
     assert moves_of_1 == ["1", "2", "1", "2", "1"]  # the stale move is gone
