@@ -1,6 +1,7 @@
 """Where a distributed tournament would stop scaling: the writer's ceiling and Ray's overhead.
 
-    python bench/cluster.py [--writes 4000] [--fast 400] [--search 60] [--pg URL] [--no-ray]
+    python bench/cluster.py [--writes 4000] [--fast 6000] [--search 400] [--pg URL] [--no-ray]
+        [--ray-niceness N]
 
 1. **The writer's ceiling.** Results stored per second by one driver, as the runner stores
    them (group commit: up to 64 results a transaction, each match's row, seats and moves), on
@@ -140,12 +141,15 @@ def _free_port() -> int:
 
 
 @contextmanager
-def two_nodes() -> Iterator[str]:
-    """A Ray cluster of two one-CPU nodes on loopback; its address."""
+def two_nodes(niceness: int | None = None) -> Iterator[str]:
+    """A Ray cluster of two one-CPU nodes on loopback; its address. ``niceness``: of its worker
+    processes, the actors and their bots (None: Ray's default, 15)."""
     ray = shutil.which("ray") or str(Path(sys.executable).with_name("ray"))
     temp = Path(tempfile.mkdtemp(prefix="arena-ray-", dir="/tmp"))
     port = _free_port()
     env = {**os.environ, **RAY_ENV}
+    if niceness is not None:
+        env["RAY_worker_niceness"] = str(niceness)
     common = ["--num-cpus", "1", "--node-ip-address", "127.0.0.1"]
     try:
         subprocess.run(
@@ -184,6 +188,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--pg", default=os.environ.get("ARENA_TEST_PG_URL"))
     parser.add_argument("--no-ray", action="store_true")
+    # Ray starts its workers at nice 15 (its daemons first), the local executor's jobs run at 0:
+    # on a machine shared with other work that may weigh on Ray, so this sets the niceness of
+    # the nodes' workers (measured here: no difference beyond the noise)
+    parser.add_argument("--ray-niceness", type=int, default=-1, help="-1: Ray's default (15)")
     args = parser.parse_args()
     os.environ.update(RAY_ENV)
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
@@ -201,9 +209,13 @@ def main() -> None:
             return
         from bot_arena.arena.tournament.ray_executor import RayExecutor
 
-        print("2. executors on 2 CPUs: local --jobs 2 against 2 Ray actors on 2 nodes")
+        nice = None if args.ray_niceness < 0 else args.ray_niceness
+        print(
+            "2. executors on 2 CPUs: local --jobs 2 against 2 Ray actors on 2 nodes (Ray's "
+            f"workers at nice {15 if nice is None else nice})"
+        )
         rates: dict[str, dict[str, float]] = {}
-        with two_nodes() as address:
+        with two_nodes(nice) as address:
             executor = RayExecutor(address)
             try:
                 for label, (game_name, field), total in (

@@ -30,11 +30,11 @@ if TYPE_CHECKING:  # db.writer imports this module
 
 _SCHEDULE = (
     "INSERT INTO matches (tournament_id, round, game, params, time_control, players, seed,"
-    " opening, start_position, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')"
+    " opening, start_position, status) VALUES "
 )
 _LAST_ID = "SELECT COALESCE(MAX(id), 0) FROM matches WHERE tournament_id = ?"
 _SCHEDULED_IDS = "SELECT id FROM matches WHERE tournament_id = ? AND id > ? ORDER BY id"
-_SCHEDULE_SEAT = "INSERT INTO seats (match_id, players, seat, bot_version_id) VALUES (?, ?, ?, ?)"
+_SCHEDULE_SEATS = "INSERT INTO seats (match_id, players, seat, bot_version_id) VALUES "
 _MARK_RUNNING = "UPDATE matches SET status = 'running' WHERE id = ? AND status = 'pending'"
 _COMPLETE = (
     "UPDATE matches SET time_control = ?, start_position = ?, final_position = ?,"
@@ -50,10 +50,28 @@ _SEAT = (
     "UPDATE seats SET bot_version_id = ?, utility = ?, rank = ?, score = ?, fault = ?"
     " WHERE match_id = ? AND seat = ?"
 )
-_MOVE = (
-    "INSERT INTO moves (match_id, ply, seat, move, time_ms, info, forced)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
+_MOVES = "INSERT INTO moves (match_id, ply, seat, move, time_ms, info, forced) VALUES "
+
+
+def _insert_rows(cursor: Any, insert: str, rows: Sequence[Sequence[Any]]) -> None:
+    """``insert`` ("INSERT INTO t (a, b) VALUES ") for every row of ``rows``, as many rows a
+    statement as _MAX_VARS host parameters allow: a statement a row (executemany) costs a
+    step each, and on the runner's writer thread each step let the loop take the GIL back,
+    which made a group's transaction last several times its CPU time."""
+    if not rows:
+        return
+    width = len(rows[0])
+    per = max(1, _MAX_VARS // width)
+    row = "(" + ", ".join("?" * width) + ")"
+    full = len(rows) - len(rows) % per
+    if full:
+        cursor.executemany(
+            insert + ", ".join([row] * per),
+            [[v for r in rows[at : at + per] for v in r] for at in range(0, full, per)],
+        )
+    if full < len(rows):
+        rest = rows[full:]
+        cursor.execute(insert + ", ".join([row] * len(rest)), [v for r in rest for v in r])
 
 
 def timestamp(seconds: float) -> str:
@@ -103,13 +121,15 @@ class SQLiteWriter:
             return []
         cursor = self._cursor()
         try:
-            cursor.execute(_LAST_ID, (tournament_id,))
+            tid = tournament_id
+            cursor.execute(_LAST_ID, (tid,))
             last = cursor.fetchone()[0]
             params_text, tc_text = json.dumps(params), json.dumps(time_control)
-            cursor.executemany(
+            _insert_rows(  # in order: ids ascend with the rows
+                cursor,
                 _SCHEDULE,
                 [
-                    (tournament_id, rnd, game, params_text, tc_text, players, seed, opening, start)
+                    (tid, rnd, game, params_text, tc_text, players, seed, opening, start, "pending")
                     for rnd, seed, opening, start, _ in matches
                 ],
             )
@@ -117,8 +137,9 @@ class SQLiteWriter:
             ids = [row[0] for row in cursor.fetchall()]
             if len(ids) != len(matches):
                 raise RuntimeError(f"tournament {tournament_id}: matches added beside this insert")
-            cursor.executemany(
-                _SCHEDULE_SEAT,
+            _insert_rows(
+                cursor,
+                _SCHEDULE_SEATS,
                 [
                     (match_id, players, seat, version)
                     for match_id, match in zip(ids, matches, strict=True)
@@ -217,8 +238,7 @@ class SQLiteWriter:
                 for match_id, record, _, _ in chosen
                 for ply, m in enumerate(record.moves)
             ]
-            if moves:
-                cursor.executemany(_MOVE, moves)
+            _insert_rows(cursor, _MOVES, moves)
             return stored
         finally:
             cursor.close()

@@ -141,7 +141,22 @@ class MoveRecord:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MoveRecord:
-        """The inverse of ``to_dict`` (RecordError on data that is not a move)."""
+        """The inverse of ``to_dict`` (RecordError on data that is not a move). A record has a
+        move per ply and the runner decodes every record a job sends, so the usual shape (what
+        ``to_dict`` writes, read back by ``json``) is checked in one expression; anything else
+        takes the field-by-field checks, which accept and refuse exactly as before."""
+        if type(data) is dict:
+            seat, move, spent = data.get("seat"), data.get("move"), data.get("time_ms")
+            info, forced = data.get("info"), data.get("forced", False)
+            if (
+                type(seat) is int
+                and type(move) is str
+                and type(spent) is float
+                and spent - spent == 0.0  # finite (JSON reads 1e999 as infinity)
+                and (info is None or type(info) is dict)
+                and type(forced) is bool
+            ):
+                return cls(seat, move, spent, info, forced)
         what = "move"
         return cls(
             seat=_get(data, "seat", int, what),

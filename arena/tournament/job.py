@@ -196,7 +196,8 @@ def decode_reply(line: bytes) -> Reply:
     if kind == "ok":
         try:
             return "ok", match_id, MatchRecord.from_dict(payload)
-        except (ValueError, TypeError, RecursionError) as exc:
+        # OverflowError: an integer too large for a float (a job's time of 10**400 seconds)
+        except (ValueError, TypeError, OverflowError, RecursionError) as exc:
             raise MessageError(f"a reply's record is malformed: {str(exc)[:80]}") from None
     raise MessageError("a reply is neither 'ok' with a record nor 'error' with a text")
 

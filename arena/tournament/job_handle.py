@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections import deque
+from collections.abc import Sequence
 from multiprocessing.connection import wait
 
 from bot_arena.arena.tournament import job as job_module
@@ -40,6 +41,7 @@ from bot_arena.arena.transport.process import is_stopped
 JOB_MODULE = job_module.__name__
 JOB_TARGET = f"{JOB_MODULE}:run_forked"
 READ_SIZE = 1 << 16
+AHEAD_S = 0.02  # a job's queue holds this much of its work (at its pace), beyond ``depth``
 LOOK_S = 0.05  # the watchdog reads a job's state at most this often
 
 
@@ -97,7 +99,8 @@ class JobHandle:
         self._looked = 0.0  # when ``watch`` last read the process's state
 
     ready = True  # takes matches as soon as it is started (a Ray actor waits for its start)
-    depth = 2  # matches queued ahead (the runner's PREFETCH), so it never waits for the writer
+    depth = 2  # matches queued ahead at least (the runner's PREFETCH)
+    ahead_s = AHEAD_S
 
     @property
     def label(self) -> str:
@@ -114,6 +117,12 @@ class JobHandle:
         self.queue.append(job)
         with contextlib.suppress(OSError):
             write_all(self.outbox, encode({"job": job.to_dict()}))
+
+    def send_all(self, jobs: Sequence[Job], depth: int) -> None:
+        """Queue ``jobs``: their lines in one write (``depth`` is for batching executors)."""
+        self.queue.extend(jobs)
+        with contextlib.suppress(OSError):
+            write_all(self.outbox, b"".join(encode({"job": job.to_dict()}) for job in jobs))
 
     def receive(self) -> list[Reply]:
         """The replies the job has sent whole since the last call (maybe none: the rest of a

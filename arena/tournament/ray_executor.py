@@ -5,7 +5,10 @@ every result itself (the one writer, group commit), exactly as with local job pr
 Each worker here is a Ray actor (``MatchActor``), one per CPU the cluster offers, spread over
 the nodes; an actor holds a BotPool as a local job does (bots reused between its games, the
 same sandbox, limits and clocks, since the pool is the same code) and plays the matches it is
-sent, a few ahead (Ray runs an actor's calls in the order they were made).
+sent, a few ahead (Ray runs an actor's calls in the order they were made). Matches go in
+batches: one call plays k of them and answers with their k lines, k adapted so that a call
+holds tens of milliseconds of the actor's work (a Ray call costs the driver about half a
+millisecond of CPU, which a fast game would otherwise pay on its own).
 
 What travels is data, never code: the Plan and each Job as lines of JSON, each answer as the
 line a local job would write, decoded and checked by the runner as a job's (``decode_reply``:
@@ -16,11 +19,12 @@ when the file is not on that machine, so a worker node needs only the package in
 of the field when it starts, and the run stops before any match with a line naming the node.
 
 Faults of the cluster: an actor whose node died (its raylet killed) fails with Ray's actor
-error; the runner puts the match it was playing, and those sent ahead, back in line, and they are
-played by the actors left (nobody is charged: the node is gone, not a bot's doing). A new node
-is used as soon as it offers a CPU. When no node is left, or the cluster's control store stops
-answering, the run stops with one line (``ClusterGone``); everything stored stays, and
-``tournament resume`` plays the rest later.
+error; the runner puts the matches of every batch it had not answered (the one in play and
+those sent ahead) back in line, and they are played by the actors left (nobody is charged: the
+node is gone, not a bot's doing); the answers of batches that came back before are stored as
+any others. A new node is used as soon as it offers a CPU. When no node is left, or the
+cluster's control store stops answering, the run stops with one line (``ClusterGone``);
+everything stored stays, and ``tournament resume`` plays the rest later.
 """
 
 from __future__ import annotations
@@ -53,7 +57,9 @@ if TYPE_CHECKING:
 INSTALL = "pip install 'bot-arena[ray]'"
 ADDRESS_ENV = "ARENA_RAY_ADDRESS"
 START_LIMIT_S = 120.0  # the longest the actors may take to start (placement, imports, probes)
-DEPTH = 6  # matches queued per actor
+DEPTH = 6  # matches queued per actor at least
+AHEAD_S = 0.1  # and as many more as make this much of its work (a local job's queue: 20 ms)
+BATCHES = 3  # the matches queued are sent in about this many calls (one plays, two wait)
 GONE_AFTER_S = 5.0  # the control store refusing connections this long: the cluster is gone
 
 
@@ -78,9 +84,17 @@ class MatchActor:
     """A Ray actor that plays matches with a BotPool of its own (a local job's work)."""
 
     def __init__(self) -> None:
+        """Runs as soon as Ray has placed the actor, while the driver reads the schedule:
+        the imports and the probe of this node's sandbox layers (cached for the process) that
+        ``start`` would otherwise wait for."""
+        from bot_arena.arena.match import pool  # noqa: F401  (imported now, used by start)
+        from bot_arena.arena.transport.sandbox import support
+
         self.pool: BotPool | None = None
         self.plan: Plan | None = None
         self.game: Any = None
+        with contextlib.suppress(Exception):  # ``start`` probes again and reports a failure
+            support.probe()
 
     def start(self, line: bytes) -> bytes:
         """Take the run's Plan, check that the field's programs exist here and start the pool;
@@ -107,22 +121,29 @@ class MatchActor:
         return encode({"node": node, "host": where, "sandbox": self.pool.sandbox_level})
 
     def play(self, line: bytes) -> bytes:
-        """One match; the answer a local job would write (``job.serve``)."""
+        """A batch of matches (``{"jobs": [...]}``), played in order; the lines a local job
+        would write for them (``job.serve``), one a match."""
         from bot_arena.arena.match.pool import ServerDied
 
         assert self.pool is not None and self.plan is not None
         try:
             message = decode(line)
-            job = Job.from_dict(message.get("job") if isinstance(message, dict) else None)
+            batch = message.get("jobs") if isinstance(message, dict) else None
+            if not isinstance(batch, list):
+                raise MessageError("a batch is not a list of jobs")
+            jobs = [Job.from_dict(j) for j in batch]
         except MessageError as exc:
-            return encode(["error", -1, f"a job the actor cannot read: {exc}"])
-        try:
-            record = play(self.pool, self.game, self.plan, job)
-            return encode(["ok", job.match_id, record.to_dict()])
-        except ServerDied as exc:
-            return encode(["incident", job.match_id, str(exc)])
-        except Exception as exc:
-            return encode(["error", job.match_id, f"{type(exc).__name__}: {exc}"])
+            return encode(["error", -1, f"jobs the actor cannot read: {exc}"])
+        out = []
+        for job in jobs:
+            try:
+                record = play(self.pool, self.game, self.plan, job)
+                out.append(encode(["ok", job.match_id, record.to_dict()]))
+            except ServerDied as exc:
+                out.append(encode(["incident", job.match_id, str(exc)]))
+            except Exception as exc:
+                out.append(encode(["error", job.match_id, f"{type(exc).__name__}: {exc}"]))
+        return b"".join(out)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -157,7 +178,7 @@ class RayWorker:
         self.executor = executor
         self.actor = actor
         self.queue: deque[Job] = deque()
-        self._results: deque[Any] = deque()  # one object ref per queued job
+        self._results: deque[Any] = deque()  # one object ref per batch not answered, in order
         self._started: Any = None
         self.node: str | None = None  # the node's id, once started
         self.label = "ray actor (starting)"
@@ -166,7 +187,8 @@ class RayWorker:
         # matches queued ahead: a result takes a Ray round trip to reach the runner, and the
         # next match one to reach the actor, so it holds more than a local job
         self.depth = DEPTH
-        self.fetched: list[Any] = []  # answers (or Ray's errors) fetched by ``wait``, in order
+        self.ahead_s = AHEAD_S
+        self.fetched: list[Any] = []  # batches' answers (or Ray's errors) fetched, in order
 
     def start(self, plan: Plan) -> RayWorker:
         self._started = self.actor.start.remote(encode({"plan": plan.to_dict()}))
@@ -210,22 +232,35 @@ class RayWorker:
             return [self._started] if self._started is not None else []
         return list(self._results)
 
-    def send(self, job: Job) -> None:
-        self.queue.append(job)
-        self._results.append(self.actor.play.remote(encode({"job": job.to_dict()})))
+    def send_all(self, jobs: Sequence[Job], depth: int) -> None:
+        """Queue ``jobs``, sent in calls of at most ``depth / BATCHES`` matches (``depth``: how
+        many the runner keeps queued), so that one call holds tens of milliseconds of work
+        and the actor always has the next call waiting."""
+        size = max(1, -(-depth // BATCHES))
+        for at in range(0, len(jobs), size):
+            batch = jobs[at : at + size]
+            self.queue.extend(batch)
+            line = encode({"jobs": [job.to_dict() for job in batch]})
+            self._results.append(self.actor.play.remote(line))
 
     def receive(self) -> list[Reply]:
         """The answers the executor's ``wait`` fetched for it, in order (maybe none);
-        WorkerLost when the actor is gone, JobFailed when it answered out of the protocol."""
+        WorkerLost when the actor is gone, JobFailed when it answered out of the protocol.
+        When batches came back before the actor's error, their answers come first and the
+        error with the next call (``wait`` returns the worker at once), so they are stored."""
         got, self.fetched = self.fetched, []
         out: list[Reply] = []
-        for value in got:
+        for at, value in enumerate(got):
             if isinstance(value, BaseException):
+                if out:
+                    self.fetched = got[at:]
+                    return out
                 # The actor is gone (Ray's actor errors: its process, or its node, died; with
                 # no restarts it does not come back). Nothing of a game's can do that: a bot
                 # runs in processes of its own and cannot signal the actor, and a game that
                 # takes the actor's fork server down is answered as an incident. So the
-                # matches go back in line, nobody charged; the runner bounds how often.
+                # matches of every batch not answered go back in line, nobody charged; the
+                # runner bounds how often.
                 self._results.clear()
                 if not self.ready:
                     raise WorkerLost(f"did not start ({_first_line(value)})")
@@ -235,8 +270,11 @@ class RayWorker:
                 self._take_start(value)
                 continue
             self._results.popleft()
+            *lines, rest = value.split(b"\n") if isinstance(value, bytes) else [b"", b"?"]
             try:
-                out.append(decode_reply(value))
+                if rest or not lines:
+                    raise MessageError("a batch's answer is not whole lines")
+                out.extend(decode_reply(line) for line in lines)
             except MessageError as exc:
                 raise JobFailed(f"sent a malformed message ({exc})") from None
         return out
@@ -359,6 +397,9 @@ class RayExecutor:
         what a match costs the runner here, so there are three a loop, not several a result.
         ClusterGone once the cluster's control store has refused connections for
         GONE_AFTER_S."""
+        held = [w for w in workers if w.fetched]  # answers (or an error) not taken yet
+        if held:
+            return held
         import ray
 
         # while answers flow the cluster is there; a connection a second is enough then

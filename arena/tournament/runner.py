@@ -18,13 +18,15 @@ probe with job processes (same settings, same machine), never a level a job send
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
+import select
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
@@ -37,6 +39,7 @@ from bot_arena.arena.match.confinement import server_env
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.match.verify import check_record
+from bot_arena.arena.tournament.committer import Committer
 from bot_arena.arena.tournament.create import load_tournament, this_host, tournament_book
 from bot_arena.arena.tournament.directors import director_for, played
 from bot_arena.arena.tournament.dynamic import Maker
@@ -55,7 +58,7 @@ from bot_arena.db import queries
 from bot_arena.db import tournaments as stored
 from bot_arena.db.models import Tournament
 from bot_arena.db.store import versions_for
-from bot_arena.db.writer import MatchWriter, writer_for
+from bot_arena.db.writer import Completion, MatchWriter, writer_for
 from bot_arena.games.base import Game
 
 if TYPE_CHECKING:
@@ -65,11 +68,41 @@ if TYPE_CHECKING:
 else:
     Worker = JobHandle
 
-PREFETCH = 2  # matches queued per job, so a job never waits for the writer
+PREFETCH = 2  # matches queued per job at least, so a job never waits for the runner
+# and as many more as make AHEAD_S of its work at its measured pace (a worker's ``ahead_s``)
+MAX_DEPTH = 64  # matches queued per worker at most
+PACE_WEIGHT = 0.2  # weight of the latest answers in a worker's pace (moving average)
 GROUP_MAX = 64  # results stored in one transaction at most (group commit)
 GROUP_WAIT_S = 0.05  # the longest a finished game waits for its group to be stored
+GROUPS_IN_FLIGHT = 2  # groups handed to the writer thread and not stored yet, at most
 MAX_WORKER_RESTARTS = 4
 MAX_LOSSES = 3  # times a match may go back in line because its Ray node went away
+
+
+# --- the writer thread's transactions (``committer``) --------------------------------------
+
+
+Transaction = Callable[[Connection, MatchWriter], list[bool]]
+
+
+def _marker(ids: list[int]) -> Transaction:
+    """A transaction that marks the matches ``ids`` 'running'."""
+
+    def mark(conn: Connection, writer: MatchWriter) -> list[bool]:
+        writer.mark_running(ids)
+        return []
+
+    return mark
+
+
+def _completer(marks: list[int], items: Sequence[Completion], sandbox: str | None) -> Transaction:
+    """A group commit: the claims ``marks`` and the results ``items``, in one transaction."""
+
+    def complete(conn: Connection, writer: MatchWriter) -> list[bool]:
+        writer.mark_running(marks)
+        return writer.complete_matches(items, sandbox=sandbox)
+
+    return complete
 
 
 # --- what a job needs ------------------------------------------------------------------------
@@ -135,13 +168,18 @@ class Runner:
         self.progress_stream = progress_stream
         self.tty = tty
         self._to_mark: list[int] = []  # started since the last write
-        self._conn: Connection | None = None  # the writes' connection, opened on first use
-        self._writer: MatchWriter | None = None  # its writer, chosen when it opens
+        # the writer thread (its own connection) and the groups handed to it, oldest first
+        self._committer = Committer(factory.kw["bind"])
+        self._groups: deque[tuple[Future[list[bool]], list[tuple[Job, MatchRecord]]]] = deque()
         self._ready: list[tuple[Job, MatchRecord]] = []  # played, not stored yet
         self._ready_since = 0.0  # monotonic time the oldest of them arrived
         self._group = 1  # group size that triggers a write: doubles up to GROUP_MAX
         self.version_ids: list[int] = []
-        self.db_seconds = 0.0  # time spent in write transactions (for the benchmark)
+        # time the runner's loop was held by the database: waiting for the writer thread, or
+        # in its own transactions (a director's matches); and the writer thread's busy time
+        self.db_seconds = 0.0
+        self._paces: dict[Worker, tuple[float, float]] = {}  # seconds a match, last answer
+        self._poll: tuple[tuple[int, ...], select.poll] | None = None  # for ``_wait``
         self._server = forkserver  # starts the job processes and every bot
         self._own_server = forkserver is None
         # a Swiss, knockout or SPRT: what adds its matches as the results come (``directors``)
@@ -248,9 +286,10 @@ class Runner:
             progress.message(line)
         if director.decided:
             return True
-        conn, writer = self._connection()
-        with conn.begin():
-            jobs = self.maker.make(conn, writer, self.version_ids, self._ahead())
+        maker, ids, ahead = self.maker, self.version_ids, self._ahead()
+        start = time.perf_counter()
+        jobs = self._committer.call(lambda conn, writer: maker.make(conn, writer, ids, ahead))
+        self.db_seconds += time.perf_counter() - start
         todo.extend(jobs)
         progress.total = max(progress.done + len(todo), director.expected_total())
         return False
@@ -262,23 +301,16 @@ class Runner:
         costs one row update, not two."""
         self._to_mark.append(job.match_id)
 
-    def _mark_running(self, writer: MatchWriter, finishing: AbstractSet[int] = frozenset()) -> None:
+    def _take_marks(self, finishing: AbstractSet[int] = frozenset()) -> list[int]:
+        """The claimed matches the next write marks 'running' (not those it completes)."""
         ids = [m for m in self._to_mark if m not in finishing]
         self._to_mark.clear()
-        writer.mark_running(ids)
-
-    def _connection(self) -> tuple[Connection, MatchWriter]:
-        """The writes' connection and its writer (chosen once per connection)."""
-        if self._conn is None or self._writer is None:
-            self._conn = self.factory.kw["bind"].connect()
-            self._writer = writer_for(self._conn)
-        return self._conn, self._writer
+        return ids
 
     def _flush_marks(self) -> None:
         if self._to_mark:
-            conn, writer = self._connection()
-            with conn.begin():
-                self._mark_running(writer)
+            ids = self._take_marks()
+            self._groups.append((self._committer.submit(_marker(ids)), []))
 
     def _add(
         self,
@@ -316,26 +348,49 @@ class Runner:
         age = time.monotonic() - self._ready_since
         return len(self._ready) >= self._group or age + next_wait >= GROUP_WAIT_S
 
-    def _store_ready(self, progress: Progress, out: Outcome) -> None:
-        """One transaction for every queued result (and any claims): each match's row, seats
-        and moves. A crash before the commit leaves them all 'running', to be played again."""
-        if not self._ready:
-            return
-        start = time.perf_counter()
-        conn, writer = self._connection()
-        batch = self._ready
-        with conn.begin():
-            self._mark_running(writer, {job.match_id for job, _ in batch})
-            done = writer.complete_matches(
-                [
-                    (job.match_id, record, [self.version_ids[i] for i in job.seats], job.recovered)
-                    for job, record in batch
-                ],
-                sandbox=self.sandbox_level,
-            )
-        self._ready = []
-        self._group = min(GROUP_MAX, 2 * self._group)
-        self.db_seconds += time.perf_counter() - start
+    def _store_ready(self, progress: Progress, out: Outcome, wait: bool = False) -> None:
+        """Hand every queued result (and any claims) to the writer thread as one group: one
+        transaction for each match's row, seats and moves. A crash before its commit leaves
+        them all pending or running, to be played again. ``wait``: until every group handed
+        over is stored (always with a director, which reads the results before adding
+        matches); else only while more than GROUPS_IN_FLIGHT are (the loop keeps feeding the
+        workers meanwhile)."""
+        wait = wait or self.maker is not None
+        if self._ready:
+            batch = self._ready
+            marks = self._take_marks({job.match_id for job, _ in batch})
+            items = [
+                (job.match_id, record, [self.version_ids[i] for i in job.seats], job.recovered)
+                for job, record in batch
+            ]
+            task = _completer(marks, items, self.sandbox_level)
+            self._groups.append((self._committer.submit(task), batch))
+            self._ready = []
+            self._group = min(GROUP_MAX, 2 * self._group)
+        self._collect(progress, out, keep=0 if wait else GROUPS_IN_FLIGHT)
+
+    def _collect(self, progress: Progress, out: Outcome, keep: int = GROUPS_IN_FLIGHT) -> None:
+        """Take the outcome of the groups the writer thread has stored, oldest first, waiting
+        while more than ``keep`` are not stored yet (that wait is the loop held by the
+        database: ``db_seconds``)."""
+        while self._groups:
+            future, batch = self._groups[0]
+            if not future.done():
+                if len(self._groups) <= keep:
+                    return
+                start = time.perf_counter()
+                future.result()
+                self.db_seconds += time.perf_counter() - start
+            self._groups.popleft()
+            self._stored(batch, future.result(), progress, out)
+
+    def _stored(
+        self,
+        batch: list[tuple[Job, MatchRecord]],
+        done: list[bool],
+        progress: Progress,
+        out: Outcome,
+    ) -> None:
         for (job, record), ok in zip(batch, done, strict=True):
             if ok:
                 out.played += 1
@@ -344,6 +399,14 @@ class Runner:
                 self._report(progress, job, record)
             else:  # voided (or done) by someone else while it was being played
                 progress.message(f"match {job.match_id}: not stored (no longer pending)")
+
+    def _close_writes(self, progress: Progress, out: Outcome) -> None:
+        """Wait for every group handed to the writer thread, take their outcome, end it."""
+        try:
+            self._collect(progress, out, keep=0)
+        finally:
+            self._groups.clear()
+            self._committer.close()
 
     def _finish(self, outcome: Outcome) -> None:
         with self.factory.begin() as session:
@@ -424,10 +487,10 @@ class Runner:
             for w in spare:
                 w.stop(timeout=1.0)
             self._close_server()
-            progress.close()
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = self._writer = None
+            try:  # the groups handed over are stored (a group is never cut short)
+                self._close_writes(progress, outcome)
+            finally:
+                progress.close()
         self._finish(outcome)
         return outcome
 
@@ -438,16 +501,27 @@ class Runner:
 
         assert self.executor is not None
         failure: ClusterError | None = None
-        plan, jobs, progress = self._prepare()
+        # the actors first: Ray takes a third of a second to place one and start its process,
+        # which overlaps the reading of the schedule (each then probes its node's sandbox)
+        count = self.executor.capacity()
+        if self.actor_cap is not None:
+            count = min(count, self.actor_cap)
+        early = self._new_workers(count) if count > 0 else []
+        try:
+            plan, jobs, progress = self._prepare()
+        except BaseException:
+            for w in early:
+                w.terminate()
+            raise
         outcome = Outcome(self.tournament_id, progress.total, progress.done, 0)
         todo = deque(jobs)
         workers: list[Worker] = []
         try:
-            if todo:
-                count = self.executor.capacity()
-                if self.actor_cap is not None:
-                    count = min(count, self.actor_cap)
-                workers = [w.start(plan) for w in self._new_workers(max(1, count))]
+            if not todo:
+                for w in early:
+                    w.terminate()
+            else:
+                workers = [w.start(plan) for w in early or self._new_workers(1)]
                 for w in workers:  # the programs of the field exist on every node
                     w.started(START_LIMIT_S)  # type: ignore[union-attr]
                 self._lower_level(workers)
@@ -464,10 +538,10 @@ class Runner:
         finally:
             for w in workers:
                 w.terminate()
-            progress.close()
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = self._writer = None
+            try:
+                self._close_writes(progress, outcome)
+            finally:
+                progress.close()
         self._finish(outcome)
         if failure is not None:
             raise failure
@@ -532,6 +606,7 @@ class Runner:
                 following = todo.popleft() if todo else None
                 if following is not None:
                     self._claim(following)
+                self._collect(progress, out)
                 if record is not None:
                     self._add(plan, game, job, record, out, progress)
                 # the next game will probably take as long as this one did
@@ -595,7 +670,10 @@ class Runner:
                 for w in waiting:
                     try:
                         w.watch(STOP_GRACE_S)
-                        for kind, match_id, payload in w.receive() if w in ready else []:
+                        replies = w.receive() if w in ready else []
+                        if replies:
+                            self._paced(w, len(replies))
+                        for kind, match_id, payload in replies:
                             if not w.queue or w.queue[0].match_id != match_id:
                                 raise JobFailed(f"answered for match {match_id} out of turn")
                             job = w.queue.popleft()
@@ -639,6 +717,7 @@ class Runner:
                             workers.append(w)
                             self._refill(w, todo)
                 self._grow(plan, workers, progress)
+                self._collect(progress, out)
                 if self._due():
                     self._store_ready(progress, out)
                     if self._advance(todo, progress):
@@ -667,11 +746,41 @@ class Runner:
                 w.stop()
 
     def _wait(self, workers: Sequence[Worker], timeout: float) -> AbstractSet[Worker]:
-        """The workers with something to receive, waiting up to ``timeout`` for one."""
+        """The workers with something to receive, waiting up to ``timeout`` for one. Local
+        jobs: one ``poll`` object, kept while the same pipes are awaited (building a selector
+        for every wait cost more system calls than the wait itself)."""
         if self.executor is not None:
             return set(self.executor.wait(workers, timeout))  # type: ignore[arg-type]
         by_fd = {w.inbox: w for w in workers}  # type: ignore[union-attr]
-        return {by_fd[fd] for fd in wait(list(by_fd), timeout)}
+        fds = tuple(by_fd)
+        if self._poll is None or self._poll[0] != fds:
+            poller = select.poll()
+            for fd in fds:
+                poller.register(fd, select.POLLIN)  # hang-ups and errors are always reported
+            self._poll = (fds, poller)
+        if not fds:
+            time.sleep(timeout)
+            return set()
+        return {by_fd[fd] for fd, _ in self._poll[1].poll(math.ceil(timeout * 1000))}
+
+    def _paced(self, worker: Worker, answers: int) -> None:
+        """Note ``answers`` more answers of ``worker``: its pace (seconds a match, a moving
+        average of the time between answers while it had matches queued)."""
+        now = time.monotonic()
+        pace, last = self._paces.get(worker, (math.inf, now))
+        each = (now - last) / answers
+        pace = each if math.isinf(pace) else pace + PACE_WEIGHT * (each - pace)
+        self._paces[worker] = (pace, now)
+
+    def _depth(self, worker: Worker) -> int:
+        """How many matches ``worker`` keeps queued: its own minimum, or enough for its
+        ``ahead_s`` of work at its pace (fast games: more, so that it does not run dry while
+        the runner is busy elsewhere, and a Ray actor's batches hold tens of milliseconds),
+        at most MAX_DEPTH."""
+        pace = self._paces.get(worker, (math.inf, 0.0))[0]
+        if pace * MAX_DEPTH <= worker.ahead_s:
+            return MAX_DEPTH
+        return max(worker.depth, min(MAX_DEPTH, math.ceil(worker.ahead_s / pace)))
 
     def _back_in_line(self, jobs: list[Job], out: Outcome, progress: Progress) -> list[Job]:
         """The matches of a lost worker to play again: each at most MAX_LOSSES times (a match
@@ -695,10 +804,17 @@ class Runner:
             w.queue.clear()
 
     def _refill(self, worker: Worker, todo: deque[Job]) -> None:
-        while todo and worker.ready and len(worker.queue) < worker.depth:
-            job = todo.popleft()
+        if not (todo and worker.ready):
+            return
+        if not worker.queue:  # idle until now: its pace counts from this match on
+            pace = self._paces.get(worker, (math.inf, 0.0))[0]
+            self._paces[worker] = (pace, time.monotonic())
+        depth = self._depth(worker)
+        jobs = [todo.popleft() for _ in range(min(len(todo), depth - len(worker.queue)))]
+        for job in jobs:
             self._claim(job)
-            worker.send(job)
+        if jobs:
+            worker.send_all(jobs, depth)
 
 
 def default_jobs() -> int:

@@ -127,6 +127,8 @@ def openings(
     game: Game[Any, Any], pairings: Sequence[Pairing], seed: int, plies: int
 ) -> list[Opening]:
     """The opening of each pairing: one per (group, opening index), shared by its rotation."""
+    if plies <= 0:  # no opening whatever the seed: none drawn
+        return [Opening((), None)] * len(pairings)
     cache: dict[tuple[int, int], Opening] = {}
     out = []
     for p in pairings:

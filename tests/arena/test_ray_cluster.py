@@ -321,18 +321,31 @@ def test_a_round_robin_over_two_nodes_matches_the_local_executor(
 def test_killing_a_node_mid_run_loses_and_duplicates_nothing(
     two_nodes: Cluster, db: Db, tmp_path: Path
 ) -> None:
-    args = run_args(db, 16, "--executor", "ray", "--ray-address", two_nodes.address)
+    """The gated bot holds both actors' games until the second node is dead, so that node
+    has matches (batches sent ahead included) when it dies, however fast the others play; the
+    tokens given first let some matches be stored before, on both nodes."""
+    gate = Gate(tmp_path / "gated")
+    gate.hold()
+    gate.give(20)
     log = tmp_path / "run.log"
-    with started([sys.executable, "-m", "bot_arena.arena.cli.app", *args], log) as proc:
-        wait_until(
-            proc,
-            lambda: db.query("SELECT COUNT(*) FROM matches WHERE status = 'done'") >= [(6,)],
-            log,
-        )
-        two_nodes.kill_second()
-        assert proc.wait(timeout=LIMIT_S) == 0, log.read_text()
+    args = gated_args(db, gate, 16, two_nodes.address)
+    try:
+        with started([sys.executable, "-m", "bot_arena.arena.cli.app", *args], log) as proc:
+            wait_until(proc, lambda: gate.left() == 0 and "2 actors" in log.read_text(), log)
+            wait_until(
+                proc,
+                lambda: db.query("SELECT COUNT(*) FROM matches WHERE status = 'done'") >= [(2,)],
+                log,
+            )
+            two_nodes.kill_second()
+            gate.release()
+            assert proc.wait(timeout=LIMIT_S) == 0, log.read_text()
+    finally:
+        gate.release()
     text = log.read_text()
-    assert "back in line" in text  # the matches the node had were played elsewhere
+    lost = [line for line in text.splitlines() if "back in line" in line]
+    assert lost  # the node's matches were played elsewhere
+    assert int(lost[0].split("; ")[-1].split()[0]) > 0, lost
     stored_once(db, tournament_id(text), 48)
 
 

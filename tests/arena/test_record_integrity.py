@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 import os
 import pickle
 import struct
@@ -26,7 +27,7 @@ from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.match.verify import check_record
 from bot_arena.arena.tournament import job_handle, runner
 from bot_arena.arena.tournament.create import create
-from bot_arena.arena.tournament.job import decode_reply, encode
+from bot_arena.arena.tournament.job import MessageError, decode_reply, encode
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.db.session import make_engine, session_factory
 
@@ -296,3 +297,40 @@ def test_resolving_a_module_spec_runs_none_of_its_package(
     mine = [m for m in record.moves if m.seat == 0]
     assert mine and all(m.info == {"init_ran": True} for m in mine)
     assert name not in sys.modules
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        lambda d: d.update(started=10**400),  # too large for a float
+        lambda d: d["moves"][0].update(time_ms=10**400),
+        lambda d: d["moves"][0].update(time_ms="INF"),  # written as 1e999: read as infinity
+        lambda d: d["moves"][0].update(seat=True),
+        lambda d: d["moves"][0].update(seat=0.0),
+        lambda d: d["moves"][0].update(move=5),
+        lambda d: d["moves"][0].update(info=[1]),
+        lambda d: d["moves"][0].update(forced=None),
+        lambda d: d["moves"][0].update(forced=1),
+        lambda d: d["moves"][0].pop("seat"),
+        lambda d: d["moves"].__setitem__(0, [0, "a1", 1.0]),
+    ],
+)
+def test_a_malformed_record_is_a_message_error_never_a_crash(played: Any, forge: Any) -> None:
+    """Whatever a job writes into a record's fields, decoding it raises MessageError (the job
+    failed), nothing else: the moves' fast path refuses what the field-by-field checks do."""
+    _, _, record = played
+    data = record.to_dict()
+    forge(data)
+    line = json.dumps(["ok", 1, data]).replace('"INF"', "1e999").encode()
+    with pytest.raises(MessageError):
+        decode_reply(line)
+
+
+def test_a_move_decodes_the_same_on_either_path(played: Any) -> None:
+    """An int time (not what a referee writes) takes the checked path: the same value."""
+    _, _, record = played
+    data = record.to_dict()
+    data["moves"][0]["time_ms"] = 3
+    again = decode_reply(json.dumps(["ok", 1, data]).encode())[2]
+    assert again.moves[0] == dataclasses.replace(record.moves[0], time_ms=3.0)  # type: ignore[union-attr]
+    assert again.moves[1:] == record.moves[1:]  # type: ignore[union-attr]

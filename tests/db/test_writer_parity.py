@@ -152,7 +152,8 @@ def _steps(versions: list[int], tids: list[int]) -> Iterator[Step]:
             [
                 (3, late, two, True),
                 (7, _record(3, 4, tc=tc, shift=20.0), three[::-1], False),
-                (4, _record(2, 1, tc=tc, shift=30.0), two, True),
+                # moves beyond one multi-row INSERT of the SQLite writer (71 rows), and a rest
+                (4, _record(2, 150, tc=tc, shift=30.0), two, True),
             ],
             sandbox="confined",
         ),
@@ -162,6 +163,12 @@ def _steps(versions: list[int], tids: list[int]) -> Iterator[Step]:
         lambda w: w.complete_matches(
             [(6, _record(3, 2, tc=tc, shift=40.0), three, False)], sandbox="off"
         ),
+    )
+    # more matches (and seats) than one multi-row INSERT of the SQLite writer holds, and a rest
+    long = [(1 + i // 10, 5000 + i, str(i), None, two[:: 1 - 2 * (i % 2)]) for i in range(130)]
+    yield (
+        "insert_schedule long",
+        lambda w: w.insert_schedule(tids[2], "coins", params, tc, 2, long),
     )
 
 
@@ -258,9 +265,10 @@ def test_the_core_writer_writes_the_rows_of_the_sqlite_writer(db_url: str, refer
     assert returned["complete_matches done"] == [False]
     assert returned["complete_matches again"] == [True, True, True]
     assert returned["complete_matches unconfined"] == [True]
+    assert returned["insert_schedule long"] == list(range(8, 138))
     statuses = [row["status"] for row in core[-1][2]["matches"]]
-    assert statuses == ["done", "done", "done", "done", "void", "done", "done"]
-    levels = [row["sandbox"] for row in core[-1][2]["matches"]]
+    assert statuses == ["done", "done", "done", "done", "void", "done", "done"] + ["pending"] * 130
+    levels = [row["sandbox"] for row in core[-1][2]["matches"]][:7]
     assert levels == ["partial", "partial", "confined", "confined", None, "off", "confined"]
     moves_of_1 = [row["move"] for row in core[-1][2]["moves"] if row["match_id"] == 1]
     assert moves_of_1 == ["1", "2", "1", "2", "1"]  # the stale move is gone
