@@ -12,7 +12,9 @@
    CPU a node, two actors): games/s for a fast game (random tic-tac-toe, ``--fast`` games) and
    a searching one (alpha-beta depth 4 against depth 3 on Connect Four, ``--search`` games;
    random openings of 2 plies in both), and Ray's overhead
-   per match, (wall on Ray - wall locally) / games, from the medians of ``--repeats`` runs.
+   per match, (wall on Ray - wall locally) / games, from the medians of ``--repeats`` runs;
+   and the same in steady play, from the first game to finish to the last (by their stored
+   finish times), which leaves out each executor's start (Ray's actors: about 0.45 s here).
 3. From 1 and 2: the number of CPUs at which one writer is the limit for each kind of game
    (writer ceiling / games per second per CPU), printed for docs/scaling.md.
 """
@@ -33,6 +35,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from sqlalchemy import func, select
+
 if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
     sys.path.pop(0)  # bench/ holds scripts named like packages (bench/games.py)
 
@@ -43,6 +47,7 @@ from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.tournament.create import create
 from bot_arena.arena.tournament.runner import GROUP_MAX, Runner, pending_jobs
 from bot_arena.arena.transport.process import descendants
+from bot_arena.db.models import Match
 from bot_arena.db.session import make_engine, session_factory
 from bot_arena.db.store import versions_for
 from bot_arena.db.writer import writer_for
@@ -110,8 +115,10 @@ def writer_ceiling(url: str, writes: int) -> float:
 
 def play(
     url: str, game_name: str, field: list[str], total: int, seed: int, executor: object
-) -> float:
-    """Games per second of one tournament (wall time of the run, creation excluded)."""
+) -> tuple[float, float]:
+    """Games per second of one tournament: over the wall time of the run (creation excluded),
+    and in steady play (between the first and the last game to finish, by their stored finish
+    times: the executor's start, a fork server or Ray's actors, left out for both alike)."""
     tid = new_tournament(url, game_name, field, total, seed)
     engine = make_engine(url)
     factory = session_factory(engine)
@@ -129,9 +136,16 @@ def play(
         start = time.perf_counter()
         outcome = runner.run()
         wall = time.perf_counter() - start
+    with engine.connect() as conn:
+        first, last, n = conn.execute(
+            select(func.min(Match.finished), func.max(Match.finished), func.count()).where(
+                Match.tournament_id == tid, Match.status == "done"
+            )
+        ).one()
     engine.dispose()
     assert outcome.finished, outcome.failed
-    return outcome.done / wall
+    steady = (n - 1) / max((last - first).total_seconds(), 1e-9)
+    return outcome.done / wall, steady
 
 
 def _free_port() -> int:
@@ -227,15 +241,18 @@ def main() -> None:
                         url = f"sqlite:///{tmp}/{label}-{r}.db"
                         local.append(play(url, game_name, field, total, r, None))
                         remote.append(play(url, game_name, field, total, r, executor))
-                    rates[label] = {
-                        "local": statistics.median(local),
-                        "ray": statistics.median(remote),
-                    }
-                    lr, rr = rates[label]["local"], rates[label]["ray"]
+                    lr = statistics.median(x[0] for x in local)
+                    rr = statistics.median(x[0] for x in remote)
+                    ls = statistics.median(x[1] for x in local)
+                    rs = statistics.median(x[1] for x in remote)
+                    rates[label] = {"local": lr, "ray": rr}
                     print(
                         f"  {label:<6} {game_name:<9} local {lr:7.1f} games/s, ray {rr:7.1f} "
                         f"games/s: ray/local {rr / lr:.2f}x, Ray's overhead "
-                        f"{1000 * (1 / rr - 1 / lr) * 2:.2f} ms a match per actor"
+                        f"{1000 * (1 / rr - 1 / lr) * 2:.2f} ms a match per actor\n"
+                        f"  {'':<6} {'steady':<9} local {ls:7.1f} games/s, ray {rs:7.1f} "
+                        f"games/s: ray/local {rs / ls:.2f}x (first game to last; the "
+                        f"executors' start left out)"
                     )
             finally:
                 executor.close()
