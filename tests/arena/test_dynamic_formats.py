@@ -10,7 +10,6 @@ import math
 import signal
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,21 +17,12 @@ import pytest
 from typer.testing import CliRunner
 
 from bot_arena.arena.cli.app import app
-from tests.arena.test_tournament_crash import Db, started, wait_until
-from tests.db.dbtest import BACKENDS, database
+from tests.arena.test_tournament_crash import started, wait_until
+from tests.db.dbtest import Db
 
 runner = CliRunner()
 # five bots of different strength whose games are a function of the match's seed
 FIELD = ["random", "random:seed=1", "alphabeta:depth=1", "alphabeta:depth=2", "alphabeta"]
-
-
-@pytest.fixture(params=BACKENDS)
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    with database(request.param, tmp_path) as url:
-        handle = Db(url)
-        yield handle
-        if handle.engine is not None:
-            handle.engine.dispose()
 
 
 def arena(*args: str) -> Any:

@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import signal
-import sqlite3
 import struct
 import subprocess
 import sys
@@ -23,59 +22,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, exc, make_url, pool
 
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.tournament.schedule import schedule
 from bot_arena.arena.transport.process import descendants
-from tests.db.dbtest import BACKENDS, database
+from tests.db.dbtest import Db
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 GAMES = 40
 SEED = 3
 TOTAL = 3 * GAMES  # C(3, 2) pairs
 POLL_LIMIT_S = 120.0  # a guard against a hung run, never a guess at how long something takes
-
-
-class Db:
-    """The test database, read from outside the runner (which may be writing)."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        parsed = make_url(url)
-        self.sqlite = Path(parsed.database or "") if parsed.get_backend_name() == "sqlite" else None
-        self.engine = None if self.sqlite else create_engine(url, poolclass=pool.NullPool)
-
-    def query(self, sql: str) -> list[tuple[Any, ...]]:
-        if self.sqlite is not None:
-            if not self.sqlite.exists():
-                return []
-            conn = sqlite3.connect(f"file:{self.sqlite}?mode=ro", uri=True, timeout=30)
-            try:
-                return list(conn.execute(sql))
-            except sqlite3.OperationalError as err:  # schema not created yet
-                if "no such table" in str(err):
-                    return []
-                raise
-            finally:
-                conn.close()
-        assert self.engine is not None
-        try:
-            with self.engine.connect() as pg:
-                return [tuple(r) for r in pg.exec_driver_sql(sql)]
-        except exc.ProgrammingError as err:  # schema not created yet
-            if "does not exist" in str(err):
-                return []
-            raise
-
-
-@pytest.fixture(params=BACKENDS)
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    with database(request.param, tmp_path) as url:
-        handle = Db(url)
-        yield handle
-        if handle.engine is not None:
-            handle.engine.dispose()
 
 
 def arena_cmd(db: Db, *args: str) -> list[str]:

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +25,8 @@ from bot_arena.arena.tournament import runner as runner_module
 from bot_arena.arena.tournament.create import create
 from bot_arena.arena.tournament.runner import Runner
 from bot_arena.db.session import make_engine, session_factory
-from tests.arena.test_tournament_crash import Db, with_group_gone
-from tests.db.dbtest import BACKENDS, database
+from tests.arena.test_tournament_crash import with_group_gone
+from tests.db.dbtest import Db
 
 FIELD = ["random:seed=1", "random:seed=2", "random:seed=3"]
 GAMES = 40  # per pair: 120 matches
@@ -77,15 +76,6 @@ SCRIPT = textwrap.dedent(
     Runner(factory, tid, refs, jobs=2).run()
     """
 )
-
-
-@pytest.fixture(params=BACKENDS)
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    with database(request.param, tmp_path) as url:
-        handle = Db(url)
-        yield handle
-        if handle.engine is not None:
-            handle.engine.dispose()
 
 
 def _consistent(db: Db) -> dict[int, int]:

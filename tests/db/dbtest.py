@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, make_url
+from sqlalchemy import create_engine, exc, make_url, pool
 
 PG_ENV = "ARENA_TEST_PG_URL"
 BACKENDS = [
@@ -40,3 +42,35 @@ def database(kind: str, tmp_path: Path) -> Iterator[str]:
         with admin.connect() as conn:
             conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         admin.dispose()
+
+
+class Db:
+    """The test database, read from outside the runner (which may be writing)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        parsed = make_url(url)
+        self.sqlite = Path(parsed.database or "") if parsed.get_backend_name() == "sqlite" else None
+        self.engine = None if self.sqlite else create_engine(url, poolclass=pool.NullPool)
+
+    def query(self, sql: str) -> list[tuple[Any, ...]]:
+        if self.sqlite is not None:
+            if not self.sqlite.exists():
+                return []
+            conn = sqlite3.connect(f"file:{self.sqlite}?mode=ro", uri=True, timeout=30)
+            try:
+                return list(conn.execute(sql))
+            except sqlite3.OperationalError as err:  # schema not created yet
+                if "no such table" in str(err):
+                    return []
+                raise
+            finally:
+                conn.close()
+        assert self.engine is not None
+        try:
+            with self.engine.connect() as pg:
+                return [tuple(r) for r in pg.exec_driver_sql(sql)]
+        except exc.ProgrammingError as err:  # schema not created yet
+            if "does not exist" in str(err):
+                return []
+            raise

@@ -1,0 +1,21 @@
+"""Fixtures shared by the arena's tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.db.dbtest import BACKENDS, Db, database
+
+
+@pytest.fixture(params=BACKENDS)
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
+    """The test database on each backend (SQLite; PostgreSQL with $ARENA_TEST_PG_URL), read
+    from outside the runner."""
+    with database(request.param, tmp_path) as url:
+        handle = Db(url)
+        yield handle
+        if handle.engine is not None:
+            handle.engine.dispose()
