@@ -315,3 +315,29 @@ def test_every_game_replays_to_its_stored_final_position(
     )
     browser_page.screenshot(path=str(test_output / f"report-replay-{which}.png"), full_page=True)
     assert log.errors == [] and log.requests == []
+
+
+def test_a_bots_markup_stays_text_in_the_page(
+    page: tuple[Any, Any], tmp_path: Path, test_output: Path
+) -> None:
+    """A hostile bot writes markup to its stderr and answers with it: the report shows it as
+    text in the fault's evidence, and nothing of it runs or reaches the network."""
+    browser_page, log = page
+    url = f"sqlite:///{tmp_path / 'arena.db'}"
+    bot = Path(__file__).resolve().parent / "fixtures" / "markup.py"
+    ok(
+        "tournament", "run", "tictactoe", "--bot", str(bot), "--bot", "random",
+        "--games", "2", "--seed", "1", "--db", url,
+    )  # fmt: skip
+    out = tmp_path / "markup.html"
+    ok("report", "--tournament", "1", "-o", str(out), "--db", url)
+    html = out.read_text(encoding="utf-8")
+    assert "<script>window.pwned" not in html and "<img src=" not in html
+    open_report(browser_page, out)
+    assert browser_page.evaluate("window.pwned") is None
+    assert browser_page.title() != "pwned"
+    evidence = browser_page.locator('tr.fault[data-kind="bad_output"]')
+    assert evidence.count() == 2
+    assert "window.pwned = 1" in evidence.first.inner_text()  # shown, as text
+    assert browser_page.locator("img[src^='http']").count() == 0
+    assert log.errors == [] and log.requests == []
