@@ -9,10 +9,19 @@ from bot_arena.games.base import (
     ranks_from_utilities,
     scores_from_ranks,
 )
-from bot_arena.games.registry import available, game_class, get, names, parse_params, register
+from bot_arena.games.registry import (
+    GameCache,
+    available,
+    game_class,
+    get,
+    names,
+    parse_params,
+    register,
+)
 
 __all__ = [
     "Game",
+    "GameCache",
     "GameError",
     "GameKind",
     "Utility",

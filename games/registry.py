@@ -7,6 +7,7 @@ the types that the game's ``__init__`` annotates, so a typo is a one-line GameEr
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Mapping
 from importlib import import_module
 from typing import Any
@@ -113,3 +114,21 @@ def parse_params(items: list[str] | tuple[str, ...]) -> dict[str, str]:
 
 def available() -> Mapping[str, type[Game[Any, Any]]]:
     return {n: game_class(n) for n in names()}
+
+
+class GameCache:
+    """Games made once per name and parameters, for readers of many stored matches (exports,
+    reports); None for a game that cannot be made here (its plugin is gone, a tree file
+    moved)."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, Game[Any, Any] | None] = {}
+
+    def get(self, name: str, params: dict[str, Any]) -> Game[Any, Any] | None:
+        key = json.dumps([name, params], sort_keys=True, default=str)
+        if key not in self._made:
+            try:
+                self._made[key] = get(name, **params)
+            except GameError:
+                self._made[key] = None
+        return self._made[key]

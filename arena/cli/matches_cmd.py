@@ -23,7 +23,7 @@ from bot_arena.arena.cli.common import (
     fail,
     open_existing_db,
 )
-from bot_arena.games.base import Game, GameError
+from bot_arena.games.base import GameError
 
 if TYPE_CHECKING:  # the database and the file formats load when a command needs them
     from sqlalchemy.orm import Session
@@ -297,23 +297,6 @@ def replay_command(
         )
 
 
-class _Rules:
-    """The game of each record (for move labels: SAN in chess), made once per game and
-    parameters; None for a game that cannot be made here (its plugin is gone, a tree file)."""
-
-    def __init__(self) -> None:
-        self.made: dict[str, Game[Any, Any] | None] = {}
-
-    def get(self, record: MatchRecord) -> Game[Any, Any] | None:
-        key = json.dumps([record.game, record.params], sort_keys=True)
-        if key not in self.made:
-            try:
-                self.made[key] = games.get(record.game, **record.params)
-            except GameError:
-                self.made[key] = None
-        return self.made[key]
-
-
 class ExportFormat(StrEnum):
     JSON = "json"
     CSV = "csv"
@@ -366,7 +349,7 @@ def export_command(
         else:
             skipped = 0
             games_out = []
-            rules = _Rules()
+            rules = games.GameCache()
             for m, r in _done_matches(session, tournament):
                 if len(r.seats) != 2:
                     skipped += 1
@@ -376,7 +359,7 @@ def export_command(
                     t = get_tournament(session, tid)
                     events[tid] = (t.name or f"tournament {t.id}") if t is not None else "arena"
                 tags = GameTags(events[m.tournament_id], m.round, m.id, m.started, m.opening)
-                games_out.append(write_game(r, tags, rules.get(r)))
+                games_out.append(write_game(r, tags, rules.get(r.game, r.params)))
             if skipped:
                 typer.echo(
                     f"warning: {skipped} matches of more than two players skipped "

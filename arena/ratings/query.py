@@ -50,6 +50,11 @@ class LeaderboardError(ValueError):
     """The selection cannot be rated (unknown tournament or game, bad anchor): one line."""
 
 
+def player_label(name: str, version: str | None) -> str:
+    """A player as tables and reports name it: ``bot (version)``, or the bare name."""
+    return f"{name} ({version})" if version else name
+
+
 @dataclass
 class Selection:
     """The rated matches: results in play order, with labels and fault counts per player."""
@@ -60,6 +65,10 @@ class Selection:
     labels: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     faults: dict[str, Faults] = field(default_factory=dict)
     sandbox: dict[str | None, int] = field(default_factory=dict)  # results by sandbox level
+
+    def display_labels(self) -> dict[str, str]:
+        """Each rating key's ``player_label``."""
+        return {key: player_label(name, short) for key, (name, short) in self.labels.items()}
 
     def title(self, what: str = "Leaderboard") -> str:
         parts = [what]
@@ -218,12 +227,11 @@ def render_crosstable(
     width: int | None = None,
 ) -> str:
     sel = select_results(session, tournament_id=tournament_id, game=game)
-    labels = {key: f"{name} ({version})" for key, (name, version) in sel.labels.items()}
     return _render_crosstable(
         crosstable(sel.results),
         fmt,
         title=sel.title("Crosstable"),
-        labels=labels,
+        labels=sel.display_labels(),
         width=width,
     )
 

@@ -22,6 +22,7 @@ from bot_arena.arena.ratings.query import (
     SHORT_HASH,
     LeaderboardError,
     confinement_summary,
+    player_label,
     rate,
     rated_table,
 )
@@ -30,7 +31,7 @@ from bot_arena.arena.ratings.results import RatingInputError
 from bot_arena.arena.report.boards import encode_replay
 from bot_arena.arena.tournament.summary import format_text, settings_rows, tournament_summary
 from bot_arena.db.played import PlayedMatch, played_matches
-from bot_arena.games.base import Game, GameError
+from bot_arena.games.base import GameError
 
 #: Ratings over time: refitted after each of this many equal shares of the games.
 HISTORY_STEPS = 10
@@ -61,7 +62,7 @@ class ReportData:
 
 def label_of(row: dict[str, Any]) -> str:
     """A leaderboard row's player as the report names it: ``bot (version)``."""
-    return f"{row['bot']} ({row['version']})" if row.get("version") else str(row["bot"])
+    return player_label(str(row["bot"]), row.get("version"))
 
 
 def collect(
@@ -78,9 +79,7 @@ def collect(
         raise ReportError(str(exc)) from None
     if sel.game is None:
         raise ReportError("the database holds no played match")
-    labels = {
-        key: f"{name} ({short})" if short else name for key, (name, short) in sel.labels.items()
-    }
+    labels = sel.display_labels()
     rows = json_rows(table, labels=sel.labels, faults=sel.faults)
     settings: list[tuple[str, str]] = []
     format_lines: list[str] = []
@@ -101,6 +100,7 @@ def collect(
             for s in m.seats:
                 seen[(s.bot, s.sha256)] = None
         bots = [{"bot": b, "spec": b, "version": sha} for b, sha in seen]
+    rules = games.GameCache()
     return ReportData(
         title=sel.title("Tournament report" if tournament_id is not None else "Report"),
         game=sel.game,
@@ -115,7 +115,7 @@ def collect(
         crosstable=_crosstable(sel.results, labels),
         history=_history(sel.results, labels, method),
         faults=_faults(played),
-        games=[_game(m) for m in played],
+        games=[_game(m, rules) for m in played],
     )
 
 
@@ -159,7 +159,7 @@ def _history(results: Any, labels: dict[str, str], method: str) -> list[dict[str
 
 
 def _player(seat: Any) -> str:
-    return f"{seat.bot} ({seat.sha256[:SHORT_HASH]})"
+    return player_label(seat.bot, seat.sha256[:SHORT_HASH])
 
 
 def _faults(played: list[PlayedMatch]) -> list[dict[str, Any]]:
@@ -193,7 +193,7 @@ def _points(score: float) -> str:
     return "½" if score == 0.5 else f"{score:g}"
 
 
-def _game(m: PlayedMatch) -> dict[str, Any]:
+def _game(m: PlayedMatch, rules: games.GameCache) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": m.id,
         "round": m.round,
@@ -209,7 +209,7 @@ def _game(m: PlayedMatch) -> dict[str, Any]:
     }
     if m.adjudication:
         out["adjudication"] = m.adjudication
-    out["board"] = _board(m)
+    out["board"] = _board(m, rules)
     return out
 
 
@@ -231,21 +231,13 @@ def _info(seat: int, ms: float, info: dict[str, Any] | None, forced: bool) -> di
     return out
 
 
-_GAMES: dict[tuple[str, str], Game[Any, Any]] = {}
-
-
-def _game_of(name: str, params: dict[str, Any]) -> Game[Any, Any]:
-    key = (name, repr(sorted(params.items())))
-    if key not in _GAMES:
-        _GAMES[key] = games.get(name, **params)
-    return _GAMES[key]
-
-
-def _board(m: PlayedMatch) -> dict[str, Any] | None:
+def _board(m: PlayedMatch, rules: games.GameCache) -> dict[str, Any] | None:
     """The replay's frames, rebuilt from the stored moves by the game's rules (None when the
     game cannot be loaded here, e.g. a plugin game that is not installed)."""
     try:
-        game = _game_of(m.game, m.params)
+        game = rules.get(m.game, m.params)
+        if game is None:
+            return None
         start = (
             game.initial_state()
             if m.start_position is None
