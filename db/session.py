@@ -31,6 +31,8 @@ from alembic.util import CommandError
 from sqlalchemy import Connection, Engine, create_engine, event, exc, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from bot_arena.arena.transport.strict_json import dumps
+
 DEFAULT_URL = "sqlite:///arena.db"
 ENV_VAR = "ARENA_DB"
 BUSY_TIMEOUT_S = 60.0  # how long a write waits for another process's (SQLite)
@@ -221,7 +223,9 @@ def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
     timeout = busy_timeout_s()
     try:
         parsed = make_url(url)
-        kwargs: dict[str, Any] = {}
+        # JSON columns are written as strict JSON: a NaN or an infinity is an error, not a
+        # token that browsers and strict parsers refuse when the data is read back
+        kwargs: dict[str, Any] = {"json_serializer": dumps}
         if parsed.get_backend_name() == "sqlite":
             kwargs["connect_args"] = {"timeout": timeout}
         engine = create_engine(parsed, **kwargs)

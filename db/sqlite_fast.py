@@ -16,13 +16,13 @@ whole group is.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
 
+from bot_arena.arena.transport.strict_json import dumps
 from bot_arena.db.core_writer import fault_reason
 
 if TYPE_CHECKING:  # db.writer imports this module
@@ -84,12 +84,14 @@ def _tc_text(time_control: dict[str, Any], seen: dict[str, str]) -> str:
     key = repr(time_control)
     text = seen.get(key)
     if text is None:
-        text = seen[key] = json.dumps(time_control)
+        text = seen[key] = dumps(time_control)
     return text
 
 
 def _json(value: dict[str, Any] | None) -> str | None:
-    return None if value is None else json.dumps(value)
+    """The text a JSON column stores: ``strict_json.dumps``, the engine's serializer too (no
+    NaN or infinity is ever stored)."""
+    return None if value is None else dumps(value)
 
 
 class SQLiteWriter:
@@ -124,7 +126,7 @@ class SQLiteWriter:
             tid = tournament_id
             cursor.execute(_LAST_ID, (tid,))
             last = cursor.fetchone()[0]
-            params_text, tc_text = json.dumps(params), json.dumps(time_control)
+            params_text, tc_text = dumps(params), dumps(time_control)
             _insert_rows(  # in order: ids ascend with the rows
                 cursor,
                 _SCHEDULE,
@@ -182,7 +184,6 @@ class SQLiteWriter:
                     chosen.append(item)
             if not chosen:
                 return stored
-            dumps = json.dumps
             tc_texts: dict[str, str] = {}  # a tournament's matches share one time control
             cursor.executemany(
                 _COMPLETE,

@@ -195,6 +195,14 @@ def void_command(
         typer.echo(f"replays scheduled: play them with `arena tournament resume {tid}`")
 
 
+def _strict(value: Any) -> str:
+    """A stored record as strict JSON text: a NaN or an infinity that an older Bot Arena stored
+    in a move's info is shown as null (a strict parser refuses the bare tokens)."""
+    from bot_arena.arena.transport.strict_json import dumps, finite
+
+    return dumps(finite(value))
+
+
 def _info_text(info: dict[str, Any] | None) -> str:
     """A move's search info on one line: an engine's score (pawns from the mover's view, or
     mate in N), depth, nodes, the bot's values, the principal variation, then the rest."""
@@ -255,7 +263,7 @@ def replay_command(
         record = record_of(match)
     if as_json:
         extra = {"status": "void", "void_reason": void} if void is not None else {}
-        typer.echo(json.dumps({"match": match_id, **extra, **record.to_dict()}))
+        typer.echo(_strict({"match": match_id, **extra, **record.to_dict()}))
         return
     try:
         game = games.get(record.game, **record.params)
@@ -337,7 +345,7 @@ def export_command(
                 {"match": m.id, "tournament": m.tournament_id, **r.to_dict()}
                 for m, r in _done_matches(session, tournament)
             ]
-            typer.echo(json.dumps(out))
+            typer.echo(_strict(out))
         elif fmt is ExportFormat.CSV:
             buffer = io.StringIO()
             writer = csv.writer(buffer, lineterminator="\n")

@@ -39,6 +39,7 @@ from bot_arena.arena.cli.tournament_cmd import (
     OpeningsPliesOption,
     ParamOption,
     RayAddressOption,
+    RayUnconfinedOption,
     SeedOption,
     start_tournament,
 )
@@ -114,6 +115,7 @@ def sprt_command(
     as_json: JsonOption = False,
     executor: ExecutorOption = ExecutorKind.LOCAL,
     ray_address: RayAddressOption = None,
+    ray_allow_unconfined: RayUnconfinedOption = False,
 ) -> None:
     """Test whether NEW (the first --bot) is stronger than BASE (the second).
 
@@ -140,7 +142,7 @@ def sprt_command(
         game_name, bot, move_time, clock, margin, depth, nodes, draw_adjudicate,
         resign_adjudicate, max_moves, memory_mb, startup_time, jobs, seed, opening_plies,
         openings, openings_order, openings_plies, name, param, sandbox, allow_read, db, as_json,
-        executor, ray_address,
+        executor, ray_address, ray_allow_unconfined,
     )  # fmt: skip
 
     def settings(

@@ -42,6 +42,7 @@ from bot_arena.arena.cli.common import (
 )
 from bot_arena.arena.cli.rating_cmd import WideOption, table_width
 from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN
+from bot_arena.arena.transport.sandbox.mode import CONFINED
 
 if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when a command
     # runs, not for --help
@@ -100,6 +101,15 @@ RayAddressOption = Annotated[
         metavar="ADDRESS",
         help="With --executor ray: the cluster (default $ARENA_RAY_ADDRESS; auto: the one this "
         "machine belongs to; none: a local Ray for a try-out).",
+    ),
+]
+
+RayUnconfinedOption = Annotated[
+    bool,
+    typer.Option(
+        "--ray-allow-unconfined",
+        help="With --executor ray: play even though bots are not fully confined (--sandbox "
+        "off, or a machine without every layer), accepting that they may use the cluster.",
     ),
 ]
 
@@ -179,6 +189,7 @@ class NewTournament:
     as_json: bool
     executor: ExecutorKind = ExecutorKind.LOCAL
     ray_address: str | None = None
+    ray_allow_unconfined: bool = False
 
 
 def _lookup(url: str | None) -> tuple[Any, list[sessionmaker[Session]]]:
@@ -262,6 +273,7 @@ def run_command(
     as_json: JsonOption = False,
     executor: ExecutorOption = ExecutorKind.LOCAL,
     ray_address: RayAddressOption = None,
+    ray_allow_unconfined: RayUnconfinedOption = False,
 ) -> None:
     """Play a tournament: a round-robin or gauntlet is stored whole first, a Swiss round by
     round, a knockout tie by tie; then it is played in parallel jobs.
@@ -272,7 +284,7 @@ def run_command(
         game_name, bot, move_time, clock, margin, depth, nodes, draw_adjudicate,
         resign_adjudicate, max_moves, memory_mb, startup_time, jobs, seed, opening_plies,
         openings, openings_order, openings_plies, name, param, sandbox, allow_read, db, as_json,
-        executor, ray_address,
+        executor, ray_address, ray_allow_unconfined,
     )  # fmt: skip
     if rounds is not None and fmt != Format.SWISS:
         fail("--rounds is for --format swiss")
@@ -377,6 +389,7 @@ def start_tournament(
     if len(specs) < 2:
         fail("a tournament needs at least two --bot entrants")
     confinement = sandbox_options(new.sandbox, new.allow_read)  # before anything is stored
+    check_ray_confinement(new.executor, confinement, new.ray_allow_unconfined)
     lookup, opened = _lookup(new.db)
     try:
         refs = [resolve(spec, lookup) for spec in specs]
@@ -451,6 +464,22 @@ def start_tournament(
             server.close()
 
 
+def check_ray_confinement(kind: ExecutorKind, confinement: Confinement, allowed: bool) -> None:
+    """Refuse (one line, exit 2) to play on a Ray cluster with bots not fully confined unless
+    ``--ray-allow-unconfined`` says the operator accepts it. Checked before Ray starts and
+    before anything is stored. A bot without its namespaces, Landlock and seccomp runs as the
+    node's user: it can read Ray's session folder (/tmp/ray), connect to the control store and
+    the node's ports, join the cluster with ``ray.init(address="auto")`` and run code of its own
+    on every node, or forge the records its actor sends (docs/security.md, "Bots on a Ray
+    cluster")."""
+    if kind != ExecutorKind.RAY or allowed or confinement.level == CONFINED:
+        return
+    fail(
+        f"--executor ray with bots not fully confined (sandbox {confinement.level}): they could "
+        "join the cluster and run code on its nodes; give --ray-allow-unconfined to accept that"
+    )
+
+
 def _executor(kind: ExecutorKind, address: str | None) -> RayExecutor | None:
     """The Ray executor for ``--executor ray`` (None: local job processes); Ray missing or
     its cluster unreachable is one line, exit 2."""
@@ -496,6 +525,7 @@ def resume_command(
     as_json: JsonOption = False,
     executor: ExecutorOption = ExecutorKind.LOCAL,
     ray_address: RayAddressOption = None,
+    ray_allow_unconfined: RayUnconfinedOption = False,
 ) -> None:
     """Play the matches of an interrupted tournament that are not done yet (each result
     records the sandbox level of this run)."""
@@ -511,6 +541,7 @@ def resume_command(
     if jobs is not None and jobs < 1:
         fail(f"--jobs must be >= 1, not {jobs}")
     confinement = sandbox_options(sandbox, allow_read)  # before anything is stored
+    check_ray_confinement(executor, confinement, ray_allow_unconfined)
     factory = open_existing_db(db)
 
     def lookup(name: str) -> BotRef | None:

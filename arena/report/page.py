@@ -1,7 +1,9 @@
 """The report as one HTML file: the template filled with the data, styles and scripts inline.
 
 Jinja2 escapes every text that reaches the page (bot names, a crashed bot's stderr and moves are
-a stranger's words) and its ``tojson`` filter makes the embedded data safe inside ``<script>``.
+a stranger's words) and its ``tojson`` filter makes the embedded data safe inside ``<script>``
+(``<``, ``>``, ``&`` and ``'`` as unicode escapes); its JSON is strict (no NaN or infinity, which
+``JSON.parse`` refuses), so the data's script runs whatever the database holds.
 Nothing is loaded from elsewhere when the page opens: no script, font, style or image outside
 the file (figures the user adds are embedded as data URIs).
 """
@@ -16,6 +18,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from bot_arena.arena.report.data import ReportData, label_of
 from bot_arena.arena.report.plots import history_plot, rating_plot
+from bot_arena.arena.transport.strict_json import dumps, finite
 
 #: The static files inlined into every page, in order.
 STYLES = ("report.css", "replay.css")
@@ -52,13 +55,18 @@ def _columnar(info: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def page_data(report: ReportData) -> dict[str, Any]:
-    """What the page's script reads: the leaderboard rows and every game."""
+    """What the page's script reads: the leaderboard rows and every game. A NaN or an infinity
+    stored by an older Bot Arena in a move's info is null here: ``JSON.parse`` refuses the
+    bare tokens, and one of them would stop the whole page's script."""
     games = []
     for g in report.games:
         compact = {k: v for k, v in g.items() if k != "info"}
         compact["info"] = _columnar(g["info"])
         games.append(compact)
-    return {"game": report.game, "leaderboard": report.leaderboard, "games": games}
+    data: dict[str, Any] = finite(
+        {"game": report.game, "leaderboard": report.leaderboard, "games": games}
+    )
+    return data
 
 
 def render_page(report: ReportData) -> str:
@@ -70,6 +78,7 @@ def render_page(report: ReportData) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.policies["json.dumps_function"] = dumps  # tojson: a NaN left is an error, not a token
     env.filters["heat"] = heat
     env.filters["svg_uri"] = lambda text: (
         "data:image/svg+xml;base64," + base64.b64encode(text.encode("utf-8")).decode("ascii")

@@ -17,7 +17,6 @@ the pipe reaches end-of-file and the job closes its bots and exits.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
@@ -31,6 +30,7 @@ from bot_arena.arena.match.record import Fault, MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.sandbox.mode import SandboxSettings
+from bot_arena.arena.transport.strict_json import STRICT_DECODER, STRICT_ENCODER
 
 if TYPE_CHECKING:
     from bot_arena.arena.match.pool import BotPool
@@ -161,13 +161,10 @@ class Job:
 Reply = tuple[Literal["ok"], int, MatchRecord] | tuple[Literal["error", "incident"], int, str]
 
 
-def _no_constant(name: str) -> Any:
-    raise MessageError(f"{name} is not a JSON number")
-
-
-# Built once (json.dumps/json.loads with options build a coder on every call).
-_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
-_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+# Built once (json.dumps/json.loads with options build a coder on every call): both refuse
+# NaN, the infinities and numbers beyond a double (1e400 reads as an infinity in Python).
+_ENCODER = STRICT_ENCODER
+_DECODER = STRICT_DECODER
 
 
 def encode(message: Any) -> bytes:
@@ -176,7 +173,8 @@ def encode(message: Any) -> bytes:
 
 
 def decode(line: bytes) -> Any:
-    """The JSON value of one line (MessageError for anything else, NaN and infinities too)."""
+    """The JSON value of one line (MessageError for anything else, NaN, infinities and numbers
+    beyond a double's range too)."""
     try:
         return _DECODER.decode(line.decode())
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError too

@@ -11,11 +11,14 @@ here field by field, so the referee deals only in typed values or a ProtocolErro
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
 from json.scanner import make_scanner
 from typing import Any, cast
+
+from bot_arena.arena.transport.strict_json import STRICT_DECODER, NonFinite
 
 VERSION = 1
 MAX_LINE = 1 << 20  # longest answer line accepted (bytes, newline excluded)
@@ -32,7 +35,7 @@ class ProtocolError(ValueError):
 
 # Built once: json.dumps/json.loads with options construct a coder on every call (hot path).
 _ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
-_DECODER = json.JSONDecoder()
+_DECODER = STRICT_DECODER  # NonFinite for NaN, the infinities and numbers beyond a double
 # The C scanner behind _DECODER: one call parses a value at an index, without the two
 # whitespace regex matches JSONDecoder.decode adds around it.
 _SCAN = make_scanner(cast(Any, _DECODER))
@@ -50,7 +53,8 @@ def encode_json(value: Any) -> str:
 
 
 def loads(line: str) -> Any:
-    """``json.loads`` for one line (ValueError on bad JSON). The usual line is one value at
+    """``json.loads`` for one line (ValueError on bad JSON; ``NonFinite``, a ValueError too, on
+    NaN, an infinity or a number beyond a double's range: not JSON). The usual line is one value at
     its start, maybe followed by whitespace (the newline): one scanner call; anything else
     takes the full decoder, which also accepts leading whitespace and words the error."""
     try:
@@ -60,6 +64,46 @@ def loads(line: str) -> Any:
     except StopIteration:  # no JSON value at index 0 (leading whitespace, junk, empty)
         pass
     return _DECODER.decode(line)
+
+
+class _NotANumber:
+    """What a number JSON cannot carry reads as in an answer that held one (``_LENIENT``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<not a JSON number>"
+
+
+_NAN = _NotANumber()
+
+
+def _lenient_float(text: str) -> Any:
+    value = float(text)
+    return _NAN if math.isinf(value) else value
+
+
+def _lenient_int(text: str) -> Any:
+    try:
+        value = STRICT_DECODER.parse_int(text)
+    except NonFinite:
+        return _NAN
+    return value
+
+
+# Only for an answer the strict decoder refused with NonFinite: the same text read again, each
+# such number as _NAN, so that the checks below find out which field held it.
+_LENIENT = json.JSONDecoder(
+    parse_constant=lambda _name: _NAN, parse_float=_lenient_float, parse_int=_lenient_int
+)
+
+
+def _holds_nan(value: Any) -> bool:
+    if value is _NAN:
+        return True
+    if isinstance(value, dict):
+        return any(_holds_nan(v) for v in value.values())
+    return isinstance(value, list) and any(_holds_nan(v) for v in value)
 
 
 def truncate(text: str, limit: int = 200) -> str:
@@ -212,8 +256,22 @@ def _opt_str(message: dict[str, Any], key: str, line: str) -> str | None:
     return truncate(value, 500)
 
 
+#: A move's info that held a number JSON cannot carry is stored as ``{"dropped": NAN_DROPPED}``.
+NAN_DROPPED = "info held a number JSON cannot carry (not a number, an infinity, or too large)"
+
+
 def decode_answer(raw: bytes, expect_id: int | None = None) -> Answer:
-    """Parse one answer line from a bot (ProtocolError on anything malformed)."""
+    """Parse one answer line from a bot (ProtocolError on anything malformed).
+
+    Numbers JSON cannot carry (``NaN``, ``Infinity``, ``1e400``: Python's ``json`` reads them,
+    a browser's does not) never get past this function. Where one stands in a field the arena
+    reads (the id, the move, a name), the type checks refuse the answer as for any other wrong
+    type. Where it stands in ``info``, only the info is dropped (replaced by a note saying why,
+    as an oversized info is) and the move counts: info is the bot's commentary, shown and never
+    judged, and a NaN there is the usual sign of an honest bug (a mean over zero visits), not
+    of a move the bot did not mean; forfeiting the game over it would punish the wrong thing.
+    Keeping the info with its bad numbers as null instead would show holes as if they were
+    data."""
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -221,7 +279,10 @@ def decode_answer(raw: bytes, expect_id: int | None = None) -> Answer:
             "answer is not UTF-8", truncate(raw.decode("utf-8", "replace"))
         ) from None
     try:
-        message = loads(line)
+        try:
+            message = loads(line)
+        except NonFinite:  # NaN, an infinity, 1e400: read again to see where (see below)
+            message = _LENIENT.decode(line)
     except (ValueError, RecursionError):  # RecursionError: nesting deeper than the C stack
         raise ProtocolError("answer is not a JSON object", truncate(line.strip())) from None
     if not isinstance(message, dict):
@@ -241,6 +302,8 @@ def decode_answer(raw: bytes, expect_id: int | None = None) -> Answer:
             raise ProtocolError("'info' must be a JSON object", truncate(line.strip()))
         if info is not None and len(line) > MAX_INFO:
             info = {"dropped": f"info longer than {MAX_INFO} bytes"}
+        elif info is not None and _holds_nan(info):
+            info = {"dropped": NAN_DROPPED}
         return MoveAnswer(move, info)
     if kind == "ready":
         return Ready(_opt_str(message, "name", line), _opt_str(message, "version", line))

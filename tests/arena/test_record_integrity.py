@@ -305,6 +305,9 @@ def test_resolving_a_module_spec_runs_none_of_its_package(
         lambda d: d.update(started=10**400),  # too large for a float
         lambda d: d["moves"][0].update(time_ms=10**400),
         lambda d: d["moves"][0].update(time_ms="INF"),  # written as 1e999: read as infinity
+        lambda d: d["moves"][0].update(info={"value": "NAN"}),  # written as NaN
+        lambda d: d["moves"][0].update(info={"value": "INF"}),  # stored, it would be Infinity
+        lambda d: d["moves"][0].update(info={"nodes": 10**400}),  # beyond a double
         lambda d: d["moves"][0].update(seat=True),
         lambda d: d["moves"][0].update(seat=0.0),
         lambda d: d["moves"][0].update(move=5),
@@ -321,7 +324,7 @@ def test_a_malformed_record_is_a_message_error_never_a_crash(played: Any, forge:
     _, _, record = played
     data = record.to_dict()
     forge(data)
-    line = json.dumps(["ok", 1, data]).replace('"INF"', "1e999").encode()
+    line = json.dumps(["ok", 1, data]).replace('"INF"', "1e999").replace('"NAN"', "NaN").encode()
     with pytest.raises(MessageError):
         decode_reply(line)
 

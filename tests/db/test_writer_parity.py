@@ -12,12 +12,14 @@ integers) and, with ``$ARENA_TEST_PG_URL``, PostgreSQL (the typed values read ba
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any, cast
 
 import pytest
 from sqlalchemy import Connection, Engine, Table, insert, select, update
+from sqlalchemy.exc import StatementError
 from sqlalchemy.orm import Session
 
 from bot_arena.arena.match.botref import BotRef, sha256_text
@@ -293,5 +295,43 @@ def test_writer_for_takes_the_fast_path_on_sqlite_only(db_url: str) -> None:
             if not fast:
                 with pytest.raises(ValueError, match="SQLiteWriter on a postgresql"):
                     SQLiteWriter(conn)
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("where", ["info", "fault", "adjudication"])
+def test_both_writers_refuse_a_number_json_cannot_carry(
+    db_url: str, fast: bool, where: str
+) -> None:
+    """A NaN or an infinity that reached a record (the protocol drops them from a bot's info,
+    so this is a bug of ours) fails the write loudly and stores nothing: never a ``NaN`` token
+    in a JSON column, which browsers and strict parsers refuse when it is read back."""
+    record = _record(2, 3, tc={"move_time": 0.5})
+    if where == "info":
+        record.moves[1].info = {"values": [math.nan, 0.5]}
+    elif where == "fault":
+        fault = record.seats[1].fault
+        assert fault is not None
+        fault.detail["overrun_ms"] = math.inf
+    else:
+        record.termination = Termination.ADJUDICATED
+        record.adjudication = {"rule": "draw", "scores": [-math.inf]}
+    engine = make_engine(db_url)
+    try:
+        versions, tids = _setup(engine)
+        with engine.connect() as conn:
+            writer = writer_for(conn, fast=fast)
+            with conn.begin():
+                writer.insert_schedule(
+                    tids[0], "coins", {}, {}, 2, [(1, 1, "", None, versions[:2])]
+                )
+            # SQLAlchemy may wrap the serializer's ValueError in its StatementError
+            refused = pytest.raises((ValueError, StatementError), match="not JSON compliant")
+            with refused, conn.begin():
+                writer.complete_matches([(1, record, versions[:2], False)], sandbox="off")
+        typed = _typed(engine)
+        assert [m["status"] for m in typed["matches"]] == ["pending"]
+        assert typed["moves"] == []
     finally:
         engine.dispose()

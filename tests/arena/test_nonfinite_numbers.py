@@ -1,0 +1,213 @@
+"""Numbers a bot makes up (NaN, Infinity, 1e400) never reach the database, and what an older
+database holds never breaks an export: through the real ``arena`` command.
+
+A bot written here answers with ``{"values":[NaN,Infinity],"depth":-Infinity}`` as its info
+(Python's json writes those tokens); ``arena play`` keeps its moves and stores the info as a
+note, in strict JSON; ``arena export -f json`` and ``arena replay --json`` print strict JSON, also
+of a database where the test wrote the tokens into ``moves.info`` itself (as an older Bot Arena
+did). ``--executor ray`` refuses bots that are not fully confined unless the operator says so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot_arena.arena.transport import protocol, strict_json
+from bot_arena.arena.transport.strict_json import NonFinite
+
+ARENA = str(Path(sys.executable).with_name("arena"))
+NAN_INFO = '{"values":[NaN,Infinity],"depth":-Infinity}'
+TOKENS = ("NaN", "Infinity")
+
+# a bot whose every move comes with info of numbers JSON cannot carry
+NAN_BOT = """
+def choose_move(game, state, budget):
+    return game.legal_moves(state)[0], {
+        "values": [float("nan"), float("inf")], "depth": float("-inf"), "nodes": 7,
+    }
+"""
+
+
+def arena(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([ARENA, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def strict_loads(text: str) -> Any:
+    """``json.loads`` as a strict parser reads: NaN and the infinities are errors."""
+
+    def refuse(name: str) -> Any:
+        raise AssertionError(f"{name} in what should be strict JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def no_nonfinite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(no_nonfinite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(no_nonfinite(v) for v in value)
+    return True
+
+
+# --- the protocol boundary ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "info",
+    [
+        NAN_INFO,
+        '{"value":NaN}',
+        '{"value":-Infinity}',
+        '{"pv":["e4"],"score":{"cp":1e400}}',  # Python reads 1e400 as an infinity
+        '{"nodes":1' + "0" * 400 + "}",  # an integer beyond a double's range
+    ],
+)
+def test_a_move_with_such_info_counts_and_its_info_is_dropped(info: str) -> None:
+    line = f'{{"type":"move","id":3,"move":"e2e4","info":{info}}}'.encode()
+    answer = protocol.decode_answer(line, 3)
+    assert answer == protocol.MoveAnswer("e2e4", {"dropped": protocol.NAN_DROPPED})
+    assert strict_json.dumps(answer.info) == json.dumps(answer.info)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"type":"move","id":NaN,"move":"e2e4"}',
+        '{"type":"move","id":3,"move":Infinity}',
+        '{"type":"ready","name":NaN}',
+        '{"type":"move","id":3,"move":"e2e4","info":{"v":NaN}',  # not JSON after all
+    ],
+)
+def test_such_a_number_where_the_arena_reads_is_a_protocol_error(line: str) -> None:
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode_answer(line.encode(), 3)
+
+
+def test_such_a_number_elsewhere_leaves_the_answer_as_it_was() -> None:
+    line = b'{"type":"move","id":3,"move":"e2e4","extra":NaN,"info":{"depth":2,"v":-0.5}}'
+    assert protocol.decode_answer(line, 3) == protocol.MoveAnswer("e2e4", {"depth": 2, "v": -0.5})
+
+
+def test_the_helpers_refuse_and_map_nonfinite_numbers() -> None:
+    for text in ("NaN", "[Infinity]", '{"a":-Infinity}', "1e400", "-1" + "0" * 400):
+        with pytest.raises(NonFinite):
+            strict_json.decode(text)
+    assert strict_json.decode("[1e308, 12, -0.5]") == [1e308, 12, -0.5]
+    for value in (math.nan, [math.inf], {"a": {"b": (-math.inf,)}}):
+        with pytest.raises(ValueError):
+            strict_json.dumps(value)
+    assert strict_json.finite({"a": [math.nan, 1.5, {"b": (math.inf, "x")}], "c": 2}) == {
+        "a": [None, 1.5, {"b": [None, "x"]}],
+        "c": 2,
+    }
+
+
+# --- through the command line ------------------------------------------------------------------
+
+
+@pytest.fixture
+def played(tmp_path: Path) -> Path:
+    """A database with one tic-tac-toe match of the NaN bot (seat 0) against random."""
+    bot = tmp_path / "nanbot.py"
+    bot.write_text(NAN_BOT)
+    db = tmp_path / "arena.db"
+    done = arena("play", "tictactoe", "--bot", str(bot), "--bot", "random", "--seed", "3",
+                 "--no-show", "--db", str(db), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return db
+
+
+@pytest.mark.timeout(300)
+def test_play_stores_strict_json_and_the_bots_moves_count(played: Path) -> None:
+    with sqlite3.connect(played) as conn:
+        faults = conn.execute("SELECT seat, fault FROM seats ORDER BY seat").fetchall()
+        infos = conn.execute(
+            "SELECT moves.info FROM moves JOIN seats ON seats.match_id = moves.match_id"
+            " AND seats.seat = moves.seat WHERE moves.seat = 0"
+        ).fetchall()
+    assert faults == [(0, None), (1, None)]  # the move counted: no fault for seat 0
+    assert infos and all(json.loads(i) == {"dropped": protocol.NAN_DROPPED} for (i,) in infos)
+    # the bot's stored source says float("nan"); the tokens it answered with are nowhere
+    raw = b"".join(p.read_bytes() for p in played.parent.glob("arena.db*"))  # the WAL too
+    for token in TOKENS:
+        assert token.encode() not in raw
+
+
+@pytest.mark.timeout(300)
+def test_exports_are_strict_json_even_of_an_older_database(played: Path) -> None:
+    """The tokens written into moves.info by hand (an older Bot Arena stored them) come out
+    of ``export -f json`` and ``replay --json`` as null."""
+    with sqlite3.connect(played) as conn:
+        conn.execute("UPDATE moves SET info = ?", (NAN_INFO,))
+    assert b"Infinity" in b"".join(p.read_bytes() for p in played.parent.glob("arena.db*"))
+    done = arena("export", "-f", "json", "--db", str(played))
+    assert done.returncode == 0, done.stderr
+    exported = strict_loads(done.stdout)
+    moves = exported[0]["moves"]
+    assert moves and all(m["info"] == {"values": [None, None], "depth": None} for m in moves)
+    replayed = arena("replay", str(exported[0]["match"]), "--json", "--db", str(played))
+    assert replayed.returncode == 0, replayed.stderr
+    record = strict_loads(replayed.stdout)
+    assert record["moves"][0]["info"] == {"values": [None, None], "depth": None}
+
+
+# --- Ray and bots that are not confined --------------------------------------------------------
+
+# the CLI with ``import ray`` failing, as on a machine without the extra: a run that gets past
+# the check says Ray is missing, one that does not never reached Ray
+WITHOUT_RAY = (
+    "import sys; sys.modules['ray'] = None; from bot_arena.arena.cli.app import main; "
+    "sys.argv = ['arena', *sys.argv[1:]]; main()"
+)
+NEEDS_RAY = "error: --executor ray needs Ray: pip install 'bot-arena[ray]'"
+UNCONFINED = (
+    "error: --executor ray with bots not fully confined (sandbox off): they could join the "
+    "cluster and run code on its nodes; give --ray-allow-unconfined to accept that"
+)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["tournament", "run", "tictactoe", "--bot", "random", "--bot", "random:seed=1"],
+        ["sprt", "tictactoe", "--bot", "random", "--bot", "random:seed=1"],
+    ],
+)
+def test_ray_refuses_unconfined_bots_unless_told(command: list[str], tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        argv = [*command, "--executor", "ray", "--db", str(db), *extra]
+        return subprocess.run(
+            [sys.executable, "-c", WITHOUT_RAY, *argv], capture_output=True, text=True, timeout=120
+        )
+
+    refused = run("--sandbox", "off")
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [UNCONFINED]
+    assert not db.exists()  # checked before anything is stored
+    allowed = run("--sandbox", "off", "--ray-allow-unconfined")
+    assert allowed.returncode == 2 and allowed.stderr.strip().splitlines() == [NEEDS_RAY]
+    confined = run("--sandbox", "on")  # fully confined: no flag needed
+    assert confined.returncode == 2 and confined.stderr.strip().splitlines() == [NEEDS_RAY]
+
+
+def test_resume_on_ray_refuses_unconfined_bots_too(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_RAY, "tournament", "resume", "1", "--executor", "ray",
+         "--sandbox", "off", "--db", str(db)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [UNCONFINED]
