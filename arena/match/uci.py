@@ -29,6 +29,7 @@ from bot_arena.arena.match.record import Fault
 from bot_arena.arena.match.seat import Reply
 from bot_arena.arena.transport import protocol
 from bot_arena.arena.transport.process import BotProcess
+from bot_arena.arena.transport.strict_json import json_int
 from bot_arena.games.base import Game
 
 START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
@@ -49,7 +50,8 @@ _INT_FIELDS = {
 
 def parse_info(line: str) -> dict[str, Any]:
     """The fields of one ``info`` line that say what the search found (unknown tokens and
-    ``string`` text are skipped; a malformed number ends the parse: what came before stays)."""
+    ``string`` text are skipped; a malformed number, or one beyond a double's range, ends the
+    parse: what came before stays)."""
     words = line.split()
     out: dict[str, Any] = {}
     i = 1
@@ -57,10 +59,10 @@ def parse_info(line: str) -> dict[str, Any]:
         word = words[i]
         try:
             if word in _INT_FIELDS and i + 1 < len(words):
-                out[_INT_FIELDS[word]] = int(words[i + 1])
+                out[_INT_FIELDS[word]] = json_int(words[i + 1])
                 i += 2
             elif word == "score" and i + 2 < len(words) and words[i + 1] in ("cp", "mate"):
-                out["score"] = {words[i + 1]: int(words[i + 2])}
+                out["score"] = {words[i + 1]: json_int(words[i + 2])}
                 i += 3
                 while i < len(words) and words[i] in ("lowerbound", "upperbound"):
                     out["score"]["bound"] = words[i][:-5]  # lower / upper

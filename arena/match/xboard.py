@@ -29,6 +29,7 @@ from bot_arena.arena.match.seat import Reply
 from bot_arena.arena.match.uci import GAME, START_FEN
 from bot_arena.arena.transport import protocol
 from bot_arena.arena.transport.process import BotProcess, ReadStatus
+from bot_arena.arena.transport.strict_json import json_int
 from bot_arena.games.base import Game
 
 PROTOCOL_1_WAIT_S = 2.0  # how long an engine that sends no features is waited for (CECP's rule)
@@ -48,13 +49,16 @@ def parse_thinking(line: bytes) -> dict[str, Any] | None:
     if m is None:
         return None
     depth, score, centis, nodes, pv = m.groups()
-    return {
-        "depth": int(depth),
-        "score": {"cp": int(score)},
-        "time_ms": int(centis) * 10,
-        "nodes": int(nodes),
-        "pv": pv.decode("utf-8", "replace").split(),
-    }
+    try:  # numbers beyond a double's range (or Python's digit limit) are not search info
+        return {
+            "depth": json_int(depth.decode()),
+            "score": {"cp": json_int(score.decode())},
+            "time_ms": json_int(centis.decode()) * 10,
+            "nodes": json_int(nodes.decode()),
+            "pv": pv.decode("utf-8", "replace").split(),
+        }
+    except ValueError:
+        return None
 
 
 def level_command(tc: Any) -> str:

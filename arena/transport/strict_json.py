@@ -40,7 +40,10 @@ def _float(text: str) -> float:
     return value
 
 
-def _int(text: str) -> int:
+def json_int(text: str) -> int:
+    """``int(text)``, refusing (``NonFinite``, a ValueError) an integer beyond a double's range:
+    for numbers read from a stranger's text that end up in stored JSON (a chess engine's
+    ``nodes``), which readers that keep numbers as doubles would see as an infinity."""
     value = int(text)
     if len(text) > _SHORT_INT and abs(value) > _FLOAT_MAX:
         raise NonFinite(f"an integer of {len(text)} digits is beyond a double's range")
@@ -48,7 +51,7 @@ def _int(text: str) -> int:
 
 
 #: A decoder that refuses non-finite numbers (built once: options build a coder per call).
-STRICT_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_float, parse_int=_int)
+STRICT_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_float, parse_int=json_int)
 #: An encoder that refuses non-finite floats (compact separators).
 STRICT_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 

@@ -211,3 +211,21 @@ def test_resume_on_ray_refuses_unconfined_bots_too(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [UNCONFINED]
+
+
+# --- chess engines' search info ----------------------------------------------------------------
+
+HUGE = "1" + "0" * 400  # an integer beyond a double's range (and 5000 digits: beyond int())
+
+
+def test_an_engines_numbers_beyond_a_double_are_not_kept() -> None:
+    from bot_arena.arena.match import uci, xboard
+
+    assert uci.parse_info(f"info depth 3 nodes {HUGE} pv e2e4") == {"depth": 3}
+    assert uci.parse_info(f"info depth 3 score cp {HUGE}") == {"depth": 3}
+    assert uci.parse_info("info depth 3 nodes " + "9" * 5000) == {"depth": 3}
+    assert xboard.parse_thinking(f"5 20 100 {HUGE} e2e4".encode()) is None
+    assert xboard.parse_thinking(("5 20 100 " + "9" * 5000).encode()) is None
+    assert xboard.parse_thinking(b"5 -20 100 4000 e2e4") == {
+        "depth": 5, "score": {"cp": -20}, "time_ms": 1000, "nodes": 4000, "pv": ["e2e4"],
+    }  # fmt: skip
