@@ -484,3 +484,102 @@ def test_when_the_cluster_goes_away_the_run_stops_in_one_line_and_resumes_later(
     stored_once(db, tid, 60)
     after = dict(db.query(f"SELECT id, final_position FROM matches WHERE tournament_id = {tid}"))
     assert all(after[m] == final for m, final in done.items())
+
+
+# A bot that tries to reach the cluster it plays on (its session folder and address file, the
+# control store's port, Ray itself) as it loads, and reports how each try went in its moves'
+# info. Run confined (the default sandbox), every try must fail.
+PROBE = """
+import os
+import socket
+import threading
+
+TEMP = {temp!r}  # the cluster's session folder (ray start --temp-dir)
+PORT = {port!r}  # the control store's (GCS) port
+
+
+def _try(what):
+    try:
+        return "reached: " + repr(what())[:200]
+    except BaseException as exc:  # every failure is an answer here
+        return f"refused: {{type(exc).__name__}}: {{str(exc)[:160]}}"
+
+
+def _join(address):
+    import ray
+
+    ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+    return ray.cluster_resources()
+
+
+def _bounded(what, seconds=10.0):
+    out = ["refused: no answer in %g s" % seconds]
+
+    def run():
+        out[0] = _try(what)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return out[0]
+
+
+TRIES = {{
+    "session folder": _try(lambda: os.listdir(os.path.join(TEMP, "session_latest"))),
+    "address file": _try(lambda: open(os.path.join(TEMP, "ray_current_cluster")).read()),
+    "/dev/shm": _try(lambda: os.listdir("/dev/shm")),
+    "GCS port": _try(lambda: socket.create_connection(("127.0.0.1", PORT), timeout=5).close()),
+    "ray.init auto": _bounded(lambda: _join("auto")),
+    "ray.init GCS": _bounded(lambda: _join(f"127.0.0.1:{{PORT}}")),
+}}
+
+
+def choose_move(game, state, budget):
+    return game.legal_moves(state)[0], {{"tries": TRIES}}
+"""
+
+
+def test_a_confined_bot_cannot_reach_the_cluster(cluster: Cluster, db: Db, tmp_path: Path) -> None:
+    """The probe plays two matches on the cluster under the default sandbox: it cannot read
+    Ray's session folder or address file, sees none of the machine's shared memory, cannot
+    connect to the control store, and ``ray.init`` finds no cluster (auto) or never gets an
+    answer (the GCS address); the matches are played and stored, no fault. (Without the
+    sandbox the same probe reads the folder and the file, lists /dev/shm and connects.)"""
+    bot = tmp_path / "probe.py"
+    bot.write_text(PROBE.format(temp=str(cluster.temp), port=cluster.port))
+    done = arena(
+        "tournament", "run", "tictactoe", "--bot", str(bot), "--bot", "random",
+        "--games", "2", "--move-time", "5", "--startup-time", "120",
+        "--executor", "ray", "--ray-address", cluster.address, "--db", db.url, "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    tid = json.loads(done.stdout.strip().splitlines()[-1])["id"]
+    stored_once(db, tid, 2)
+    rows = db.query(
+        "SELECT m.sandbox, mv.info FROM moves mv JOIN matches m ON m.id = mv.match_id"
+        f" WHERE m.tournament_id = {tid} AND mv.info IS NOT NULL"
+    )
+    host_shm = set(os.listdir("/dev/shm"))
+    tries = [
+        json.loads(info)["tries"] if isinstance(info, str) else info["tries"] for _, info in rows
+    ]
+    assert tries and {level for level, _ in rows} == {"confined"}
+    for found in tries:
+        shm = found.pop("/dev/shm")
+        assert shm.startswith("refused") or not host_shm & set(
+            json.loads(shm[9:].replace("'", '"'))
+        )
+        reached = {what: how for what, how in found.items() if not how.startswith("refused: ")}
+        assert reached == {}, reached
+        assert set(found) == {
+            "session folder",
+            "address file",
+            "GCS port",
+            "ray.init auto",
+            "ray.init GCS",
+        }
+    faults = db.query(
+        "SELECT s.fault FROM seats s JOIN matches m ON m.id = s.match_id"
+        f" WHERE m.tournament_id = {tid} AND s.fault IS NOT NULL"
+    )
+    assert faults == []
