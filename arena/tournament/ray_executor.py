@@ -10,13 +10,17 @@ batches: one call plays k of them and answers with their k lines, k adapted so t
 holds tens of milliseconds of the actor's work (a Ray call costs the driver about half a
 millisecond of CPU, which a fast game would otherwise pay on its own).
 
-What travels is data, never code: the Plan and each Job as lines of JSON, each answer as the
-line a local job would write, decoded and checked by the runner as a job's (``decode_reply``:
-the actor runs beside untrusted bots too). A file bot travels inside the Plan as its stored
-source and files with its SHA-256 (``BotRef``), and the node's pool runs it from a private copy
-when the file is not on that machine, so a worker node needs only the package installed. A
-``cmd:``/``uci:``/``xboard:`` program must exist on every node: each actor checks the programs
-of the field when it starts, and the run stops before any match with a line naming the node.
+What travels is data: the Plan and each Job as lines of JSON, each answer as the line a local
+job would write (bytes, which Ray carries as msgpack, not as a pickle), decoded and checked by
+the runner as a job's (``decode_reply``: the actor runs beside untrusted bots too). Ray itself
+trusts the sender: ``ray.get`` unpickles a result its sending worker labelled as a pickle, so
+this holds against bots (confined, they cannot reach the actor's process or the cluster) and
+not against a taken-over actor or node; hence ``--ray-allow-unconfined`` (docs/security.md).
+A file bot travels inside the Plan as its stored source and files with its SHA-256
+(``BotRef``), and the node's pool runs it from a private copy when the file is not on that
+machine, so a worker node needs only the package installed. A ``cmd:``/``uci:``/``xboard:``
+program must exist on every node: each actor checks the programs of the field when it starts,
+and the run stops before any match with a line naming the node.
 
 Faults of the cluster: an actor whose node died (its raylet killed) fails with Ray's actor
 error; the runner puts the matches of every batch it had not answered (the one in play and

@@ -229,3 +229,28 @@ def test_an_engines_numbers_beyond_a_double_are_not_kept() -> None:
     assert xboard.parse_thinking(b"5 -20 100 4000 e2e4") == {
         "depth": 5, "score": {"cp": -20}, "time_ms": 1000, "nodes": 4000, "pv": ["e2e4"],
     }  # fmt: skip
+
+
+# --- a confined bot's files: a folder named like an import is not a package --------------------
+
+
+def test_a_folder_named_like_an_import_opens_only_if_python_would_import_it(
+    tmp_path: Path,
+) -> None:
+    """A bot in /tmp that says ``import ray`` must not be given /tmp/ray (Ray's session folder,
+    its address and sockets): only a folder with ``__init__.py``, or a namespace package with a
+    module or package in it, is opened as an imported package."""
+    from bot_arena.arena.transport.sandbox import paths
+
+    (tmp_path / "bot.py").write_text("import ray\nimport nsmod\nimport nspkg\nimport data\n")
+    session = tmp_path / "ray" / "session_latest"
+    session.mkdir(parents=True)
+    (session / "gcs_server_port_x").write_text("6379")
+    (tmp_path / "ray" / "ray_current_cluster").write_text("127.0.0.1:6379")
+    (tmp_path / "nsmod").mkdir()  # a namespace package with a module
+    (tmp_path / "nsmod" / "mod.py").write_text("")
+    (tmp_path / "nspkg" / "sub").mkdir(parents=True)  # ... with a package
+    (tmp_path / "nspkg" / "sub" / "__init__.py").write_text("")
+    (tmp_path / "data" / "weights").mkdir(parents=True)  # no code at all
+    found = {Path(p).name for p in paths.python_closure(str(tmp_path / "bot.py"))}
+    assert found == {"bot.py", "nsmod", "nspkg"}

@@ -505,6 +505,10 @@ def _try(what):
         return f"refused: {{type(exc).__name__}}: {{str(exc)[:160]}}"
 
 
+def _contents(folder):
+    return [open(os.path.join(folder, n)).read() for n in os.listdir(folder) if "port" in n]
+
+
 def _join(address):
     import ray
 
@@ -525,7 +529,7 @@ def _bounded(what, seconds=10.0):
 
 
 TRIES = {{
-    "session folder": _try(lambda: os.listdir(os.path.join(TEMP, "session_latest"))),
+    "session files": _try(lambda: _contents(os.path.join(TEMP, "session_latest"))),
     "address file": _try(lambda: open(os.path.join(TEMP, "ray_current_cluster")).read()),
     "/dev/shm": _try(lambda: os.listdir("/dev/shm")),
     "GCS port": _try(lambda: socket.create_connection(("127.0.0.1", PORT), timeout=5).close()),
@@ -539,13 +543,16 @@ def choose_move(game, state, budget):
 """
 
 
-def test_a_confined_bot_cannot_reach_the_cluster(cluster: Cluster, db: Db, tmp_path: Path) -> None:
+def test_a_confined_bot_cannot_reach_the_cluster(cluster: Cluster, db: Db) -> None:
     """The probe plays two matches on the cluster under the default sandbox: it cannot read
-    Ray's session folder or address file, sees none of the machine's shared memory, cannot
+    the files of Ray's session folder (their names, below the bot's own folder, it may list:
+    docs/security.md) or its address file, sees none of the machine's shared memory, cannot
     connect to the control store, and ``ray.init`` finds no cluster (auto) or never gets an
     answer (the GCS address); the matches are played and stored, no fault. (Without the
     sandbox the same probe reads the folder and the file, lists /dev/shm and connects.)"""
-    bot = tmp_path / "probe.py"
+    # beside the cluster's session folder, which is named ``ray`` as Ray's default /tmp/ray is:
+    # the probe's ``import ray`` must not open it as a package of the bot's
+    bot = cluster.root / "probe.py"
     bot.write_text(PROBE.format(temp=str(cluster.temp), port=cluster.port))
     done = arena(
         "tournament", "run", "tictactoe", "--bot", str(bot), "--bot", "random",
@@ -572,7 +579,7 @@ def test_a_confined_bot_cannot_reach_the_cluster(cluster: Cluster, db: Db, tmp_p
         reached = {what: how for what, how in found.items() if not how.startswith("refused: ")}
         assert reached == {}, reached
         assert set(found) == {
-            "session folder",
+            "session files",
             "address file",
             "GCS port",
             "ray.init auto",

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 import os
 import shutil
 import site
@@ -23,6 +24,7 @@ from importlib.util import find_spec
 from pathlib import Path
 
 ARENA_PACKAGES = ("bot_arena.arena", "bot_arena.bots", "bot_arena.games", "bot_arena.db")
+_MAX_LISTED = 10_000  # entries of a folder looked at to tell a namespace package
 
 
 def runtime_paths() -> list[str]:
@@ -91,11 +93,26 @@ def python_closure(file: str, folder: str | None = None) -> list[str]:
             top = name.split(".")[0]
             package = base / top
             module = base / f"{top}.py"
-            if (package / "__init__.py").is_file() or package.is_dir():
+            if _is_package(package):
                 allowed.add(str(package))  # a package: all of it (its own imports are inside)
             elif module.is_file():
                 todo.append(module)
     return sorted(_real(allowed))
+
+
+def _is_package(folder: Path) -> bool:
+    """A folder Python would import code from: one with ``__init__.py``, or a namespace package
+    holding a module or a package. A folder that merely shares an imported name is not one: a
+    bot in /tmp that says ``import ray`` must not open /tmp/ray, Ray's session folder."""
+    if (folder / "__init__.py").is_file():
+        return True
+    try:
+        children = list(itertools.islice(folder.iterdir(), _MAX_LISTED))
+    except OSError:  # not a folder, or not ours to list
+        return False
+    return any(
+        (c.suffix == ".py" and c.is_file()) or (c / "__init__.py").is_file() for c in children
+    )
 
 
 def _imported_names(file: Path) -> list[str]:
