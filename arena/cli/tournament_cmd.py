@@ -415,7 +415,8 @@ def start_tournament(
 
     the_seed = new.seed if new.seed is not None else secrets.randbits(31)
     extra = format_settings(factory, game.name, refs)
-    cluster = _executor(new.executor, new.ray_address)  # before anything is stored
+    # before anything is stored
+    cluster = _executor(new.executor, new.ray_address, new.ray_allow_unconfined)
     # the bots' fork server imports while the schedule is written
     server = None if cluster is not None else start_job_server(server_env(confinement.level))
     try:
@@ -480,7 +481,9 @@ def check_ray_confinement(kind: ExecutorKind, confinement: Confinement, allowed:
     )
 
 
-def _executor(kind: ExecutorKind, address: str | None) -> RayExecutor | None:
+def _executor(
+    kind: ExecutorKind, address: str | None, allow_unconfined: bool
+) -> RayExecutor | None:
     """The Ray executor for ``--executor ray`` (None: local job processes); Ray missing or
     its cluster unreachable is one line, exit 2."""
     if kind != ExecutorKind.RAY:
@@ -490,7 +493,9 @@ def _executor(kind: ExecutorKind, address: str | None) -> RayExecutor | None:
     from bot_arena.arena.tournament.ray_executor import ClusterError, RayExecutor
 
     try:
-        return RayExecutor(None if address == "none" else address)
+        return RayExecutor(
+            None if address == "none" else address, allow_unconfined=allow_unconfined
+        )
     except ClusterError as exc:
         fail(str(exc))
 
@@ -569,7 +574,7 @@ def resume_command(
     for line in changed:
         typer.echo(f"warning: {line}", err=True)
     left = counts["pending"] + counts["running"]
-    cluster = _executor(executor, ray_address)
+    cluster = _executor(executor, ray_address, ray_allow_unconfined)
     typer.echo(f"tournament {tournament_id}: resuming, {left} matches to play", err=as_json)
     _play(factory, tournament_id, refs, jobs, as_json, confinement, executor=cluster)
 

@@ -54,6 +54,7 @@ from bot_arena.arena.tournament.job import (
     play,
 )
 from bot_arena.arena.tournament.job_handle import JobFailed
+from bot_arena.arena.transport.sandbox.mode import CONFINED
 
 if TYPE_CHECKING:
     from bot_arena.arena.match.pool import BotPool
@@ -229,6 +230,12 @@ class RayWorker:
             raise ClusterError(f"cannot play on {answer['error']}")
         self.node, self.label = str(answer["node"]), f"ray actor on {answer['host']}"
         self.sandbox_level = str(answer["sandbox"])
+        if self.sandbox_level != CONFINED and not self.executor.allow_unconfined:
+            # the CLI refused this machine's level; a node may offer fewer layers than it
+            raise ClusterError(
+                f"{answer['host']} runs bots {self.sandbox_level}, not fully confined: they "
+                "could join the cluster; give --ray-allow-unconfined to accept that"
+            )
 
     def awaited(self) -> list[Any]:
         """What is awaited from it, oldest first: its start, then its matches' results."""
@@ -332,7 +339,10 @@ class RayExecutor:
     belongs to), or None to start a local Ray for a try-out; ``$ARENA_RAY_ADDRESS`` when not
     given."""
 
-    def __init__(self, address: str | None = None) -> None:
+    def __init__(self, address: str | None = None, *, allow_unconfined: bool = False) -> None:
+        """``allow_unconfined``: the operator accepts actors whose nodes cannot confine bots
+        fully (``--ray-allow-unconfined``); otherwise such an actor stops the run."""
+        self.allow_unconfined = allow_unconfined
         try:
             import ray
         except ImportError:

@@ -254,3 +254,23 @@ def test_a_folder_named_like_an_import_opens_only_if_python_would_import_it(
     (tmp_path / "data" / "weights").mkdir(parents=True)  # no code at all
     found = {Path(p).name for p in paths.python_closure(str(tmp_path / "bot.py"))}
     assert found == {"bot.py", "nsmod", "nspkg"}
+
+
+@pytest.mark.parametrize("level", ["partial", "off"])
+def test_an_actor_whose_node_cannot_confine_stops_the_run_unless_told(level: str) -> None:
+    """This machine's level passed the CLI's check; a node that offers fewer layers is found
+    when its actor starts (driver side, no cluster: a stand-in executor)."""
+    from types import SimpleNamespace
+
+    from bot_arena.arena.tournament.job import encode
+    from bot_arena.arena.tournament.ray_executor import ClusterError, RayWorker
+
+    def start(sandbox: str, allowed: bool) -> RayWorker:
+        worker = RayWorker(SimpleNamespace(allow_unconfined=allowed), None)  # type: ignore[arg-type]
+        worker._take_start(encode({"node": "abc", "host": "node n2", "sandbox": sandbox}))
+        return worker
+
+    with pytest.raises(ClusterError, match=f"^node n2 runs bots {level}, not fully confined"):
+        start(level, allowed=False)
+    assert start(level, allowed=True).sandbox_level == level
+    assert start("confined", allowed=False).ready
