@@ -7,6 +7,7 @@ the constructor's annotations say what type each one is.
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -47,6 +48,8 @@ def coerce(owner: str, key: str, value: Any, param: inspect.Parameter) -> Any:
             if low in ("0", "false", "no", "off"):
                 return False
             raise ValueError(value)
+        if kind is float and not math.isfinite(float(value)):
+            raise ValueError(value)  # nan, inf: not a number JSON (the stored params) can carry
         if kind in (int, float):
             return kind(value)
     except ValueError:

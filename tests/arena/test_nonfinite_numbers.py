@@ -274,3 +274,17 @@ def test_an_actor_whose_node_cannot_confine_stops_the_run_unless_told(level: str
         start(level, allowed=False)
     assert start(level, allowed=True).sandbox_level == level
     assert start("confined", allowed=False).ready
+
+
+def test_a_float_game_parameter_must_be_finite() -> None:
+    """A game's float parameter is stored as JSON with the match: nan and inf are refused as
+    any value that is not a float is (GameError: one line at the command line)."""
+    from bot_arena.games import params
+    from bot_arena.games.base import GameError
+
+    def rules(komi: float = 0.5) -> None: ...
+
+    assert params.bind("go", rules, {"komi": "6.5"}) == {"komi": 6.5}
+    for bad in ("nan", "inf", "-Infinity", "1e400"):
+        with pytest.raises(GameError, match=f"komi={bad!r} is not a valid float"):
+            params.bind("go", rules, {"komi": bad})
