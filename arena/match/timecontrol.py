@@ -7,6 +7,7 @@ for pipe and scheduling latency that the bot never sees.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,6 +46,14 @@ class TimeControl:
     nodes: int | None = None
 
     def __post_init__(self) -> None:
+        for what, value in (
+            ("move time", self.move_time),
+            ("clock base", self.base),
+            ("clock increment", self.increment),
+            ("margin", self.margin),
+        ):  # nan, inf: no clock can count them, and the stored time control is strict JSON
+            if value is not None and not math.isfinite(value):
+                raise TimeControlError(f"{what} must be a finite number of seconds, not {value}")
         if self.move_time is not None and not self.move_time > 0:
             raise TimeControlError(f"move time must be > 0 seconds, not {self.move_time}")
         if self.base is not None and not self.base > 0:

@@ -32,8 +32,10 @@ class ResourceLimits:
             raise ValueError(f"CPU limit must be > 0 seconds, not {self.cpu_s}")
         if self.open_files < 16:
             raise ValueError(f"open-files limit must be >= 16, not {self.open_files}")
-        if self.startup_s <= 0:
-            raise ValueError(f"startup limit must be > 0 seconds, not {self.startup_s}")
+        if not 0 < self.startup_s < math.inf:  # NaN fails too
+            raise ValueError(
+                f"startup limit must be a finite number of seconds > 0, not {self.startup_s}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -288,3 +288,24 @@ def test_a_float_game_parameter_must_be_finite() -> None:
     for bad in ("nan", "inf", "-Infinity", "1e400"):
         with pytest.raises(GameError, match=f"komi={bad!r} is not a valid float"):
             params.bind("go", rules, {"komi": bad})
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--move-time=inf", "move time must be a finite number of seconds, not inf"),
+        ("--margin=nan", "margin must be a finite number of seconds, not nan"),
+        ("--margin=inf", "margin must be a finite number of seconds, not inf"),
+        ("--startup-time=nan", "startup limit must be a finite number of seconds > 0, not nan"),
+        ("--startup-time=inf", "startup limit must be a finite number of seconds > 0, not inf"),
+    ],
+)
+def test_times_that_no_clock_can_count_are_one_line_errors(
+    option: str, message: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "arena.db"
+    done = arena("play", "tictactoe", "--bot", "random", "--bot", "random", option,
+                 "--db", str(db), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [f"error: {message}"]
+    assert not db.exists()
