@@ -49,31 +49,36 @@ _INT_FIELDS = {
 
 def parse_info(line: str) -> dict[str, Any]:
     """The fields of one ``info`` line that say what the search found (unknown tokens and
-    ``string`` text are skipped; a malformed number ends the parse: what came before stays)."""
-    words = line.split()
+    ``string`` text are skipped; a malformed number, or one out of range, ends the parse: what
+    came before stays). Bounded whatever the line (``protocol``'s info rules): the first
+    MAX_INFO_WORDS words are read, a pv keeps MAX_PV moves of MAX_PV_MOVE characters."""
+    words = protocol.info_words(line)
     out: dict[str, Any] = {}
     i = 1
     while i < len(words):
         word = words[i]
-        try:
-            if word in _INT_FIELDS and i + 1 < len(words):
-                out[_INT_FIELDS[word]] = int(words[i + 1])
-                i += 2
-            elif word == "score" and i + 2 < len(words) and words[i + 1] in ("cp", "mate"):
-                out["score"] = {words[i + 1]: int(words[i + 2])}
-                i += 3
-                while i < len(words) and words[i] in ("lowerbound", "upperbound"):
-                    out["score"]["bound"] = words[i][:-5]  # lower / upper
-                    i += 1
-            elif word == "pv":
-                out["pv"] = words[i + 1 :]
+        if word in _INT_FIELDS and i + 1 < len(words):
+            value = protocol.info_int(words[i + 1])
+            if value is None:
                 break
-            elif word == "string":
+            out[_INT_FIELDS[word]] = value
+            i += 2
+        elif word == "score" and i + 2 < len(words) and words[i + 1] in ("cp", "mate"):
+            value = protocol.info_int(words[i + 2])
+            if value is None:
                 break
-            else:
+            out["score"] = {words[i + 1]: value}
+            i += 3
+            while i < len(words) and words[i] in ("lowerbound", "upperbound"):
+                out["score"]["bound"] = words[i][:-5]  # lower / upper
                 i += 1
-        except ValueError:
+        elif word == "pv":
+            out["pv"] = protocol.info_pv(words[i + 1 :])
             break
+        elif word == "string":
+            break
+        else:
+            i += 1
     return out
 
 

@@ -11,6 +11,7 @@ here field by field, so the referee deals only in typed values or a ProtocolErro
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
@@ -20,6 +21,12 @@ from typing import Any, cast
 VERSION = 1
 MAX_LINE = 1 << 20  # longest answer line accepted (bytes, newline excluded)
 MAX_INFO = 64 * 1024  # longest info object kept, as JSON text; longer ones are dropped
+# What a chess engine's info keeps (``uci:``, ``xboard:``): its text has no JSON object to
+# measure, so each part is bounded on its own (docs/security.md, "How much a game can store").
+MAX_PV = 128  # moves of a principal variation (a deep search reports some tens)
+MAX_PV_MOVE = 16  # characters of one of its moves (UCI ``e7e8q``, SAN ``exd8=Q+``); longer ends it
+MAX_INFO_WORDS = MAX_PV + 64  # words of an info line read (the fields before its pv, the pv)
+MAX_INFO_INT = (1 << 63) - 1  # magnitude of an info number (an engine's 64-bit counters)
 
 
 class ProtocolError(ValueError):
@@ -64,6 +71,61 @@ def loads(line: str) -> Any:
 
 def truncate(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + f"...[{len(text) - limit} more chars]"
+
+
+# --- what an info keeps -----------------------------------------------------------------------
+_INFO_INT = re.compile(r"-?[0-9]{1,19}")
+# The most characters ``json.dumps`` (the database's encoder) writes for one character of a line
+# it decoded: an astral character is two ``\uXXXX`` escapes.
+_STORED_PER_CHAR = 12
+# Text in a line that may decode to a number JSON cannot store (NaN, an infinity: PostgreSQL's
+# json refuses them): the literals, a 3-digit exponent, or a 200-digit mantissa (with at most
+# a 2-digit exponent, a finite float needs fewer than 210 digits).
+_MAY_NOT_BE_FINITE = re.compile(r"NaN|Infinity|[eE][-+]?[0-9]{3}|[0-9]{200}")
+_STORED_ENCODER = json.JSONEncoder(allow_nan=False)  # json.dumps's text, refusing NaN
+
+
+def info_words(line: str) -> list[str]:
+    """The words of an engine's info line that are read: the first MAX_INFO_WORDS (a 1 MB line
+    is not split into half a million words)."""
+    return line.split(None, MAX_INFO_WORDS)[:MAX_INFO_WORDS]
+
+
+def info_int(word: str) -> int | None:
+    """``word`` as an info number (ASCII digits, at most MAX_INFO_INT in magnitude), else None."""
+    if _INFO_INT.fullmatch(word) is None:
+        return None
+    value = int(word)
+    return value if -MAX_INFO_INT <= value <= MAX_INFO_INT else None
+
+
+def info_pv(words: Sequence[str]) -> list[str]:
+    """The moves of a pv that are kept: at most MAX_PV, up to the first word that is no move's
+    text (longer than MAX_PV_MOVE, or not printable ASCII: the rest is not a line of moves)."""
+    pv: list[str] = []
+    for word in words[:MAX_PV]:
+        if len(word) > MAX_PV_MOVE or not (word.isascii() and word.isprintable()):
+            break
+        pv.append(word)
+    return pv
+
+
+def stored_info(info: dict[str, Any], line: str) -> dict[str, Any]:
+    """``info``, decoded from ``line``, as the arena keeps it: replaced by a note when its text
+    as stored (``json.dumps``) would be longer than MAX_INFO or holds a number JSON has not
+    (NaN, an infinity). The usual line is too short, and free of such numbers, to need the
+    encoding: the check costs a search of the line."""
+    if len(line) * _STORED_PER_CHAR <= MAX_INFO and _MAY_NOT_BE_FINITE.search(line) is None:
+        return info
+    try:
+        size = len(_STORED_ENCODER.encode(info))
+    except ValueError:  # NaN or an infinity
+        return {"dropped": "info with a number that is not finite"}
+    except RecursionError:
+        size = MAX_INFO + 1
+    if size > MAX_INFO:
+        return {"dropped": f"info longer than {MAX_INFO} bytes"}
+    return info
 
 
 # --- arena to bot ------------------------------------------------------------------------------
@@ -239,8 +301,8 @@ def decode_answer(raw: bytes, expect_id: int | None = None) -> Answer:
         info = message.get("info")
         if info is not None and not isinstance(info, dict):
             raise ProtocolError("'info' must be a JSON object", truncate(line.strip()))
-        if info is not None and len(line) > MAX_INFO:
-            info = {"dropped": f"info longer than {MAX_INFO} bytes"}
+        if info is not None:
+            info = stored_info(info, line)
         return MoveAnswer(move, info)
     if kind == "ready":
         return Ready(_opt_str(message, "name", line), _opt_str(message, "version", line))
