@@ -159,14 +159,15 @@ class XboardSeat(EngineSeat):
             line = raw.decode("utf-8", "replace")
             if not line.startswith("feature "):
                 continue
-            # only what the seat uses is kept, and at most MAX_START_LINES option names: an
+            # only what the seat uses is kept, at most MAX_START_LINES option names (each cut to
+            # MAX_START_LINE characters): an
             # engine's talk before it is ready cannot fill the arena's memory
             for key, quoted in _FEATURE.findall(line):
                 value = quoted.strip('"')
                 if key == "option":
-                    name = _OPTION_NAME.match(value[:MAX_START_LINE])
+                    name = _OPTION_NAME.match(value)
                     if name is not None and len(self.offered) < MAX_START_LINES:
-                        self.offered.add(name.group(1))
+                        self.offered.add(name.group(1)[:MAX_START_LINE])
                 elif key in _USED_FEATURES:
                     self.features[key] = value
                 elif key == "myname":

@@ -24,7 +24,7 @@ from bot_arena.arena.match.pool import BotPool
 from bot_arena.arena.match.record import MatchRecord, Termination
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.match.uci import parse_info
-from bot_arena.arena.match.xboard import parse_thinking
+from bot_arena.arena.match.xboard import XboardSeat, parse_thinking
 from bot_arena.arena.transport import protocol
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.process import ReadStatus
@@ -465,3 +465,24 @@ def test_what_an_engine_says_before_it_is_ready_is_kept_cut_to_size() -> None:
     kept = seat._wait_for("uciok", time.monotonic() + 60)
     assert isinstance(kept, list) and len(kept) == 3
     assert all(len(line) == MAX_START_LINE for line in kept)
+
+
+@pytest.mark.timeout(60)
+def test_xboard_features_are_read_in_linear_time_and_kept_cut_to_size() -> None:
+    """A 1 MB ``feature`` word without ``=`` (a pattern that backtracked from every position
+    would take hours) and a 900 KB option name: read at once, the name kept cut."""
+    import time
+
+    seat = XboardSeat.__new__(XboardSeat)
+    seat.features, seat.offered = {}, set()
+    seat.process = _Lines(  # type: ignore[assignment]
+        [
+            b"feature " + b"a" * 1_000_000,
+            b'feature option="' + b"O" * BIG + b' -check 0" ping=1',
+            b"feature done=1",
+        ]
+    )
+    assert seat._features(time.monotonic() + 60) is None
+    assert seat.features == {"ping": "1"}
+    (name,) = seat.offered
+    assert name == "O" * MAX_START_LINE
