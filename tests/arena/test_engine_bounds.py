@@ -127,8 +127,9 @@ for raw in sys.stdin:
         break
 """
 
-# Engines that never stop talking: three processes write 64 KB at a time, so the pipe holds a
-# line whenever the arena asks for one. ``before``: before ``uciok``; ``move``: instead of its
+# Engines that never stop talking: three processes write 64 KB of empty lines at a time, so the
+# pipe holds a line whenever the arena asks for one (a read of 64 KB is 65,536 lines: the pipe
+# is full again long before they are read). ``before``: before ``uciok``; ``move``: instead of its
 # first move; ``after``: after its first ``bestmove``, instead of the second.
 FLOOD_UCI = """
 import os
@@ -137,7 +138,7 @@ import sys
 import chess
 
 WHEN = sys.argv[1]
-BLOCK = b"info depth 1 score cp 0 nodes 1 pv e2e4\\n" * 1600
+BLOCK = b"\\n" * 65536
 board = chess.Board()
 goes = 0
 
@@ -183,7 +184,7 @@ for raw in sys.stdin:
 FLOOD_XBOARD = """
 import os
 
-BLOCK = b"tellics say hello\\n" * 3600
+BLOCK = b"\\n" * 65536
 for raw in iter(input, ""):
     if raw.startswith("protover"):
         print("feature done=0", flush=True)
