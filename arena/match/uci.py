@@ -176,7 +176,7 @@ class UciSeat(EngineSeat):
 
     def read_answer(self, raw: bytes) -> Reply | None:
         if raw.startswith(b"bestmove"):
-            words = raw.decode("utf-8", "replace").split()
+            words = raw.decode("utf-8", "replace").split(None, 2)  # the move and the rest
             move = words[1] if len(words) > 1 else ""
             return Reply(0.0, move, parse_info(self.info) if self.info else None)
         # the last info line with an exact score (else a bound, else a depth)

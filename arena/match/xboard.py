@@ -191,7 +191,7 @@ class XboardSeat(EngineSeat):
         return text + "go\n"
 
     def read_answer(self, raw: bytes) -> Reply | None:
-        words = raw.split()
+        words = raw.split(None, 2)  # two words and the rest: a long line is not split whole
         if words[:1] == [b"move"] and len(words) == 2:
             self.known = len(self.moves) + 1  # the engine made its move on its own board
             return Reply(0.0, words[1].decode("utf-8", "replace"), self.info)
