@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import create_engine, text
 
 from bot_arena import games
 from bot_arena.arena.match import faults
@@ -28,6 +29,7 @@ from bot_arena.arena.match.xboard import XboardSeat, parse_thinking
 from bot_arena.arena.transport import protocol
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.process import ReadStatus
+from tests.db.dbtest import BACKENDS, database
 
 ARENA = [sys.executable, "-P", "-m", "bot_arena.arena.cli.app"]
 COMMAND_TIMEOUT = 300.0  # seconds: a bound for a hung run, far above a normal one (~5-20 s)
@@ -211,8 +213,11 @@ for raw in sys.stdin:
 """
 
 
-def arena(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*ARENA, *args], capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
+def arena(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``arena ARGS`` in ``cwd`` (where a record that cannot be stored is written)."""
+    return subprocess.run(
+        [*ARENA, *args], cwd=cwd, capture_output=True, text=True, timeout=COMMAND_TIMEOUT
+    )
 
 
 def engine(kind: str, path: Path, *args: str) -> str:
@@ -231,14 +236,14 @@ def play_cli(tmp_path: Path, kind: str, script: str) -> tuple[Path, int]:
     sandbox, stored in SQLite after a first game of random bots): the database and its growth."""
     db = tmp_path / "arena.db"
     url = f"sqlite:///{db}"
-    first = arena("play", "chess", "--bot", "random", "--bot", "random", "--max-moves", "10",
-                  "--db", url)  # fmt: skip
+    first = arena(tmp_path, "play", "chess", "--bot", "random", "--bot", "random",
+                  "--max-moves", "10", "--db", url)  # fmt: skip
     assert first.returncode == 0, first.stderr
     before = db.stat().st_size
     path = tmp_path / f"hostile_{kind}.py"
     path.write_text(script)
     spec = engine(kind, path)
-    played = arena("play", "chess", "--bot", spec, "--bot", spec, "--move-time", "5",
+    played = arena(tmp_path, "play", "chess", "--bot", spec, "--bot", spec, "--move-time", "5",
                    "--max-moves", "15", "--db", url)  # fmt: skip
     assert played.returncode == 0, played.stdout + played.stderr
     assert "Traceback" not in played.stderr
@@ -487,3 +492,34 @@ def test_xboard_features_are_read_in_linear_time_and_kept_cut_to_size() -> None:
     assert seat.features == {"ping": "1"}
     (name,) = seat.offered
     assert name == "O" * MAX_START_LINE
+
+
+# A bot of the JSON protocol whose info holds numbers JSON has not (Python's json writes them as
+# NaN and Infinity; PostgreSQL's json type refuses them).
+NOT_FINITE_BOT = """
+def choose_move(game, state, budget):
+    info = {"score": float("inf"), "low": float("-inf"), "odd": float("nan"), "depth": 1}
+    return game.legal_moves(state)[0], info
+"""
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_an_info_that_is_not_finite_is_stored_dropped(tmp_path: Path, kind: str) -> None:
+    """Through ``arena play`` on either database: the game is stored, the info as a note
+    (PostgreSQL refused the whole match before)."""
+    bot = tmp_path / "not_finite.py"
+    bot.write_text(NOT_FINITE_BOT)
+    with database(kind, tmp_path) as url:
+        played = arena(
+            tmp_path, "play", "tictactoe", "--bot", str(bot), "--bot", "random", "--db", url
+        )
+        assert played.returncode == 0, played.stdout + played.stderr
+        engine = create_engine(url)
+        try:
+            with engine.connect() as conn:
+                stored = conn.execute(text("SELECT seat, info FROM moves ORDER BY ply")).all()
+        finally:
+            engine.dispose()
+    infos = [json.loads(i) if isinstance(i, str) else i for seat, i in stored if seat == 0]
+    assert infos and all(i == {"dropped": "info with a number that is not finite"} for i in infos)
