@@ -160,8 +160,8 @@ class XboardSeat(EngineSeat):
             if not line.startswith("feature "):
                 continue
             # only what the seat uses is kept, at most MAX_START_LINES option names (each cut to
-            # MAX_START_LINE characters): an
-            # engine's talk before it is ready cannot fill the arena's memory
+            # MAX_START_LINE characters): an engine's talk before it is ready cannot fill the
+            # arena's memory
             for key, quoted in _FEATURE.findall(line):
                 value = quoted.strip('"')
                 if key == "option":

@@ -20,7 +20,7 @@ from typing import Any, cast
 
 VERSION = 1
 MAX_LINE = 1 << 20  # longest answer line accepted (bytes, newline excluded)
-MAX_INFO = 64 * 1024  # longest info object kept, as JSON text; longer ones are dropped
+MAX_INFO = 64 * 1024  # longest info object kept, as its stored JSON text; longer is dropped
 # What a chess engine's info keeps (``uci:``, ``xboard:``): its text has no JSON object to
 # measure, so each part is bounded on its own (docs/security.md, "How much a game can store").
 MAX_PV = 128  # moves of a principal variation (a deep search reports some tens)
@@ -86,8 +86,8 @@ _STORED_ENCODER = json.JSONEncoder(allow_nan=False)  # json.dumps's text, refusi
 def _may_not_be_finite(line: str) -> bool:
     """Whether ``line`` may decode to a number JSON has not (NaN, an infinity: PostgreSQL's
     json refuses them): its literals, a 3-digit exponent, or a 200-digit run (with at most a
-    2-digit exponent, an infinite float needs 210 digits). Four scans: one pattern of the four
-    alternatives is three times slower, and this runs for every answer with an info."""
+    2-digit exponent, an infinite float needs 210 digits or more). Four scans: one pattern of
+    the four alternatives is three times slower, and this runs for every answer with an info."""
     return (
         "NaN" in line
         or "Infinity" in line
