@@ -19,6 +19,10 @@ from bot_arena.arena.transport.process import ReadStatus
 from bot_arena.games.base import Game
 
 MAX_START_LINES = 1000  # lines (option names) kept of what an engine says before it is ready
+MAX_START_LINE = 1000  # characters kept of each of them (an option's name is in its start)
+# lines read past between two moves (late info), and their bytes: an engine that talks on and
+# on is answered all the same, its talk read with the next move's answer, by that deadline
+MAX_LATE_LINES = 1000
 
 
 class EngineSeat(ProcessSeat):
@@ -40,9 +44,14 @@ class EngineSeat(ProcessSeat):
         hard_limit: float | None,
     ) -> Reply:
         process = self.process
-        while process.unsolicited():  # lines after the last move (late info): read past them
-            if process.read_line(time.monotonic())[0] is not ReadStatus.LINE:
+        late = 0  # lines after the last move (late info): read past them, a bounded number
+        for _ in range(MAX_LATE_LINES):
+            if late > protocol.MAX_LINE or not process.unsolicited():
                 break
+            status, raw = process.read_line(time.monotonic())
+            if status is not ReadStatus.LINE:
+                break
+            late += len(raw) + 1
         text = self.move_request(request)
         resumed = pauses.stalls()
         sent = time.monotonic()
@@ -52,20 +61,25 @@ class EngineSeat(ProcessSeat):
             return unsent
         while True:
             status, raw = process.read_line(deadline)
+            if status is ReadStatus.LINE:
+                answer = self.read_answer(raw)
+                if answer is not None:
+                    answer.elapsed = time.monotonic() - sent
+                    if pauses.stood_still(resumed) and request.deadline is not None:
+                        answer.elapsed = min(answer.elapsed, request.deadline)
+                    return answer
+                if deadline is None or time.monotonic() < deadline:
+                    continue
+                # a line is there whenever it is asked for: talk that goes on past the limit
+                # is no answer either (read_line only says TIMEOUT when none is)
+                status = ReadStatus.TIMEOUT
             if status is ReadStatus.TIMEOUT and pauses.stood_still(resumed):
                 # the arena was stopped while the engine thought: the whole limit again
                 resumed = pauses.stalls()
                 if hard_limit is not None:
                     deadline = time.monotonic() + hard_limit
                 continue
-            if status is not ReadStatus.LINE:
-                break
-            answer = self.read_answer(raw)
-            if answer is not None:
-                answer.elapsed = time.monotonic() - sent
-                if pauses.stood_still(resumed) and request.deadline is not None:
-                    answer.elapsed = min(answer.elapsed, request.deadline)
-                return answer
+            break
         elapsed = time.monotonic() - sent
         if status is ReadStatus.TIMEOUT:
             return Reply(elapsed, fault=self._timeout(elapsed, request))
@@ -75,9 +89,9 @@ class EngineSeat(ProcessSeat):
         return Reply(elapsed, fault=self._crashed())
 
     def _wait_for(self, word: str, deadline: float) -> list[str] | Fault:
-        """The lines before the line ``word`` by ``deadline`` (the first MAX_START_LINES: an
-        engine's talk before it is ready cannot fill the arena's memory), or the stall or bad
-        output."""
+        """The lines before the line ``word`` by ``deadline`` (the first MAX_START_LINES, each
+        cut to MAX_START_LINE characters: an engine's talk before it is ready cannot fill the
+        arena's memory), or the stall or bad output."""
         lines: list[str] = []
         while True:
             status, raw = self.process.read_line(deadline)
@@ -86,8 +100,10 @@ class EngineSeat(ProcessSeat):
                 if line == word:
                     return lines
                 if len(lines) < MAX_START_LINES:
-                    lines.append(line)
-                continue
+                    lines.append(line[:MAX_START_LINE])
+                if time.monotonic() < deadline:
+                    continue
+                status = ReadStatus.TIMEOUT  # talk that goes on past the start-up limit
             if status is ReadStatus.TIMEOUT:
                 return self._no_handshake(deadline, word)
             return self._start_failure(status, raw, word)

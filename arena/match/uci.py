@@ -29,7 +29,6 @@ from bot_arena.arena.match.record import Fault
 from bot_arena.arena.match.seat import Reply
 from bot_arena.arena.transport import protocol
 from bot_arena.arena.transport.process import BotProcess
-from bot_arena.arena.transport.strict_json import json_int
 from bot_arena.games.base import Game
 
 START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
@@ -50,32 +49,36 @@ _INT_FIELDS = {
 
 def parse_info(line: str) -> dict[str, Any]:
     """The fields of one ``info`` line that say what the search found (unknown tokens and
-    ``string`` text are skipped; a malformed number, or one beyond a double's range, ends the
-    parse: what came before stays)."""
-    words = line.split()
+    ``string`` text are skipped; a malformed number, or one out of range, ends the parse: what
+    came before stays). Bounded whatever the line (``protocol``'s info rules): the first
+    MAX_INFO_WORDS words are read, a pv keeps MAX_PV moves of MAX_PV_MOVE characters."""
+    words = protocol.info_words(line)
     out: dict[str, Any] = {}
     i = 1
     while i < len(words):
         word = words[i]
-        try:
-            if word in _INT_FIELDS and i + 1 < len(words):
-                out[_INT_FIELDS[word]] = json_int(words[i + 1])
-                i += 2
-            elif word == "score" and i + 2 < len(words) and words[i + 1] in ("cp", "mate"):
-                out["score"] = {words[i + 1]: json_int(words[i + 2])}
-                i += 3
-                while i < len(words) and words[i] in ("lowerbound", "upperbound"):
-                    out["score"]["bound"] = words[i][:-5]  # lower / upper
-                    i += 1
-            elif word == "pv":
-                out["pv"] = words[i + 1 :]
+        if word in _INT_FIELDS and i + 1 < len(words):
+            value = protocol.info_int(words[i + 1])
+            if value is None:
                 break
-            elif word == "string":
+            out[_INT_FIELDS[word]] = value
+            i += 2
+        elif word == "score" and i + 2 < len(words) and words[i + 1] in ("cp", "mate"):
+            value = protocol.info_int(words[i + 2])
+            if value is None:
                 break
-            else:
+            out["score"] = {words[i + 1]: value}
+            i += 3
+            while i < len(words) and words[i] in ("lowerbound", "upperbound"):
+                out["score"]["bound"] = words[i][:-5]  # lower / upper
                 i += 1
-        except ValueError:
+        elif word == "pv":
+            out["pv"] = protocol.info_pv(words[i + 1 :])
             break
+        elif word == "string":
+            break
+        else:
+            i += 1
     return out
 
 
@@ -173,7 +176,7 @@ class UciSeat(EngineSeat):
 
     def read_answer(self, raw: bytes) -> Reply | None:
         if raw.startswith(b"bestmove"):
-            words = raw.decode("utf-8", "replace").split()
+            words = raw.decode("utf-8", "replace").split(None, 2)  # the move and the rest
             move = words[1] if len(words) > 1 else ""
             return Reply(0.0, move, parse_info(self.info) if self.info else None)
         # the last info line with an exact score (else a bound, else a depth)

@@ -22,19 +22,20 @@ from typing import Any
 
 from bot_arena.arena.match import faults
 from bot_arena.arena.match.botref import BotRef
-from bot_arena.arena.match.engine import MAX_START_LINES, EngineSeat
+from bot_arena.arena.match.engine import MAX_START_LINE, MAX_START_LINES, EngineSeat
 from bot_arena.arena.match.engines import split_engine
 from bot_arena.arena.match.record import Fault
 from bot_arena.arena.match.seat import Reply
 from bot_arena.arena.match.uci import GAME, START_FEN
 from bot_arena.arena.transport import protocol
 from bot_arena.arena.transport.process import BotProcess, ReadStatus
-from bot_arena.arena.transport.strict_json import json_int
 from bot_arena.games.base import Game
 
 PROTOCOL_1_WAIT_S = 2.0  # how long an engine that sends no features is waited for (CECP's rule)
 _THINKING = re.compile(rb"^\s*(\d+)\s+(-?\d+)\s+(\d+)\s+(\d+)\s*(.*)$")
-_FEATURE = re.compile(r'(\w+)=("[^"]*"|\S+)')
+# a key starts a word: without the look-behind every position inside a long word would start a
+# match that scans to its end (a 1 MB ``feature aaa...`` line: hours of the arena's time)
+_FEATURE = re.compile(r'(?<!\w)(\w+)=("[^"]*"|\S+)')
 # an option's name: what precedes its type (``Resign Threshold -spin 800 200 1200``)
 _OPTION_NAME = re.compile(
     r"^(.+?) -(?:check|spin|combo|slider|string|file|path|button|save|reset)\b"
@@ -44,21 +45,23 @@ _USED_FEATURES = frozenset({"setboard", "usermove", "ping"})
 
 def parse_thinking(line: bytes) -> dict[str, Any] | None:
     """A ``post`` line ``ply score time nodes pv`` as search info (score in centipawns from
-    the engine's side, time in centiseconds), or None when the line is not one."""
+    the engine's side, time in centiseconds), or None when the line is not one (a number out
+    of ``protocol``'s range too). The pv is bounded as UCI's: MAX_PV words of MAX_PV_MOVE
+    characters, from the first MAX_INFO_WORDS of the text."""
     m = _THINKING.match(line)
     if m is None:
         return None
-    depth, score, centis, nodes, pv = m.groups()
-    try:  # numbers beyond a double's range (or Python's digit limit) are not search info
-        return {
-            "depth": json_int(depth.decode()),
-            "score": {"cp": json_int(score.decode())},
-            "time_ms": json_int(centis.decode()) * 10,
-            "nodes": json_int(nodes.decode()),
-            "pv": pv.decode("utf-8", "replace").split(),
-        }
-    except ValueError:
+    depth, score, centis, nodes = (protocol.info_int(g.decode()) for g in m.groups()[:4])
+    if depth is None or score is None or centis is None or nodes is None:
         return None
+    text = m.group(5).decode("utf-8", "replace")
+    return {
+        "depth": depth,
+        "score": {"cp": score},
+        "time_ms": centis * 10,
+        "nodes": nodes,
+        "pv": protocol.info_pv(protocol.info_words(text)),
+    }
 
 
 def level_command(tc: Any) -> str:
@@ -151,17 +154,20 @@ class XboardSeat(EngineSeat):
                 return None  # protocol 1: no features
             if status is not ReadStatus.LINE:
                 return self._start_failure(status, raw, "feature done=1")
+            if time.monotonic() >= deadline:  # talk that goes on past the start-up limit
+                return self._no_handshake(deadline, "feature done=1")
             line = raw.decode("utf-8", "replace")
             if not line.startswith("feature "):
                 continue
-            # only what the seat uses is kept, and at most MAX_START_LINES option names: an
-            # engine's talk before it is ready cannot fill the arena's memory
+            # only what the seat uses is kept, at most MAX_START_LINES option names (each cut to
+            # MAX_START_LINE characters): an engine's talk before it is ready cannot fill the
+            # arena's memory
             for key, quoted in _FEATURE.findall(line):
                 value = quoted.strip('"')
                 if key == "option":
                     name = _OPTION_NAME.match(value)
                     if name is not None and len(self.offered) < MAX_START_LINES:
-                        self.offered.add(name.group(1))
+                        self.offered.add(name.group(1)[:MAX_START_LINE])
                 elif key in _USED_FEATURES:
                     self.features[key] = value
                 elif key == "myname":
@@ -185,7 +191,7 @@ class XboardSeat(EngineSeat):
         return text + "go\n"
 
     def read_answer(self, raw: bytes) -> Reply | None:
-        words = raw.split()
+        words = raw.split(None, 2)  # two words and the rest: a long line is not split whole
         if words[:1] == [b"move"] and len(words) == 2:
             self.known = len(self.moves) + 1  # the engine made its move on its own board
             return Reply(0.0, words[1].decode("utf-8", "replace"), self.info)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
@@ -22,7 +23,13 @@ from bot_arena.arena.transport.strict_json import STRICT_DECODER, NonFinite
 
 VERSION = 1
 MAX_LINE = 1 << 20  # longest answer line accepted (bytes, newline excluded)
-MAX_INFO = 64 * 1024  # longest info object kept, as JSON text; longer ones are dropped
+MAX_INFO = 64 * 1024  # longest info object kept, as its stored JSON text; longer is dropped
+# What a chess engine's info keeps (``uci:``, ``xboard:``): its text has no JSON object to
+# measure, so each part is bounded on its own (docs/security.md, "How much a game can store").
+MAX_PV = 128  # moves of a principal variation (a deep search reports some tens)
+MAX_PV_MOVE = 16  # characters of one of its moves (UCI ``e7e8q``, SAN ``exd8=Q+``); longer ends it
+MAX_INFO_WORDS = MAX_PV + 64  # words of an info line read (the fields before its pv, the pv)
+MAX_INFO_INT = (1 << 63) - 1  # magnitude of an info number (an engine's 64-bit counters)
 
 
 class ProtocolError(ValueError):
@@ -108,6 +115,54 @@ def _holds_nan(value: Any) -> bool:
 
 def truncate(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + f"...[{len(text) - limit} more chars]"
+
+
+# --- what an info keeps -----------------------------------------------------------------------
+_INFO_INT = re.compile(r"-?[0-9]{1,19}")
+# The most characters ``json.dumps`` (the database's encoder) writes for one character of a line
+# it decoded: an astral character is two ``\uXXXX`` escapes.
+_STORED_PER_CHAR = 12
+_STORED_ENCODER = json.JSONEncoder(allow_nan=False)  # json.dumps's text
+
+
+def info_words(line: str) -> list[str]:
+    """The words of an engine's info line that are read: the first MAX_INFO_WORDS (a 1 MB line
+    is not split into half a million words)."""
+    return line.split(None, MAX_INFO_WORDS)[:MAX_INFO_WORDS]
+
+
+def info_int(word: str) -> int | None:
+    """``word`` as an info number (ASCII digits, at most MAX_INFO_INT in magnitude), else None."""
+    if _INFO_INT.fullmatch(word) is None:
+        return None
+    value = int(word)
+    return value if -MAX_INFO_INT <= value <= MAX_INFO_INT else None
+
+
+def info_pv(words: Sequence[str]) -> list[str]:
+    """The moves of a pv that are kept: at most MAX_PV, up to the first word that is no move's
+    text (longer than MAX_PV_MOVE, or not printable ASCII: the rest is not a line of moves)."""
+    pv: list[str] = []
+    for word in words[:MAX_PV]:
+        if len(word) > MAX_PV_MOVE or not (word.isascii() and word.isprintable()):
+            break
+        pv.append(word)
+    return pv
+
+
+def stored_info(info: dict[str, Any], line: str) -> dict[str, Any]:
+    """``info``, decoded from ``line`` by the strict decoder (so every number in it is finite), as
+    the arena keeps it: replaced by a note when its text as stored (``json.dumps``) would be
+    longer than MAX_INFO. The usual line is too short to need the encoding."""
+    if len(line) * _STORED_PER_CHAR <= MAX_INFO:
+        return info
+    try:
+        size = len(_STORED_ENCODER.encode(info))
+    except RecursionError:
+        size = MAX_INFO + 1
+    if size > MAX_INFO:
+        return {"dropped": f"info longer than {MAX_INFO} bytes"}
+    return info
 
 
 # --- arena to bot ------------------------------------------------------------------------------
@@ -278,11 +333,12 @@ def decode_answer(raw: bytes, expect_id: int | None = None) -> Answer:
         raise ProtocolError(
             "answer is not UTF-8", truncate(raw.decode("utf-8", "replace"))
         ) from None
+    lenient = False  # whether the line held a number JSON cannot carry
     try:
         try:
             message = loads(line)
         except NonFinite:  # NaN, an infinity, 1e400: read again to see where (see below)
-            message = _LENIENT.decode(line)
+            message, lenient = _LENIENT.decode(line), True
     except (ValueError, RecursionError):  # RecursionError: nesting deeper than the C stack
         raise ProtocolError("answer is not a JSON object", truncate(line.strip())) from None
     if not isinstance(message, dict):
@@ -300,10 +356,12 @@ def decode_answer(raw: bytes, expect_id: int | None = None) -> Answer:
         info = message.get("info")
         if info is not None and not isinstance(info, dict):
             raise ProtocolError("'info' must be a JSON object", truncate(line.strip()))
-        if info is not None and len(line) > MAX_INFO:
-            info = {"dropped": f"info longer than {MAX_INFO} bytes"}
-        elif info is not None and _holds_nan(info):
-            info = {"dropped": NAN_DROPPED}
+        if info is not None:
+            info = (
+                {"dropped": NAN_DROPPED}
+                if lenient and _holds_nan(info)
+                else stored_info(info, line)
+            )
         return MoveAnswer(move, info)
     if kind == "ready":
         return Ready(_opt_str(message, "name", line), _opt_str(message, "version", line))
