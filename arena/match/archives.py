@@ -1,0 +1,289 @@
+"""Unpacking a bot's archive (.zip, .tar, .tar.gz) under limits, as a stranger's file must be.
+
+An archive is a few bytes that may stand for gigabytes (a *bomb*: one entry of 2 GiB of zeros,
+or 20,000 empty files), or name places outside its folder. ``extract`` writes its entries into
+an empty folder and refuses, with ``ArchiveError`` (one line), the first thing over a limit:
+
+- more entries (files and folders) than ``Limits.entries``;
+- more bytes in all than ``Limits.total_bytes``, counted as they are written (the sizes an
+  entry's header declares are checked first, to refuse a bomb before any work, but never
+  trusted: the bytes really written are what counts);
+- an entry that expands more than ``Limits.ratio`` times its compressed size, beyond
+  ``ALLOWANCE`` bytes (zip: each entry; a compressed tar: the whole decompressed stream against
+  the archive's size);
+- a link (symbolic or hard), a device, a FIFO or any other entry that is not a plain file or a
+  folder; an absolute name or one with ``..``; the same name twice.
+
+The caller (``bundles``) removes the folder when this raises: what was written is not a bot.
+The limits come from the environment (``Limits.from_env``), so that every process of the arena
+(a tournament's jobs included) applies the same ones.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tarfile
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import IO, BinaryIO, Protocol
+
+from bot_arena.arena.match.botref import BotSpecError
+
+MIB = 1 << 20
+ALLOWANCE = MIB  # bytes an entry may hold whatever its compression ratio (a small table)
+CHUNK = 1 << 16  # bytes read and written at a time
+ENTRIES_ENV = "ARENA_ARCHIVE_ENTRIES"
+BYTES_ENV = "ARENA_ARCHIVE_BYTES"
+RATIO_ENV = "ARENA_ARCHIVE_RATIO"
+_UNITS = {"": 1, "K": 1 << 10, "M": MIB, "G": 1 << 30}
+
+
+class ArchiveError(BotSpecError):
+    """An archive refused (one line: what, and which limit)."""
+
+
+def parse_size(name: str, text: str) -> int:
+    """A positive whole number, bytes with an optional K, M or G (binary) suffix; ArchiveError
+    naming the variable ``name`` otherwise."""
+    raw = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = raw[-1:] if raw[-1:] in _UNITS else ""
+    digits = raw[: len(raw) - len(unit)]
+    if not digits.isdigit() or int(digits) <= 0 or len(digits) > 15:
+        raise ArchiveError(f"${name}: {text!r} is not a positive whole number (K, M, G allowed)")
+    return int(digits) * _UNITS[unit]
+
+
+@dataclass(frozen=True)
+class Limits:
+    entries: int = 10_000  # files and folders
+    total_bytes: int = 100 * MIB  # the bytes of every file, and the archive's own size
+    ratio: int = 100  # uncompressed bytes per compressed byte, beyond ALLOWANCE
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> Limits:
+        """The defaults, each replaced by its variable when set (``$ARENA_ARCHIVE_ENTRIES``,
+        ``$ARENA_ARCHIVE_BYTES``, ``$ARENA_ARCHIVE_RATIO``)."""
+        default = cls()
+        values = [
+            parse_size(var, environ[var]) if environ.get(var, "").strip() else value
+            for var, value in (
+                (ENTRIES_ENV, default.entries),
+                (BYTES_ENV, default.total_bytes),
+                (RATIO_ENV, default.ratio),
+            )
+        ]
+        return cls(*values)
+
+    def expanded_cap(self, compressed: int) -> int:
+        """The most bytes ``compressed`` bytes may expand to."""
+        return ALLOWANCE + self.ratio * compressed
+
+
+class _Budget:
+    """The entries and bytes written so far, against the limits."""
+
+    def __init__(self, archive: Path, limits: Limits) -> None:
+        self.archive = archive
+        self.limits = limits
+        self.entries = 0
+        self.written = 0
+        self.names: set[str] = set()
+
+    def refuse(self, why: str) -> ArchiveError:
+        return ArchiveError(f"bot archive {str(self.archive)!r} refused: {why}")
+
+    def entry(self, name: str) -> PurePosixPath:
+        """Count one entry and check its name: relative, inside the folder, seen once."""
+        self.entries += 1
+        if self.entries > self.limits.entries:
+            raise self.refuse(f"more than {self.limits.entries} entries (${ENTRIES_ENV})")
+        path = PurePosixPath(name)
+        if not name or path.is_absolute() or ".." in path.parts or "\0" in name:
+            raise self.refuse(f"unsafe path {name!r}")
+        clean = PurePosixPath(*[p for p in path.parts if p != "."])
+        if not clean.parts:  # the folder itself ("./", as `tar -C dir .` writes it)
+            return clean
+        if str(clean) in self.names:
+            raise self.refuse(f"{name!r} appears twice")
+        self.names.add(str(clean))
+        return clean
+
+    def declared(self, name: str, size: int, cap: int) -> None:
+        """Refuse before any work an entry whose header declares more than is allowed."""
+        if self.written + size > self.limits.total_bytes:
+            raise self.refuse(
+                f"{name!r} declares {size} bytes, over the {self.limits.total_bytes} bytes "
+                f"allowed in all (${BYTES_ENV})"
+            )
+        if size > cap:
+            raise self.refuse(
+                f"{name!r} declares {size} bytes, over {cap} for its compressed size "
+                f"(ratio {self.limits.ratio}, ${RATIO_ENV})"
+            )
+
+    def copy(self, source: IO[bytes], target: Path, name: str, cap: int) -> None:
+        """Write ``source`` into the new file ``target``, counting the bytes really written
+        against the total and the entry's ``cap``."""
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            here = 0
+            while chunk := source.read(CHUNK):
+                here += len(chunk)
+                if self.written + here > self.limits.total_bytes:
+                    raise self.refuse(
+                        f"more than {self.limits.total_bytes} bytes unpacked (${BYTES_ENV})"
+                    )
+                if here > cap:
+                    raise self.refuse(
+                        f"{name!r} expands past {cap} bytes (ratio {self.limits.ratio}, "
+                        f"${RATIO_ENV})"
+                    )
+                out.write(chunk)
+        self.written += here
+
+
+def extract(archive: Path, folder: Path, limits: Limits) -> int:
+    """Unpack ``archive`` into the empty ``folder`` (see the module's docstring); the bytes
+    written. ArchiveError for an archive refused or unreadable."""
+    budget = _Budget(archive, limits)
+    try:
+        size = archive.stat().st_size
+        if size > limits.total_bytes:
+            raise budget.refuse(f"{size} bytes, over {limits.total_bytes} (${BYTES_ENV})")
+        if zipfile.is_zipfile(archive):
+            _zip(archive, folder, budget, size)
+        else:  # tarfile.is_tarfile would read the first entry unbounded
+            _tar(archive, folder, budget, size)
+    except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, ValueError) as exc:
+        if isinstance(exc, ArchiveError):
+            raise
+        raise ArchiveError(f"cannot unpack bot archive {str(archive)!r}: {exc}") from None
+    return budget.written
+
+
+def _made(folder: Path, clean: PurePosixPath, is_dir: bool) -> Path:
+    """The path for an entry in ``folder``, its parent folders made (never following a link:
+    only this code writes here, and it makes none)."""
+    target = folder.joinpath(*clean.parts)
+    parent = target if is_dir else target.parent
+    parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return target
+
+
+def _zip(archive: Path, folder: Path, budget: _Budget, size: int) -> None:
+    with zipfile.ZipFile(archive) as zf:
+        infos = zf.infolist()
+        if len(infos) > budget.limits.entries:
+            raise budget.refuse(f"more than {budget.limits.entries} entries (${ENTRIES_ENV})")
+        for info in infos:
+            clean = budget.entry(info.filename)
+            mode = info.external_attr >> 16
+            kind = stat.S_IFMT(mode)
+            if stat.S_ISLNK(mode):
+                raise budget.refuse(f"{info.filename!r} is a link")
+            if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
+                raise budget.refuse(f"{info.filename!r} is not a file or a folder")
+            if info.is_dir():
+                _made(folder, clean, True)
+                continue
+            # the compressed size is the header's too: never more than the archive holds
+            cap = budget.limits.expanded_cap(min(info.compress_size, size))
+            budget.declared(info.filename, info.file_size, cap)
+            with zf.open(info) as source:
+                budget.copy(source, _made(folder, clean, False), info.filename, cap)
+
+
+class _Readable(Protocol):
+    def read(self, n: int = -1, /) -> bytes: ...
+
+
+class _Bounded:
+    """A compressed tar's decompressed stream for tarfile, forward only, which refuses to go
+    past ``cap`` bytes (a bomb of zeros, or a header that asks tarfile to read gigabytes)."""
+
+    def __init__(self, stream: _Readable, cap: int, budget: _Budget) -> None:
+        self.stream = stream
+        self.cap = cap
+        self.budget = budget
+        self.pos = 0
+
+    def _check(self, end: int) -> None:
+        if end > self.cap:
+            raise self.budget.refuse(
+                f"expands past {self.cap} bytes (ratio {self.budget.limits.ratio}, ${RATIO_ENV})"
+            )
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.cap + 1 - self.pos if n < 0 else n
+        self._check(self.pos + n if n > CHUNK else self.pos)  # a large read asked at once
+        data = self.stream.read(n)
+        self.pos += len(data)
+        self._check(self.pos)
+        return data
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        target = {os.SEEK_SET: offset, os.SEEK_CUR: self.pos + offset}.get(whence)
+        if target is None or target < self.pos:
+            raise self.budget.refuse("an entry that is read out of order")
+        while self.pos < target:
+            if not self.read(min(CHUNK, target - self.pos)):
+                break
+        return self.pos
+
+
+def _decompressed(raw: BinaryIO) -> _Readable:
+    """``raw``'s bytes, decompressed when they start as gzip, bzip2 or xz data do."""
+    import bz2
+    import gzip
+    import lzma
+
+    head = raw.read(6)
+    raw.seek(0)
+    if head.startswith(b"\x1f\x8b"):
+        return gzip.GzipFile(fileobj=raw)
+    if head.startswith(b"BZh"):
+        return bz2.BZ2File(raw)
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return lzma.LZMAFile(raw)
+    return raw
+
+
+def _tar(archive: Path, folder: Path, budget: _Budget, size: int) -> None:
+    with open(archive, "rb") as raw:
+        bounded = _Bounded(_decompressed(raw), budget.limits.expanded_cap(size), budget)
+        try:
+            tf = tarfile.open(fileobj=bounded, mode="r:")  # type: ignore[call-overload]  # noqa: SIM115
+        except (tarfile.ReadError, OSError, EOFError):  # not even one entry of a tar
+            raise ArchiveError(
+                f"bot archive {str(archive)!r} is not a zip or tar archive"
+            ) from None
+        with tf:
+            while (member := tf.next()) is not None:
+                _tar_member(tf, member, folder, budget)
+
+
+def _tar_member(
+    tf: tarfile.TarFile, member: tarfile.TarInfo, folder: Path, budget: _Budget
+) -> None:
+    """One entry, checked before tarfile reads past it (``next`` skips its data)."""
+    clean = budget.entry(member.name)
+    if member.issym() or member.islnk():
+        raise budget.refuse(f"{member.name!r} is a link")
+    if member.isdir():
+        _made(folder, clean, True)
+        return
+    if not member.isreg() or member.issparse():
+        raise budget.refuse(f"{member.name!r} is not a file or a folder")
+    cap = budget.limits.total_bytes  # a tar stores its files' bytes as they are
+    budget.declared(member.name, member.size, cap)
+    source = tf.extractfile(member)
+    if source is None:
+        raise budget.refuse(f"{member.name!r} cannot be read")
+    with source:
+        budget.copy(source, _made(folder, clean, False), member.name, cap)
