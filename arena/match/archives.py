@@ -145,14 +145,23 @@ class _Budget:
         self.written += here
 
 
+def checked_size(archive: Path, limits: Limits) -> int:
+    """The archive's own size, refused over ``Limits.total_bytes`` (before it is read)."""
+    size = archive.stat().st_size
+    if size > limits.total_bytes:
+        raise ArchiveError(
+            f"bot archive {str(archive)!r} refused: {size} bytes, over {limits.total_bytes} "
+            f"(${BYTES_ENV})"
+        )
+    return size
+
+
 def extract(archive: Path, folder: Path, limits: Limits) -> int:
     """Unpack ``archive`` into the empty ``folder`` (see the module's docstring); the bytes
     written. ArchiveError for an archive refused or unreadable."""
     budget = _Budget(archive, limits)
     try:
-        size = archive.stat().st_size
-        if size > limits.total_bytes:
-            raise budget.refuse(f"{size} bytes, over {limits.total_bytes} (${BYTES_ENV})")
+        size = checked_size(archive, limits)
         if zipfile.is_zipfile(archive):
             _zip(archive, folder, budget, size)
         else:  # tarfile.is_tarfile would read the first entry unbounded
@@ -176,8 +185,11 @@ def _made(folder: Path, clean: PurePosixPath, is_dir: bool) -> Path:
 def _zip(archive: Path, folder: Path, budget: _Budget, size: int) -> None:
     with zipfile.ZipFile(archive) as zf:
         infos = zf.infolist()
-        if len(infos) > budget.limits.entries:
-            raise budget.refuse(f"more than {budget.limits.entries} entries (${ENTRIES_ENV})")
+        if len(infos) > budget.limits.entries:  # before any is written
+            raise budget.refuse(
+                f"holds {len(infos)} entries, over the {budget.limits.entries} allowed "
+                f"(${ENTRIES_ENV})"
+            )
         for info in infos:
             clean = budget.entry(info.filename)
             mode = info.external_attr >> 16

@@ -113,12 +113,7 @@ def _use(bundle: Path) -> Path:
 def digest(archive: Path, limits: archives.Limits) -> str:
     """The archive's SHA-256, read in chunks (its size checked first: never past the cap)."""
     try:
-        size = archive.stat().st_size
-        if size > limits.total_bytes:
-            raise ArchiveError(
-                f"bot archive {str(archive)!r} refused: {size} bytes, over "
-                f"{limits.total_bytes} (${archives.BYTES_ENV})"
-            )
+        archives.checked_size(archive, limits)
         h = hashlib.sha256()
         with open(archive, "rb") as fh:
             while chunk := fh.read(archives.CHUNK):
