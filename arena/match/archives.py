@@ -14,7 +14,9 @@ an empty folder and refuses, with ``ArchiveError`` (one line), the first thing o
 - a link (symbolic or hard), a device, a FIFO or any other entry that is not a plain file or a
   folder; an absolute name or one with ``..``; the same name twice.
 
-The caller (``bundles``) removes the folder when this raises: what was written is not a bot.
+Everything a header says (names, kinds, declared sizes, the count) is checked in a first pass
+that writes nothing, so a refused archive costs no file created; the second pass writes, makes
+the same checks again and counts. The caller (``bundles``) removes the folder when this raises: what was written is not a bot.
 The limits come from the environment (``Limits.from_env``), so that every process of the arena
 (a tournament's jobs included) applies the same ones.
 """
@@ -83,12 +85,14 @@ class Limits:
 
 
 class _Budget:
-    """The entries and bytes written so far, against the limits."""
+    """The entries and bytes of one pass over an archive (the names and sizes declared; the
+    bytes really written), against the limits."""
 
     def __init__(self, archive: Path, limits: Limits) -> None:
         self.archive = archive
         self.limits = limits
         self.entries = 0
+        self.declared_bytes = 0
         self.written = 0
         self.names: set[str] = set()
 
@@ -113,7 +117,8 @@ class _Budget:
 
     def declared(self, name: str, size: int, cap: int) -> None:
         """Refuse before any work an entry whose header declares more than is allowed."""
-        if self.written + size > self.limits.total_bytes:
+        self.declared_bytes += size
+        if self.declared_bytes > self.limits.total_bytes:
             raise self.refuse(
                 f"{name!r} declares {size} bytes, over the {self.limits.total_bytes} bytes "
                 f"allowed in all (${BYTES_ENV})"
@@ -162,10 +167,12 @@ def extract(archive: Path, folder: Path, limits: Limits) -> int:
     budget = _Budget(archive, limits)
     try:
         size = checked_size(archive, limits)
-        if zipfile.is_zipfile(archive):
-            _zip(archive, folder, budget, size)
-        else:  # tarfile.is_tarfile would read the first entry unbounded
-            _tar(archive, folder, budget, size)
+        unpack = _zip if zipfile.is_zipfile(archive) else _tar  # tarfile.is_tarfile is unbounded
+        # a pass that only reads the headers, so that a refused archive costs no file written;
+        # then the pass that writes, the same checks made again and the bytes counted
+        unpack(archive, None, budget, size)
+        budget = _Budget(archive, limits)
+        unpack(archive, folder, budget, size)
     except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, ValueError) as exc:
         if isinstance(exc, ArchiveError):
             raise
@@ -182,7 +189,8 @@ def _made(folder: Path, clean: PurePosixPath, is_dir: bool) -> Path:
     return target
 
 
-def _zip(archive: Path, folder: Path, budget: _Budget, size: int) -> None:
+def _zip(archive: Path, folder: Path | None, budget: _Budget, size: int) -> None:
+    """One pass over a zip's entries; with ``folder`` None, their headers are checked only."""
     with zipfile.ZipFile(archive) as zf:
         infos = zf.infolist()
         if len(infos) > budget.limits.entries:  # before any is written
@@ -199,11 +207,14 @@ def _zip(archive: Path, folder: Path, budget: _Budget, size: int) -> None:
             if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
                 raise budget.refuse(f"{info.filename!r} is not a file or a folder")
             if info.is_dir():
-                _made(folder, clean, True)
+                if folder is not None:
+                    _made(folder, clean, True)
                 continue
             # the compressed size is the header's too: never more than the archive holds
             cap = budget.limits.expanded_cap(min(info.compress_size, size))
             budget.declared(info.filename, info.file_size, cap)
+            if folder is None:
+                continue
             with zf.open(info) as source:
                 budget.copy(source, _made(folder, clean, False), info.filename, cap)
 
@@ -266,7 +277,9 @@ def _decompressed(raw: BinaryIO) -> _Readable:
     return raw
 
 
-def _tar(archive: Path, folder: Path, budget: _Budget, size: int) -> None:
+def _tar(archive: Path, folder: Path | None, budget: _Budget, size: int) -> None:
+    """One pass over a tar's entries; with ``folder`` None, their headers are checked only
+    (the stream is read through all the same: a tar has no table of contents)."""
     with open(archive, "rb") as raw:
         bounded = _Bounded(_decompressed(raw), budget.limits.expanded_cap(size), budget)
         try:
@@ -281,19 +294,22 @@ def _tar(archive: Path, folder: Path, budget: _Budget, size: int) -> None:
 
 
 def _tar_member(
-    tf: tarfile.TarFile, member: tarfile.TarInfo, folder: Path, budget: _Budget
+    tf: tarfile.TarFile, member: tarfile.TarInfo, folder: Path | None, budget: _Budget
 ) -> None:
     """One entry, checked before tarfile reads past it (``next`` skips its data)."""
     clean = budget.entry(member.name)
     if member.issym() or member.islnk():
         raise budget.refuse(f"{member.name!r} is a link")
     if member.isdir():
-        _made(folder, clean, True)
+        if folder is not None:
+            _made(folder, clean, True)
         return
     if not member.isreg() or member.issparse():
         raise budget.refuse(f"{member.name!r} is not a file or a folder")
     cap = budget.limits.total_bytes  # a tar stores its files' bytes as they are
     budget.declared(member.name, member.size, cap)
+    if folder is None:
+        return
     source = tf.extractfile(member)
     if source is None:
         raise budget.refuse(f"{member.name!r} cannot be read")
