@@ -16,7 +16,8 @@ an empty folder and refuses, with ``ArchiveError`` (one line), the first thing o
 
 Everything a header says (names, kinds, declared sizes, the count) is checked in a first pass
 that writes nothing, so a refused archive costs no file created; the second pass writes, makes
-the same checks again and counts. The caller (``bundles``) removes the folder when this raises: what was written is not a bot.
+the same checks again and counts. The caller (``bundles``) removes the folder when this raises:
+what was written is not a bot.
 The limits come from the environment (``Limits.from_env``), so that every process of the arena
 (a tournament's jobs included) applies the same ones.
 """
