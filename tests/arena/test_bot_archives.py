@@ -384,3 +384,48 @@ def test_bytes_are_counted_as_written_not_as_declared(tmp_path: Path) -> None:
     ratio = archives._Budget(tmp_path / "x.zip", Limits())
     with pytest.raises(ArchiveError, match="'b' expands past 5000 bytes"):
         ratio.copy(io.BytesIO(bytes(200_000)), tmp_path / "b", "b", cap=5000)
+
+
+@pytest.mark.timeout(120)
+def test_an_extraction_in_progress_is_not_a_leftover(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While this process unpacks an archive, another one finishes its own and cleans the
+    cache: the partial folder in progress is held, so it is left alone."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(bundles.ROOT_ENV, str(cache))
+    real = archives.extract
+
+    def slow_extract(archive: Path, folder: Path, limits: Limits) -> int:
+        assert folder.name.startswith(bundles.PARTIAL)
+        unpack(numbered(tmp_path, 1), cache)  # its cleaning runs now, in another process
+        assert folder.is_dir()
+        return real(archive, folder, limits)
+
+    monkeypatch.setattr(archives, "extract", slow_extract)
+    bundle = bundles.unpacked(numbered(tmp_path, 0))
+    assert (bundle / "main.py").read_bytes().startswith(MAIN)
+
+
+def test_the_first_of_two_extractions_of_one_archive_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process renames the same archive's bundle into place while this one unpacks
+    it: this one's copy is dropped and the other's used (a rename over a full folder fails)."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(bundles.ROOT_ENV, str(cache))
+    archive = numbered(tmp_path, 0)
+    real = archives.extract
+
+    def raced(archive: Path, folder: Path, limits: Limits) -> int:
+        other = tmp_path / "other"
+        other.mkdir()
+        real(archive, other, limits)
+        (other / "theirs").write_text("")
+        other.rename(cache / bundles.digest(archive, limits))
+        return real(archive, folder, limits)
+
+    monkeypatch.setattr(archives, "extract", raced)
+    bundle = bundles.unpacked(archive)
+    assert (bundle / "theirs").exists()
+    assert sorted(p.name for p in cache.iterdir()) == [bundles.LOCK, bundle.name]
