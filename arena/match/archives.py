@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
 import tarfile
 import zipfile
 from collections.abc import Mapping
@@ -190,8 +191,40 @@ def _made(folder: Path, clean: PurePosixPath, is_dir: bool) -> Path:
     return target
 
 
+DIRECTORY_BYTES = 1024  # of a zip's central directory, per entry allowed (a name, extras)
+_END = struct.Struct("<4s4H2LH")  # the end of central directory record
+
+
+def _zip_directory(archive: Path, budget: _Budget) -> None:
+    """Refuse a zip whose end record counts too many entries, or whose central directory
+    (which ``zipfile`` reads whole, an object per entry, before anything can be counted) is
+    larger than the entries allowed could need; zip64 archives too (a bot needs neither 65,535
+    entries nor 4 GiB)."""
+    with open(archive, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        fh.seek(max(0, fh.tell() - _END.size - 0xFFFF))  # the record, then a comment
+        tail = fh.read()
+    at = len(tail) - _END.size  # no comment: the record ends the file
+    if tail[at : at + 4] != b"PK\x05\x06":
+        at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) - at < _END.size:
+        return  # zipfile finds none either, and refuses it
+    _, _, _, _, count, directory, _, _ = _END.unpack_from(tail, at)
+    if count == 0xFFFF or directory == 0xFFFFFFFF:
+        raise budget.refuse("a zip64 archive")
+    entries = budget.limits.entries
+    if count > entries:
+        raise budget.refuse(f"holds {count} entries, over the {entries} allowed (${ENTRIES_ENV})")
+    if directory > entries * DIRECTORY_BYTES:
+        raise budget.refuse(
+            f"a central directory of {directory} bytes, over {entries * DIRECTORY_BYTES} "
+            f"({DIRECTORY_BYTES} an entry, ${ENTRIES_ENV})"
+        )
+
+
 def _zip(archive: Path, folder: Path | None, budget: _Budget, size: int) -> None:
     """One pass over a zip's entries; with ``folder`` None, their headers are checked only."""
+    _zip_directory(archive, budget)
     with zipfile.ZipFile(archive) as zf:
         infos = zf.infolist()
         if len(infos) > budget.limits.entries:  # before any is written

@@ -58,8 +58,12 @@ def _zeros(mib: int) -> tuple[bytes, int]:
     return piece * mib + co.flush(), crc
 
 
-def write_zip(path: Path, entries: list[tuple[str, bytes, int, int, int, int]]) -> Path:
-    """A zip of (name, data, method, crc, declared size, unix mode) entries, headers as given."""
+def write_zip(
+    path: Path, entries: list[tuple[str, bytes, int, int, int, int]], count: int | None = None
+) -> Path:
+    """A zip of (name, data, method, crc, declared size, unix mode) entries, headers as given;
+    ``count``: the number of entries its end record says, when not the true one."""
+    told = len(entries) if count is None else count
     out = io.BytesIO()
     central = b""
     for name, data, method, crc, size, mode in entries:
@@ -73,7 +77,7 @@ def write_zip(path: Path, entries: list[tuple[str, bytes, int, int, int, int]]) 
                                offset) + raw  # fmt: skip
     start = out.tell()
     out.write(central)
-    out.write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries),
+    out.write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, told, told,
                           len(central), start, 0))  # fmt: skip
     path.write_bytes(out.getvalue())
     return path
@@ -109,9 +113,16 @@ def zip_many(tmp: Path) -> Path:
     return write_zip(tmp / "many.zip", [stored("main.py", MAIN), *empty])
 
 
+def zip_miscounted(tmp: Path) -> Path:
+    """10,002 entries, its end record says 2."""
+    empty = [stored(f"f{i}", b"") for i in range(10_001)]
+    return write_zip(tmp / "miscounted.zip", [stored("main.py", MAIN), *empty], count=2)
+
+
 def zip_entry(name: str, mode: int = stat.S_IFREG | 0o644) -> Callable[[Path], Path]:
     def build(tmp: Path) -> Path:
-        return write_zip(tmp / "entry.zip", [stored("main.py", MAIN), stored(name, b"x", mode)])
+        odd = stored(name.format(tmp=tmp), b"x", mode)  # {tmp}: this test's folder
+        return write_zip(tmp / "entry.zip", [stored("main.py", MAIN), odd])
 
     return build
 
@@ -131,7 +142,7 @@ def write_tar(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]]) -
 
 def tar_entry(name: str, kind: bytes, link: str = "") -> Callable[[Path], Path]:
     def build(tmp: Path) -> Path:
-        odd = tarfile.TarInfo(name)
+        odd = tarfile.TarInfo(name.format(tmp=tmp))  # {tmp}: this test's folder
         odd.type, odd.linkname, odd.devmajor, odd.devminor = kind, link, 1, 3
         data = b"x" if kind == tarfile.REGTYPE else None
         return write_tar(tmp / "entry.tar.gz", [(tarfile.TarInfo("main.py"), MAIN), (odd, data)])
@@ -184,10 +195,11 @@ REFUSED = {
     "zip header that lies": (zip_liar, "cannot unpack bot archive"),
     "zip ratio": (zip_ratio, "'zeros.bin' declares 5242880 bytes, over 1"),
     "zip entries": (zip_many, "holds 10002 entries, over the 10000 allowed"),
+    "zip entries miscounted": (zip_miscounted, "holds 10002 entries, over the 10000 allowed"),
     "zip symlink": (zip_entry("link", stat.S_IFLNK | 0o777), "'link' is a link"),
     "zip fifo": (zip_entry("pipe", stat.S_IFIFO | 0o644), "'pipe' is not a file or a folder"),
     "zip ..": (zip_entry("../evil"), "unsafe path '../evil'"),
-    "zip absolute": (zip_entry("/abs"), "unsafe path '/abs'"),
+    "zip absolute": (zip_entry("{tmp}/abs"), "unsafe path '/"),
     "zip same name twice": (zip_twice, "'./main.py' appears twice"),
     "tar.gz ratio": (tar_zeros, "expands past"),
     "tar entries": (tar_many, "more than 10000 entries"),
@@ -196,7 +208,7 @@ REFUSED = {
     "tar fifo": (tar_entry("pipe", tarfile.FIFOTYPE), "'pipe' is not a file or a folder"),
     "tar device": (tar_entry("null", tarfile.CHRTYPE), "'null' is not a file or a folder"),
     "tar ..": (tar_entry("../evil", tarfile.REGTYPE), "unsafe path '../evil'"),
-    "tar absolute": (tar_entry("/abs", tarfile.REGTYPE), "unsafe path '/abs'"),
+    "tar absolute": (tar_entry("{tmp}/abs", tarfile.REGTYPE), "unsafe path '/"),
 }
 
 
@@ -220,7 +232,7 @@ def test_a_hostile_archive_is_refused_leaving_nothing(
         assert why in proc.stderr, proc.stderr
         assert snapshot(cache) == before
         assert dump(db) == rows
-    assert not (tmp_path.parent / "evil").exists() and not Path("/abs").exists()
+    assert not (cache / "evil").exists() and not (tmp_path / "abs").exists()
 
 
 @pytest.mark.timeout(60)
@@ -233,6 +245,14 @@ def test_limits_are_settable_and_checked(registered: tuple[Path, Path], tmp_path
     assert few.returncode == 2 and "holds 2 entries, over the 1 allowed" in few.stderr, few.stderr
     tiny = arena(*play, cache=cache, cwd=tmp_path, ARENA_ARCHIVE_BYTES="64")
     assert tiny.returncode == 2 and "over 64 ($ARENA_ARCHIVE_BYTES)" in tiny.stderr, tiny.stderr
+    named = write_zip(tmp_path / "named.zip", [stored("main.py", MAIN), stored("n" * 3000, b"")])
+    play_named = ("play", "tictactoe", "-b", str(named), "-b", "random", "--no-save")
+    wide = arena(*play_named, cache=cache, cwd=tmp_path, ARENA_ARCHIVE_ENTRIES="2")
+    assert wide.returncode == 2 and "a central directory of 3099 bytes, over 2048" in wide.stderr
+    zip64 = write_zip(tmp_path / "zip64.zip", [stored("main.py", MAIN)], count=0xFFFF)
+    play64 = ("play", "tictactoe", "-b", str(zip64), "-b", "random", "--no-save")
+    big = arena(*play64, cache=cache, cwd=tmp_path)
+    assert big.returncode == 2 and "refused: a zip64 archive" in big.stderr, big.stderr
     bad = arena(*play, cache=cache, cwd=tmp_path, ARENA_ARCHIVE_RATIO="many")
     assert bad.returncode == 2 and "$ARENA_ARCHIVE_RATIO: 'many' is not" in bad.stderr
     assert bad.stderr.count("\n") == 1
