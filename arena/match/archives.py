@@ -214,7 +214,7 @@ def _zip_directory(archive: Path, budget: _Budget) -> None:
         raise budget.refuse("a zip64 archive")
     entries = budget.limits.entries
     if count > entries:
-        raise budget.refuse(f"holds {count} entries, over the {entries} allowed (${ENTRIES_ENV})")
+        raise budget.refuse(f"counts {count} entries, over the {entries} allowed (${ENTRIES_ENV})")
     if directory > entries * DIRECTORY_BYTES:
         raise budget.refuse(
             f"a central directory of {directory} bytes, over {entries * DIRECTORY_BYTES} "

@@ -194,7 +194,7 @@ REFUSED = {
     "zip bomb": (zip_bomb, "'zeros.bin' declares 2147483648 bytes, over the 104857600"),
     "zip header that lies": (zip_liar, "cannot unpack bot archive"),
     "zip ratio": (zip_ratio, "'zeros.bin' declares 5242880 bytes, over 1"),
-    "zip entries": (zip_many, "holds 10002 entries, over the 10000 allowed"),
+    "zip entries": (zip_many, "counts 10002 entries, over the 10000 allowed"),
     "zip entries miscounted": (zip_miscounted, "holds 10002 entries, over the 10000 allowed"),
     "zip symlink": (zip_entry("link", stat.S_IFLNK | 0o777), "'link' is a link"),
     "zip fifo": (zip_entry("pipe", stat.S_IFIFO | 0o644), "'pipe' is not a file or a folder"),
@@ -242,7 +242,7 @@ def test_limits_are_settable_and_checked(registered: tuple[Path, Path], tmp_path
     small = write_zip(tmp_path / "small.zip", [stored("main.py", MAIN), stored("a", b"x")])
     play = ("play", "tictactoe", "-b", str(small), "-b", "random", "--no-save")
     few = arena(*play, cache=cache, cwd=tmp_path, ARENA_ARCHIVE_ENTRIES="1")
-    assert few.returncode == 2 and "holds 2 entries, over the 1 allowed" in few.stderr, few.stderr
+    assert few.returncode == 2 and "counts 2 entries, over the 1 allowed" in few.stderr, few.stderr
     tiny = arena(*play, cache=cache, cwd=tmp_path, ARENA_ARCHIVE_BYTES="64")
     assert tiny.returncode == 2 and "over 64 ($ARENA_ARCHIVE_BYTES)" in tiny.stderr, tiny.stderr
     named = write_zip(tmp_path / "named.zip", [stored("main.py", MAIN), stored("n" * 3000, b"")])
