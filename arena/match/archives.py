@@ -24,6 +24,7 @@ The limits come from the environment (``Limits.from_env``), so that every proces
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import struct
@@ -32,7 +33,7 @@ import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, BinaryIO, Protocol
+from typing import IO, Protocol
 
 from bot_arena.arena.match.botref import BotSpecError
 
@@ -152,29 +153,33 @@ class _Budget:
         self.written += here
 
 
-def checked_size(archive: Path, limits: Limits) -> int:
-    """The archive's own size, refused over ``Limits.total_bytes`` (before it is read)."""
-    size = archive.stat().st_size
-    if size > limits.total_bytes:
+def read(archive: Path, limits: Limits) -> bytes:
+    """The archive's bytes, read once (what is hashed is what is unpacked, even if the file
+    changes meanwhile), never more than ``Limits.total_bytes``; ArchiveError otherwise."""
+    try:
+        with open(archive, "rb") as fh:
+            data = fh.read(limits.total_bytes + 1)
+    except OSError as exc:
+        raise ArchiveError(f"cannot read bot archive {str(archive)!r}: {exc.strerror}") from None
+    if len(data) > limits.total_bytes:
         raise ArchiveError(
-            f"bot archive {str(archive)!r} refused: {size} bytes, over {limits.total_bytes} "
-            f"(${BYTES_ENV})"
+            f"bot archive {str(archive)!r} refused: over {limits.total_bytes} bytes (${BYTES_ENV})"
         )
-    return size
+    return data
 
 
-def extract(archive: Path, folder: Path, limits: Limits) -> int:
-    """Unpack ``archive`` into the empty ``folder`` (see the module's docstring); the bytes
-    written. ArchiveError for an archive refused or unreadable."""
+def extract(archive: Path, data: bytes, folder: Path, limits: Limits) -> int:
+    """Unpack ``data``, the bytes of ``archive`` (``read``: the name is for messages), into the
+    empty ``folder`` (see the module's docstring); the bytes written. ArchiveError for an
+    archive refused or unreadable."""
     budget = _Budget(archive, limits)
     try:
-        size = checked_size(archive, limits)
-        unpack = _zip if zipfile.is_zipfile(archive) else _tar  # tarfile.is_tarfile is unbounded
+        unpack = _zip if zipfile.is_zipfile(io.BytesIO(data)) else _tar  # is_tarfile: unbounded
         # a pass that only reads the headers, so that a refused archive costs no file written;
         # then the pass that writes, the same checks made again and the bytes counted
-        unpack(archive, None, budget, size)
+        unpack(data, None, budget)
         budget = _Budget(archive, limits)
-        unpack(archive, folder, budget, size)
+        unpack(data, folder, budget)
     except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, ValueError) as exc:
         if isinstance(exc, ArchiveError):
             raise
@@ -195,15 +200,12 @@ DIRECTORY_BYTES = 1024  # of a zip's central directory, per entry allowed (a nam
 _END = struct.Struct("<4s4H2LH")  # the end of central directory record
 
 
-def _zip_directory(archive: Path, budget: _Budget) -> None:
+def _zip_directory(data: bytes, budget: _Budget) -> None:
     """Refuse a zip whose end record counts too many entries, or whose central directory
     (which ``zipfile`` reads whole, an object per entry, before anything can be counted) is
     larger than the entries allowed could need; zip64 archives too (a bot needs neither 65,535
     entries nor 4 GiB)."""
-    with open(archive, "rb") as fh:
-        fh.seek(0, os.SEEK_END)
-        fh.seek(max(0, fh.tell() - _END.size - 0xFFFF))  # the record, then a comment
-        tail = fh.read()
+    tail = data[-(_END.size + 0xFFFF) :]  # the record, then a comment
     at = len(tail) - _END.size  # no comment: the record ends the file
     if tail[at : at + 4] != b"PK\x05\x06":
         at = tail.rfind(b"PK\x05\x06")
@@ -222,10 +224,11 @@ def _zip_directory(archive: Path, budget: _Budget) -> None:
         )
 
 
-def _zip(archive: Path, folder: Path | None, budget: _Budget, size: int) -> None:
+def _zip(data: bytes, folder: Path | None, budget: _Budget) -> None:
     """One pass over a zip's entries; with ``folder`` None, their headers are checked only."""
-    _zip_directory(archive, budget)
-    with zipfile.ZipFile(archive) as zf:
+    _zip_directory(data, budget)
+    size = len(data)
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
         infos = zf.infolist()
         if len(infos) > budget.limits.entries:  # before any is written
             raise budget.refuse(
@@ -294,7 +297,7 @@ class _Bounded:
         return self.pos
 
 
-def _decompressed(raw: BinaryIO) -> _Readable:
+def _decompressed(raw: io.BytesIO) -> _Readable:
     """``raw``'s bytes, decompressed when they start as gzip, bzip2 or xz data do."""
     import bz2
     import gzip
@@ -311,16 +314,16 @@ def _decompressed(raw: BinaryIO) -> _Readable:
     return raw
 
 
-def _tar(archive: Path, folder: Path | None, budget: _Budget, size: int) -> None:
+def _tar(data: bytes, folder: Path | None, budget: _Budget) -> None:
     """One pass over a tar's entries; with ``folder`` None, their headers are checked only
     (the stream is read through all the same: a tar has no table of contents)."""
-    with open(archive, "rb") as raw:
-        bounded = _Bounded(_decompressed(raw), budget.limits.expanded_cap(size), budget)
+    with io.BytesIO(data) as raw:
+        bounded = _Bounded(_decompressed(raw), budget.limits.expanded_cap(len(data)), budget)
         try:
             tf = tarfile.open(fileobj=bounded, mode="r:")  # type: ignore[call-overload]  # noqa: SIM115
         except (tarfile.ReadError, OSError, EOFError):  # not even one entry of a tar
             raise ArchiveError(
-                f"bot archive {str(archive)!r} is not a zip or tar archive"
+                f"bot archive {str(budget.archive)!r} is not a zip or tar archive"
             ) from None
         with tf:
             while (member := tf.next()) is not None:

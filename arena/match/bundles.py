@@ -110,25 +110,13 @@ def _use(bundle: Path) -> Path:
     return bundle
 
 
-def digest(archive: Path, limits: archives.Limits) -> str:
-    """The archive's SHA-256, read in chunks (its size checked first: never past the cap)."""
-    try:
-        archives.checked_size(archive, limits)
-        h = hashlib.sha256()
-        with open(archive, "rb") as fh:
-            while chunk := fh.read(archives.CHUNK):
-                h.update(chunk)
-    except OSError as exc:
-        raise ArchiveError(f"cannot read bot archive {str(archive)!r}: {exc.strerror}") from None
-    return h.hexdigest()
-
-
 def unpacked(archive: Path) -> Path:
     """The folder ``archive`` is unpacked in: the cached one, or a new one made now (under the
     limits of ``archives``); ArchiveError when the archive is refused, leaving nothing behind."""
     limits = archives.Limits.from_env()
     size_cap = cap()
-    name = digest(archive, limits)
+    data = archives.read(archive, limits)  # hashed and unpacked alike
+    name = hashlib.sha256(data).hexdigest()
     folder = root()
     target = folder / name
     with _locked(folder):
@@ -137,7 +125,7 @@ def unpacked(archive: Path) -> Path:
         partial = Path(tempfile.mkdtemp(prefix=f"{PARTIAL}{name[:16]}-", dir=folder))
         hold = _try_lock(partial, fcntl.LOCK_EX)  # taken before any cleaner may look
     try:
-        archives.extract(archive, partial, limits)
+        archives.extract(archive, data, partial, limits)
         with _locked(folder):
             if target.is_dir():  # another process unpacked the same archive first
                 shutil.rmtree(partial, ignore_errors=True)

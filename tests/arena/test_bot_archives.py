@@ -10,6 +10,7 @@ test 2 MB and a few milliseconds.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -244,7 +245,9 @@ def test_limits_are_settable_and_checked(registered: tuple[Path, Path], tmp_path
     few = arena(*play, cache=cache, cwd=tmp_path, ARENA_ARCHIVE_ENTRIES="1")
     assert few.returncode == 2 and "counts 2 entries, over the 1 allowed" in few.stderr, few.stderr
     tiny = arena(*play, cache=cache, cwd=tmp_path, ARENA_ARCHIVE_BYTES="64")
-    assert tiny.returncode == 2 and "over 64 ($ARENA_ARCHIVE_BYTES)" in tiny.stderr, tiny.stderr
+    assert tiny.returncode == 2 and "over 64 bytes ($ARENA_ARCHIVE_BYTES)" in tiny.stderr, (
+        tiny.stderr
+    )
     named = write_zip(tmp_path / "named.zip", [stored("main.py", MAIN), stored("n" * 3000, b"")])
     play_named = ("play", "tictactoe", "-b", str(named), "-b", "random", "--no-save")
     wide = arena(*play_named, cache=cache, cwd=tmp_path, ARENA_ARCHIVE_ENTRIES="2")
@@ -416,11 +419,11 @@ def test_an_extraction_in_progress_is_not_a_leftover(
     monkeypatch.setenv(bundles.ROOT_ENV, str(cache))
     real = archives.extract
 
-    def slow_extract(archive: Path, folder: Path, limits: Limits) -> int:
+    def slow_extract(archive: Path, data: bytes, folder: Path, limits: Limits) -> int:
         assert folder.name.startswith(bundles.PARTIAL)
         unpack(numbered(tmp_path, 1), cache)  # its cleaning runs now, in another process
         assert folder.is_dir()
-        return real(archive, folder, limits)
+        return real(archive, data, folder, limits)
 
     monkeypatch.setattr(archives, "extract", slow_extract)
     bundle = bundles.unpacked(numbered(tmp_path, 0))
@@ -437,13 +440,13 @@ def test_the_first_of_two_extractions_of_one_archive_wins(
     archive = numbered(tmp_path, 0)
     real = archives.extract
 
-    def raced(archive: Path, folder: Path, limits: Limits) -> int:
+    def raced(archive: Path, data: bytes, folder: Path, limits: Limits) -> int:
         other = tmp_path / "other"
         other.mkdir()
-        real(archive, other, limits)
+        real(archive, data, other, limits)
         (other / "theirs").write_text("")
-        other.rename(cache / bundles.digest(archive, limits))
-        return real(archive, folder, limits)
+        other.rename(cache / hashlib.sha256(data).hexdigest())
+        return real(archive, data, folder, limits)
 
     monkeypatch.setattr(archives, "extract", raced)
     bundle = bundles.unpacked(archive)
