@@ -32,7 +32,7 @@ import tarfile
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import IO, Protocol
 
 from bot_arena.arena.match.botref import BotSpecError
@@ -102,20 +102,20 @@ class _Budget:
     def refuse(self, why: str) -> ArchiveError:
         return ArchiveError(f"bot archive {str(self.archive)!r} refused: {why}")
 
-    def entry(self, name: str) -> PurePosixPath:
-        """Count one entry and check its name: relative, inside the folder, seen once."""
+    def entry(self, name: str) -> tuple[str, ...]:
+        """Count one entry and check its name: relative, inside the folder, seen once. Its
+        parts (none: the folder itself, ``./`` as ``tar -C dir .`` writes it)."""
         self.entries += 1
         if self.entries > self.limits.entries:
             raise self.refuse(f"more than {self.limits.entries} entries (${ENTRIES_ENV})")
-        path = PurePosixPath(name)
-        if not name or path.is_absolute() or ".." in path.parts or "\0" in name:
+        parts = name.split("/")
+        if not name or name.startswith("/") or ".." in parts or "\0" in name:
             raise self.refuse(f"unsafe path {name!r}")
-        clean = PurePosixPath(*[p for p in path.parts if p != "."])
-        if not clean.parts:  # the folder itself ("./", as `tar -C dir .` writes it)
-            return clean
-        if str(clean) in self.names:
+        clean = tuple(p for p in parts if p not in ("", "."))
+        key = "/".join(clean)
+        if clean and key in self.names:
             raise self.refuse(f"{name!r} appears twice")
-        self.names.add(str(clean))
+        self.names.add(key)
         return clean
 
     def declared(self, name: str, size: int, cap: int) -> None:
@@ -187,10 +187,10 @@ def extract(archive: Path, data: bytes, folder: Path, limits: Limits) -> int:
     return budget.written
 
 
-def _made(folder: Path, clean: PurePosixPath, is_dir: bool) -> Path:
+def _made(folder: Path, clean: tuple[str, ...], is_dir: bool) -> Path:
     """The path for an entry in ``folder``, its parent folders made (never following a link:
     only this code writes here, and it makes none)."""
-    target = folder.joinpath(*clean.parts)
+    target = folder.joinpath(*clean)
     parent = target if is_dir else target.parent
     parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     return target
