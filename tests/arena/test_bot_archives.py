@@ -188,6 +188,7 @@ def registered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         cwd=tmp,
     )
     assert added.returncode == 0, added.stderr
+    assert len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 1  # one bundle
     return db, cache
 
 
