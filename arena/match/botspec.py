@@ -82,48 +82,11 @@ def from_bundle(spec: str) -> BotRef:
 
 
 def _unpacked(archive: Path) -> Path:
-    """The folder ``archive`` is unpacked in (made on first use; nothing may land outside it:
-    absolute paths, ``..``, links and devices are refused)."""
-    import hashlib
-    import shutil
-    import tarfile
-    import tempfile
-    import zipfile
+    """The folder ``archive`` is unpacked in, under limits, in the bundle cache (``bundles``:
+    nothing may land outside it, a refused archive leaves nothing behind)."""
+    from bot_arena.arena.match import bundles
 
-    try:
-        digest = hashlib.sha256(archive.read_bytes()).hexdigest()[:20]
-    except OSError as exc:
-        raise BotSpecError(f"cannot read bot archive {str(archive)!r}: {exc}") from None
-    root = Path(tempfile.gettempdir()) / f"arena-bundles-{os.getuid()}"
-    root.mkdir(mode=0o700, exist_ok=True)
-    target = root / digest
-    if target.is_dir():
-        return target
-    partial = Path(tempfile.mkdtemp(dir=root))
-    try:
-        if zipfile.is_zipfile(archive):
-            with zipfile.ZipFile(archive) as zf:
-                for name in zf.namelist():
-                    parts = Path(name).parts
-                    if Path(name).is_absolute() or ".." in parts:
-                        raise BotSpecError(f"bot archive {str(archive)!r}: unsafe path {name!r}")
-                zf.extractall(partial)
-        elif tarfile.is_tarfile(archive):
-            with tarfile.open(archive) as tf:
-                tf.extractall(partial, filter="data")
-        else:
-            raise BotSpecError(f"bot archive {str(archive)!r} is not a zip or tar archive")
-        try:
-            partial.rename(target)
-        except OSError:
-            if not target.is_dir():  # else another process unpacked the same archive first
-                raise
-    except (OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
-        raise BotSpecError(f"cannot unpack bot archive {str(archive)!r}: {exc}") from None
-    finally:
-        if partial.exists():
-            shutil.rmtree(partial, ignore_errors=True)
-    return target
+    return bundles.unpacked(archive)
 
 
 def _find_spec(name: str, path: list[str] | None) -> ModuleSpec | None:

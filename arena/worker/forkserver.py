@@ -47,7 +47,12 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 from typing import Any
 
-from bot_arena.arena.transport.sandbox.kernel import PR_SET_CHILD_SUBREAPER, prctl, set_dumpable
+from bot_arena.arena.transport.sandbox.kernel import (
+    PR_SET_CHILD_SUBREAPER,
+    close_from,
+    prctl,
+    set_dumpable,
+)
 from bot_arena.arena.worker.__main__ import die_with_parent
 
 MAX_MESSAGE = 1 << 20  # bytes of one request (the environment is the large part)
@@ -96,7 +101,7 @@ def _become(
         moved = [os.dup(fd) for fd in fds]  # out of the way of the targets first
         for target, fd in enumerate(moved):
             os.dup2(fd, first + target)
-        os.closerange(first + len(fds), _max_fd())
+        close_from(first + len(fds))  # however high (as a confined keeper and init do)
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
@@ -132,13 +137,6 @@ def _spare(plan_json: str, sock: socket.socket, server: int, make_run: MakeRun) 
     except BaseException:  # no stderr here to tell (closed): the pool starts a fresh fork
         os._exit(1)
     _become(request, fds, make_run(request), None)
-
-
-def _max_fd() -> int:
-    try:
-        return int(os.sysconf("SC_OPEN_MAX"))
-    except (OSError, ValueError):
-        return 1024
 
 
 def _send(sock: socket.socket, message: dict[str, Any]) -> None:

@@ -33,6 +33,7 @@ import contextlib
 import json
 import os
 import resource
+import select
 import signal
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -175,8 +176,8 @@ def _keep() -> None:
     status_r, status_w = os.pipe()
     init = os.fork()
     if init == 0:
-        kernel.prctl(kernel.PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with its keeper
         os.close(status_r)
+        die_with_keeper(status_w)
         bot = os.fork()
         if bot == 0:
             kernel.prctl(kernel.PR_SET_PDEATHSIG, signal.SIGKILL)  # ... and the bot with init
@@ -203,12 +204,26 @@ def _keep() -> None:
     os._exit(code)
 
 
+def die_with_keeper(status_w: int) -> None:
+    """Init's parent-death signal, then the check that the keeper had not died already, before
+    the request took effect (between the fork and ``prctl``): then nothing would ever kill this
+    init, and it exits. Its ``getppid()`` cannot tell (0: the keeper is outside its PID
+    namespace), so it asks the status pipe: the keeper holds the only other end, and a pipe
+    whose reading end is closed everywhere polls as an error on its writing end."""
+    kernel.prctl(kernel.PR_SET_PDEATHSIG, signal.SIGKILL)
+    poller = select.poll()
+    poller.register(status_w, select.POLLOUT)
+    if any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0)):
+        os._exit(1)
+
+
 def close_all_but(fd: int) -> None:
-    """Close every descriptor of this process but ``fd``. (``os.closerange(0, 0)`` would close
-    them all: it asks the kernel for the range 0 to -1, read as unsigned.)"""
+    """Close every descriptor of this process but ``fd``, however high (``kernel.close_from``,
+    as the fork server does). (``os.closerange(0, 0)`` would close them all: it asks the
+    kernel for the range 0 to -1, read as unsigned.)"""
     if fd > 0:
         os.closerange(0, fd)
-    os.closerange(fd + 1, 1 << 16)
+    kernel.close_from(fd + 1)
 
 
 def _wait_for(child: int) -> int:

@@ -3,8 +3,10 @@ TCP, UDP, and unix sockets by path, which neither a network namespace nor Landlo
 PostgreSQL's socket file is one), and so does ``io_uring_setup`` (io_uring can open sockets
 on its own). ``socketpair`` stays: a pair of connected sockets reaches nobody else.
 
-A call made with another architecture's numbering (x32, i386 compat) kills the process: its
-numbers are not the ones filtered here.
+Other numberings, read off the filter: a call with the x32 numbering (this architecture's,
+the number with bit 30 set) fails with EACCES whatever it is (the filter compares x32 numbers
+with none of its own, so it refuses them all rather than let x32's ``socket`` through); a call
+made with another architecture's (i386 compat, ``int 0x80``) kills the process.
 """
 
 from __future__ import annotations
