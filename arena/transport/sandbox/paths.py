@@ -22,7 +22,10 @@ from collections.abc import Iterable
 from importlib.util import find_spec
 from pathlib import Path
 
+from bot_arena.arena.transport.sandbox.scan import Scan
+
 ARENA_PACKAGES = ("bot_arena.arena", "bot_arena.bots", "bot_arena.games", "bot_arena.db")
+MAIN = "main.py"  # a folder bot's entry file (Kaggle's name): all of its folder is the bot's
 
 
 def runtime_paths() -> list[str]:
@@ -76,32 +79,46 @@ def _real(paths: Iterable[str]) -> set[str]:
 
 def python_closure(file: str, folder: str | None = None) -> list[str]:
     """``file`` and the modules and packages of ``folder`` (default: the file's own) that it
-    imports, transitively."""
-    base = Path(folder or os.path.dirname(os.path.abspath(file)))
-    todo = [Path(file)]
-    seen: set[Path] = set()
+    imports, transitively; for a folder bot (its file is ``main.py``) the whole folder. Every
+    path stays inside the folder: a link that leads out is refused (``ScanError``), and only
+    regular files are read."""
+    base = os.path.abspath(folder or os.path.dirname(os.path.abspath(file)))
+    scan = Scan(base)
+    scan.inside(file)
+    if os.path.basename(file) == MAIN:
+        return sorted(_real([base]))
+    return _closure(file, base, scan)
+
+
+def _closure(file: str, base: str, scan: Scan) -> list[str]:
+    """``file`` and the modules and packages of ``base`` it imports, transitively."""
+    todo = [os.path.abspath(file)]
+    seen: set[str] = set()
     allowed: set[str] = set()
     while todo:
         current = todo.pop()
         if current in seen:
             continue
         seen.add(current)
-        allowed.add(str(current))
-        for name in _imported_names(current):
+        allowed.add(current)
+        for name in _imported_names(current, scan):
             top = name.split(".")[0]
-            package = base / top
-            module = base / f"{top}.py"
-            if (package / "__init__.py").is_file() or package.is_dir():
-                allowed.add(str(package))  # a package: all of it (its own imports are inside)
-            elif module.is_file():
+            package = os.path.join(base, top)
+            module = package + ".py"
+            if os.path.isdir(package):
+                scan.inside(package)
+                allowed.add(package)  # a package: all of it (its own imports are inside)
+            elif os.path.isfile(module):
+                scan.inside(module)
                 todo.append(module)
     return sorted(_real(allowed))
 
 
-def _imported_names(file: Path) -> list[str]:
+def _imported_names(file: str, scan: Scan) -> list[str]:
+    """The modules ``file`` imports (read as a regular file only: never a FIFO or a device)."""
     try:
-        tree = ast.parse(file.read_bytes(), filename=str(file))
-    except (OSError, SyntaxError, ValueError):
+        tree = ast.parse(scan.read(os.path.realpath(file)), filename=file)
+    except (SyntaxError, ValueError):
         return []
     names: list[str] = []
     for node in ast.walk(tree):
@@ -121,12 +138,16 @@ def package_paths(module: str, folder: str) -> list[str]:
     top = module.split(".")[0]
     for candidate in (Path(folder) / top, Path(folder) / f"{top}.py"):
         if candidate.is_dir():  # all of the package, and what its modules import beside it
-            allowed = {str(candidate)}
-            for source in candidate.rglob("*.py"):
-                allowed.update(python_closure(str(source), folder))
+            scan = Scan(folder)
+            allowed = {scan.inside(str(candidate)), str(candidate)}
+            for source in scan.add_all([str(candidate)]):
+                if source.endswith(".py"):
+                    allowed.update(_closure(source, scan.folder, scan))
             return sorted(_real(allowed))
         if candidate.is_file():
-            return python_closure(str(candidate), folder)
+            scan = Scan(folder)
+            scan.inside(str(candidate))
+            return _closure(str(candidate), scan.folder, scan)
     return []
 
 
