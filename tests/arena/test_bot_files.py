@@ -277,3 +277,97 @@ def test_a_stored_version_that_cannot_be_loaded_is_one_line_and_left_out(tmp_pat
         }
     assert "old" not in seats and "gone" not in seats
     never_shows(secret, tmp_path, db, run)
+
+
+# --- paths as users write them ------------------------------------------------------------------
+
+
+@pytest.mark.timeout(300)
+def test_programs_named_relative_to_the_current_folder_run_confined(tmp_path: Path) -> None:
+    """``cmd:./randbot.py``, ``cmd:python3 randbot.py`` and ``uci:./sf`` (the README's own
+    ``cmd:./my_engine``) run under the default sandbox, whose working folder is not the
+    user's: their paths are made absolute when the spec is read."""
+    (tmp_path / "randbot.py").write_text(RANDBOT)
+    (tmp_path / "randbot.py").chmod(0o755)
+    for spec in ("cmd:./randbot.py", "cmd:python3 randbot.py"):
+        proc = arena(
+            "play", "tictactoe", "-b", spec, "-b", "random", "--json", "--no-save", cwd=tmp_path
+        )
+        assert proc.returncode == 0, (spec, proc.stderr)
+        record = json.loads(proc.stdout)
+        assert record["sandbox"] == "confined", record["sandbox"]
+        assert record["seats"][0]["bot"] == spec and record["seats"][0]["fault"] is None, spec
+    stockfish = "/usr/games/stockfish"
+    if not os.path.exists(stockfish):
+        pytest.skip("stockfish is not installed")
+    (tmp_path / "sf").symlink_to(stockfish)
+    proc = arena(
+        "play", "chess", "-b", "uci:./sf", "-b", "random", "--depth", "1", "--max-moves", "4",
+        "--json", "--no-save", cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    assert record["sandbox"] == "confined" and record["seats"][0]["fault"] is None, record["seats"]
+
+
+# reads its own data file beside main.py, and one in a folder of its own, by absolute path and
+# by a path relative to its current folder (its private working folder when confined)
+READER = """
+import os
+import pathlib
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def choose_move(game, state, budget):
+    texts = [(HERE / "w.txt").read_text(), open(os.path.relpath(HERE / "data" / "b.txt")).read()]
+    return game.legal_moves(state)[0], {"pv": texts}
+"""
+
+
+@pytest.mark.timeout(300)
+def test_a_folder_bot_reads_every_file_of_its_own_folder(tmp_path: Path) -> None:
+    folder_bot = tmp_path / "pkgbot"
+    (folder_bot / "data").mkdir(parents=True)
+    (folder_bot / "main.py").write_text(READER)
+    (folder_bot / "w.txt").write_text("own-weights")
+    (folder_bot / "data" / "b.txt").write_text("own-book")
+    proc = arena(
+        "play", "tictactoe", "-b", "pkgbot", "-b", "random", "--json", "--no-save", cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    assert record["sandbox"] == "confined" and record["seats"][0]["fault"] is None, record["seats"]
+    first = next(m for m in record["moves"] if m["seat"] == 0)
+    assert "own-weights" in json.dumps(first) and "own-book" in json.dumps(first), first
+
+
+@pytest.mark.timeout(300)
+def test_two_bots_of_the_same_file_name_from_two_folders_are_two_bots(tmp_path: Path) -> None:
+    """``alice/bot.py`` and ``bob/bot.py`` enter as ``alice/bot`` and ``bob/bot``; a bot alone
+    keeps its plain name, and the same file given twice is still refused."""
+    for student, pick in (("alice", "0"), ("bob", "-1")):
+        (tmp_path / student).mkdir()
+        (tmp_path / student / "bot.py").write_text(
+            f"def choose_move(game, state, budget):\n    return game.legal_moves(state)[{pick}]\n"
+        )
+    db = tmp_path / "arena.db"
+    proc = arena(
+        "tournament", "run", "tictactoe", "--bot", "alice/bot.py", "--bot", "bob/bot.py",
+        "--games", "2", "--jobs", "1", "--db", str(db), cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "alice/bot" in proc.stdout and "bob/bot" in proc.stdout
+    with sqlite3.connect(db) as conn:
+        names = {n for (n,) in conn.execute("SELECT name FROM bots")}
+    assert names == {"alice/bot", "bob/bot"}
+    play = arena(
+        "play", "tictactoe", "-b", "alice/bot.py", "-b", "random", "--json", "--no-save",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert play.returncode == 0 and json.loads(play.stdout)["seats"][0]["bot"] == "bot"
+    twice = arena(
+        "tournament", "run", "tictactoe", "--bot", "alice/bot.py", "--bot", "alice/bot.py",
+        "--db", str(db), cwd=tmp_path,
+    )  # fmt: skip
+    assert "in the field twice" in one_line(twice)
