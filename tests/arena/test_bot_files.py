@@ -157,6 +157,29 @@ def test_a_link_out_of_a_bots_folder_is_refused_and_nothing_behind_it_shows(
 
 
 @pytest.mark.timeout(300)
+def test_a_link_out_added_after_the_bot_was_registered_leads_nowhere(tmp_path: Path) -> None:
+    """A bot registered clean, then given ``loot -> outside``: it plays (its version is the
+    stored one, run from the files stored with it) and reads nothing behind the link."""
+    secret, outside, _ = canary(tmp_path)
+    db = fresh_db(tmp_path)
+    folder_bot = tmp_path / "pkgbot"
+    folder_bot.mkdir()
+    (folder_bot / "main.py").write_text(LOOTER)
+    added = arena(
+        "bots", "add", str(folder_bot), "-n", "p", "-g", "tictactoe", "--db", str(db), cwd=tmp_path
+    )
+    assert added.returncode == 0, added.stderr
+    (folder_bot / "loot").symlink_to(outside)
+    play = arena(
+        "play", "tictactoe", "-b", "p", "-b", "random", "--json", "--db", str(db), cwd=tmp_path
+    )
+    assert play.returncode == 0, play.stderr
+    record = json.loads(play.stdout)
+    assert record["sandbox"] == "confined" and record["seats"][0]["fault"] is None
+    never_shows(secret, tmp_path, db, added, play)
+
+
+@pytest.mark.timeout(300)
 def test_a_link_that_stays_inside_the_folder_is_followed(tmp_path: Path) -> None:
     """A link inside the bot's folder is the bot's own: its folder's ``loot`` leads to a
     folder beside ``main.py``, and the confined bot reads it."""
