@@ -284,12 +284,14 @@ def distinct_names(specs: Sequence[str], refs: Sequence[BotRef]) -> list[BotRef]
 def anchor_command(command: str) -> str:
     """``command`` with each word (or ``--option=value`` value) that names an existing path
     relative to the current folder made absolute, so that it runs the same from any folder
-    (``./engine --book=book.bin`` -> ``/home/me/engines/engine --book=/home/me/...``)."""
+    (``./engine --book=book.bin`` -> ``/home/me/engines/engine --book=/home/me/...``). A
+    program named without a ``/`` is looked up on PATH, as a shell does, and stays as it is."""
     words = []
-    for word in versions.split_command(command):
+    for i, word in enumerate(versions.split_command(command)):
         named = word.startswith(("-", OPTION_PREFIX))  # --book=FILE, option.BookFile=FILE
         option, eq, value = word.partition("=") if named else ("", "", word)
-        if value and not os.path.isabs(value) and os.path.exists(value):
+        on_path = i == 0 and os.sep not in value
+        if value and not on_path and not os.path.isabs(value) and os.path.exists(value):
             value = os.path.abspath(value)
         words.append(f"{option}{eq}{value}")
     return shlex.join(words)

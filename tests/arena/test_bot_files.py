@@ -394,3 +394,17 @@ def test_two_bots_of_the_same_file_name_from_two_folders_are_two_bots(tmp_path: 
         "--db", str(db), cwd=tmp_path,
     )  # fmt: skip
     assert "in the field twice" in one_line(twice)
+
+
+def test_a_program_named_without_a_slash_is_still_found_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``cmd:python3 randbot.py`` beside a file called ``python3``: the program is PATH's
+    (as in a shell), the argument is the file beside it."""
+    from bot_arena.arena.match.botspec import anchor_command
+
+    (tmp_path / "python3").write_text("not a program")
+    (tmp_path / "randbot.py").write_text(RANDBOT)
+    monkeypatch.chdir(tmp_path)
+    assert anchor_command("python3 randbot.py") == f"python3 {tmp_path / 'randbot.py'}"
+    assert anchor_command("./python3 -x") == f"{tmp_path / 'python3'} -x"
