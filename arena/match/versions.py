@@ -57,10 +57,11 @@ def python_file(file: Path, source: str) -> tuple[str, tuple[tuple[str, str], ..
     (path relative to its folder, text), which are stored with the version. Its other files
     (data beside its modules) count in the version but stay where they are."""
     with _refusing():
-        main = os.path.realpath(file)
-        folder = file.resolve().parent
         scan = Scan(str(file.absolute().parent))
-        others = [f for f in _files(python_closure(str(file)), scan) if str(f) != main]
+        main = scan.inside(str(file))
+        folder = Path(main).parent
+        closure = python_closure(str(file), scan=scan)
+        others = [f for f in _files(closure, scan) if str(f) != main]
         code = []
         for f in others:
             if f.suffix == ".py":
@@ -122,9 +123,9 @@ def command(command: str) -> str:
         files: list[Path] = []
         for path in command_paths(split_command(command)):
             if os.path.isdir(path):
-                scan.folder = os.path.realpath(path)  # links that lead out of it are refused
+                scan.within(path)  # links that lead out of it are refused
             else:
-                scan.folder = os.path.dirname(os.path.realpath(path))  # named: taken where it leads
+                scan.within(os.path.dirname(os.path.realpath(path)))  # taken where it leads
             files.extend(_files([path], scan))
         return _digest(command, sorted(set(files)), None, scan)
 

@@ -123,7 +123,7 @@ def fresh_db(tmp_path: Path) -> Path:
 # --- rows 1 and 2: links that leave the bot's folder --------------------------------------------
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(900)
 def test_a_link_out_of_a_bots_folder_is_refused_and_nothing_behind_it_shows(
     tmp_path: Path,
 ) -> None:
@@ -156,7 +156,7 @@ def test_a_link_out_of_a_bots_folder_is_refused_and_nothing_behind_it_shows(
     never_shows(secret, tmp_path, db, *outputs)
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(900)
 def test_a_link_out_added_after_the_bot_was_registered_leads_nowhere(tmp_path: Path) -> None:
     """A bot registered clean, then given ``loot -> outside``: it plays (its version is the
     stored one, run from the files stored with it) and reads nothing behind the link."""
@@ -179,7 +179,7 @@ def test_a_link_out_added_after_the_bot_was_registered_leads_nowhere(tmp_path: P
     never_shows(secret, tmp_path, db, added, play)
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(900)
 def test_a_link_that_stays_inside_the_folder_is_followed(tmp_path: Path) -> None:
     """A link inside the bot's folder is the bot's own: its folder's ``loot`` leads to a
     folder beside ``main.py``, and the confined bot reads it."""
@@ -305,7 +305,7 @@ def test_a_stored_version_that_cannot_be_loaded_is_one_line_and_left_out(tmp_pat
 # --- paths as users write them ------------------------------------------------------------------
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(900)
 def test_programs_named_relative_to_the_current_folder_run_confined(tmp_path: Path) -> None:
     """``cmd:./randbot.py``, ``cmd:python3 randbot.py`` and ``uci:./sf`` (the README's own
     ``cmd:./my_engine``) run under the default sandbox, whose working folder is not the
@@ -348,7 +348,7 @@ def choose_move(game, state, budget):
 """
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(900)
 def test_a_folder_bot_reads_every_file_of_its_own_folder(tmp_path: Path) -> None:
     folder_bot = tmp_path / "pkgbot"
     (folder_bot / "data").mkdir(parents=True)
@@ -365,7 +365,7 @@ def test_a_folder_bot_reads_every_file_of_its_own_folder(tmp_path: Path) -> None
     assert "own-weights" in json.dumps(first) and "own-book" in json.dumps(first), first
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(900)
 def test_two_bots_of_the_same_file_name_from_two_folders_are_two_bots(tmp_path: Path) -> None:
     """``alice/bot.py`` and ``bob/bot.py`` enter as ``alice/bot`` and ``bob/bot``; a bot alone
     keeps its plain name, and the same file given twice is still refused."""

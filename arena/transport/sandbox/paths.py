@@ -77,47 +77,48 @@ def _real(paths: Iterable[str]) -> set[str]:
     return out
 
 
-def python_closure(file: str, folder: str | None = None) -> list[str]:
+def python_closure(file: str, folder: str | None = None, scan: Scan | None = None) -> list[str]:
     """``file`` and the modules and packages of ``folder`` (default: the file's own) that it
     imports, transitively; for a folder bot (its file is ``main.py``) the whole folder. Every
     path stays inside the folder: a link that leads out is refused (``ScanError``), and only
-    regular files are read."""
+    regular files are read. ``scan``: the scan of that folder to use (a new one by default)."""
     base = os.path.abspath(folder or os.path.dirname(os.path.abspath(file)))
-    scan = Scan(base)
+    if scan is None:
+        scan = Scan(base)
     scan.inside(file)
     if os.path.basename(file) == MAIN:
-        return sorted(_real([base]))
+        return sorted({base, scan.folder})
     return _closure(file, base, scan)
 
 
 def _closure(file: str, base: str, scan: Scan) -> list[str]:
-    """``file`` and the modules and packages of ``base`` it imports, transitively."""
-    todo = [os.path.abspath(file)]
+    """``file`` and the modules and packages of ``base`` it imports, transitively (each path
+    as named and where it leads)."""
+    todo = [(os.path.abspath(file), scan.inside(file))]
     seen: set[str] = set()
     allowed: set[str] = set()
     while todo:
-        current = todo.pop()
-        if current in seen:
+        current, real = todo.pop()
+        if real in seen:
             continue
-        seen.add(current)
-        allowed.add(current)
-        for name in _imported_names(current, scan):
+        seen.add(real)
+        allowed.update((current, real))
+        for name in _imported_names(real, scan):
             top = name.split(".")[0]
             package = os.path.join(base, top)
             module = package + ".py"
-            if os.path.isdir(package):
-                scan.inside(package)
-                allowed.add(package)  # a package: all of it (its own imports are inside)
+            if os.path.isdir(package):  # a package: all of it (its own imports are inside)
+                allowed.update((package, scan.inside(package)))
             elif os.path.isfile(module):
-                scan.inside(module)
-                todo.append(module)
-    return sorted(_real(allowed))
+                todo.append((module, scan.inside(module)))
+    return sorted(allowed)
 
 
-def _imported_names(file: str, scan: Scan) -> list[str]:
-    """The modules ``file`` imports (read as a regular file only: never a FIFO or a device)."""
+def _imported_names(real: str, scan: Scan) -> list[str]:
+    """The modules the file at ``real`` (a real path) imports, read as a regular file only:
+    never a FIFO or a device."""
     try:
-        tree = ast.parse(scan.read(os.path.realpath(file)), filename=file)
+        tree = ast.parse(scan.read(real), filename=real)
     except (SyntaxError, ValueError):
         return []
     names: list[str] = []

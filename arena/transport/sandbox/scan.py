@@ -78,10 +78,16 @@ class Scan:
     size: int = 0
     files: dict[str, str] = field(default_factory=dict)  # real path -> the path as found
     _deadline: float = 0.0
+    _given: str = ""  # the folder as it was named (absolute)
 
     def __post_init__(self) -> None:
-        self.folder = os.path.realpath(self.folder)
+        self.within(self.folder)
         self._deadline = time.monotonic() + self.limits.seconds
+
+    def within(self, folder: str) -> None:
+        """Check the paths taken from now on against ``folder``."""
+        self._given = os.path.abspath(folder)
+        self.folder = os.path.realpath(folder)
 
     def _tick(self) -> None:
         self.entries += 1
@@ -99,7 +105,12 @@ class Scan:
     def inside(self, path: str) -> str:
         """The real path of ``path``, which must lead to the folder or beneath it (ScanError
         naming the link that leads out)."""
-        real = os.path.realpath(path)
+        given = os.path.abspath(path)
+        parent, name = os.path.split(given)
+        if parent == self._given and name and not os.path.islink(given):
+            real = os.path.join(self.folder, name)  # one lstat, not one per part of the path
+        else:
+            real = os.path.realpath(given)
         if real != self.folder and not real.startswith(self.folder + os.sep):
             shown = os.path.relpath(os.path.abspath(path), self.folder)
             raise ScanError(
