@@ -53,7 +53,7 @@ def from_file(path: str, name: str | None = None) -> BotRef:
         ) from None
     target = str(file.resolve()) + (f":{attr}" if attr else "")
     version, files = versions.python_file(file, source)
-    return BotRef(name or file.stem, MODULE, target, source, version, files)
+    return loadable(BotRef(name or file.stem, MODULE, target, source, version, files))
 
 
 ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz")
