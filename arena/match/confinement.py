@@ -20,7 +20,7 @@ from bot_arena.arena.match.engines import engine_command
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.sandbox import cgroups, confine, paths, support
 from bot_arena.arena.transport.sandbox.mode import UNCONFINED, SandboxSettings
-from bot_arena.arena.transport.sandbox.scan import ScanError
+from bot_arena.arena.transport.sandbox.scan import ScanError, limits_env
 
 WORK_PREFIX = "arena-work-"  # + the pool's pid: a sweep knows whose a leftover folder is
 PROCESS_CAP = 64  # processes (and threads) of one bot unit together
@@ -49,8 +49,9 @@ def sweep_stale_work() -> None:
 def server_env(level: str) -> dict[str, str] | None:
     """The environment of an arena process that bots are forked from (a fork server, a
     tournament job): clean when bots run confined (a fork's memory holds a copy of its
-    parent's environment), else the arena's own (None)."""
-    return None if level == UNCONFINED else confine.clean_env()
+    parent's environment), else the arena's own (None); with the scan's limits
+    (``scan.limits_env``), which it checks its bots' files by."""
+    return None if level == UNCONFINED else {**confine.clean_env(), **limits_env()}
 
 
 def _cleanup(work: str, unit: cgroups.Unit | None) -> Callable[[], None]:

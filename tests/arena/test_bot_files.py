@@ -408,3 +408,31 @@ def test_a_program_named_without_a_slash_is_still_found_on_path(
     monkeypatch.chdir(tmp_path)
     assert anchor_command("python3 randbot.py") == f"python3 {tmp_path / 'randbot.py'}"
     assert anchor_command("./python3 -x") == f"{tmp_path / 'python3'} -x"
+
+
+@pytest.mark.timeout(900)
+def test_raised_limits_reach_the_tournaments_job_processes(tmp_path: Path) -> None:
+    """Jobs start with a clean environment: the limits the field was resolved with go with
+    them, so a folder bot over the default 10,000 files, allowed by ``ARENA_BOT_MAX_FILES``,
+    runs from its own folder in every job (and reads its data file there)."""
+    folder_bot = tmp_path / "bigbot"
+    many = folder_bot / "many"
+    many.mkdir(parents=True)
+    for i in range(10_001):
+        (many / str(i)).touch()
+    (folder_bot / "main.py").write_text(READER)
+    (folder_bot / "w.txt").write_text("own-weights")
+    (folder_bot / "data").mkdir()
+    (folder_bot / "data" / "b.txt").write_text("own-book")
+    db = tmp_path / "arena.db"
+    run = (
+        "tournament", "run", "tictactoe", "--bot", "bigbot", "--bot", "random", "--games", "2",
+        "--jobs", "2", "--db", str(db),
+    )  # fmt: skip
+    assert "more than 10000 files" in one_line(arena(*run, cwd=tmp_path))
+    proc = arena(*run, cwd=tmp_path, env={"ARENA_BOT_MAX_FILES": "20000"})
+    assert proc.returncode == 0, proc.stderr
+    with sqlite3.connect(db) as conn:
+        faults = conn.execute("SELECT count(*) FROM seats WHERE fault IS NOT NULL").fetchone()
+        done = conn.execute("SELECT count(*) FROM matches WHERE status = 'done'").fetchone()
+    assert faults == (0,) and done == (2,), proc.stdout

@@ -55,6 +55,13 @@ class Limits:
         return cls(int(files), int(megabytes * 1_000_000), float(seconds))
 
 
+def limits_env() -> dict[str, str]:
+    """The scan's limit variables set in this process's environment: an arena process that
+    plays bots (a tournament job) is started with a clean environment, and must scan a bot
+    with the limits it was resolved with."""
+    return {v: os.environ[v] for v in (MAX_FILES_VAR, MAX_MB_VAR, SECONDS_VAR) if v in os.environ}
+
+
 def _positive(var: str, default: float, kind: type[int] | type[float]) -> float:
     value = os.environ.get(var)
     if value is None or not value.strip():
