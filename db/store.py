@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 from sqlalchemy.sql.dml import Insert
 
-from bot_arena.arena.match.botref import BotRef, files_from
+from bot_arena.arena.match.botref import BotRef, UnloadableBot, files_from
 from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
 from bot_arena.db.core_writer import insert_moves, match_values
 from bot_arena.db.models import Bot, BotVersion, Match, Seat
@@ -181,7 +181,12 @@ def lookup_bot(session: Session, name: str) -> BotRef | None:
         .order_by(BotVersion.id.desc())
         .limit(1)
     ).first()
-    return None if version is None else ref_of(version, name)
+    if version is None:
+        return None
+    try:
+        return ref_of(version, name)
+    except ValueError as exc:  # stored by an older release's rules (a path out of its folder)
+        raise UnloadableBot(name, str(exc)) from None
 
 
 def list_bots(session: Session, *, include_unregistered: bool = False) -> list[Bot]:

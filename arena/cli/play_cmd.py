@@ -173,7 +173,7 @@ def play_command(
     The stored match records the sandbox level its bots ran under (confined, partial or off).
     """
     from bot_arena.arena.match.botref import HUMAN, BotSpecError
-    from bot_arena.arena.match.botspec import resolve
+    from bot_arena.arena.match.botspec import resolve_all
     from bot_arena.arena.match.pool import BotPool, ServerDied
     from bot_arena.arena.transport.sandbox.mode import CONFINED
 
@@ -185,7 +185,7 @@ def play_command(
         fail(f"{game.name} takes {game.num_players} bots, got {len(specs)}")
     lookup = registered_lookup(db)
     try:
-        refs = [resolve(s, lookup) for s in specs]
+        refs = resolve_all(specs, lookup)
     except BotSpecError as exc:
         fail(str(exc))
     check_engines(refs, game)

@@ -8,7 +8,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
@@ -359,8 +359,8 @@ def start_tournament(
 ) -> None:
     """Check the options, store the tournament, play it and print its result (``what``: the
     banner's name for it)."""
-    from bot_arena.arena.match.botref import BotSpecError
-    from bot_arena.arena.match.botspec import resolve
+    from bot_arena.arena.match.botref import BotSpecError, UnloadableBot
+    from bot_arena.arena.match.botspec import distinct_names, resolve
     from bot_arena.arena.match.confinement import server_env
     from bot_arena.arena.tournament.create import TournamentError, check_field, create
     from bot_arena.arena.tournament.job_handle import start_job_server
@@ -391,8 +391,19 @@ def start_tournament(
     confinement = sandbox_options(new.sandbox, new.allow_read)  # before anything is stored
     check_ray_confinement(new.executor, confinement, new.ray_allow_unconfined)
     lookup, opened = _lookup(new.db)
+    left_out: list[str] = []  # registered bots that can no longer be loaded
     try:
-        refs = [resolve(spec, lookup) for spec in specs]
+        refs = []
+        for spec in list(specs):
+            try:
+                refs.append(resolve(spec, lookup))
+            except UnloadableBot as exc:
+                specs.remove(spec)
+                left_out.append(f"{exc}: left out of the tournament, none of its games played")
+                typer.echo(f"warning: {left_out[-1]}", err=True)
+        if len(refs) < 2:
+            fail("a tournament needs at least two bots that can be loaded")
+        refs = distinct_names(specs, refs)
         check_field(refs)
     except (BotSpecError, TournamentError) as exc:
         fail(str(exc))
@@ -459,7 +470,7 @@ def start_tournament(
         from bot_arena.arena.ratings.render import wrap
 
         typer.echo("\n".join(wrap(banner, shutil.get_terminal_size().columns)), err=new.as_json)
-        _play(factory, tid, refs, jobs, new.as_json, confinement, server, limits, cluster)
+        _play(factory, tid, refs, jobs, new.as_json, confinement, server, limits, cluster, left_out)
     finally:
         if server is not None:
             server.close()
@@ -589,7 +600,10 @@ def _play(
     server: ForkServer | None = None,
     limits: ResourceLimits | None = None,
     executor: RayExecutor | None = None,
+    left_out: Sequence[str] = (),
 ) -> None:
+    """Run the tournament and print its summary (``left_out``: a line for each bot left out
+    of the field, said after the leaderboard)."""
     from bot_arena.arena.tournament.create import TournamentError
     from bot_arena.arena.tournament.ray_executor import ClusterError
     from bot_arena.arena.tournament.runner import Runner, default_jobs
@@ -630,6 +644,8 @@ def _play(
         summary = tournament_summary(session, tid)
     if as_json:
         summary["outcome"] = _outcome_dict(outcome)
+        if left_out:
+            summary["left_out"] = list(left_out)
         typer.echo(json.dumps(summary))
     else:
         width = table_width(wide=False)
@@ -638,6 +654,8 @@ def _play(
             extra = format_text(session, tid, width)
         if extra:
             typer.echo("\n" + "\n".join(extra))
+        if left_out:
+            typer.echo("\n" + "\n".join(left_out))
     if outcome.interrupted:
         typer.echo(
             f"interrupted after {outcome.done}/{outcome.total} matches; "

@@ -29,6 +29,16 @@ class BotSpecError(ValueError):
     """A spec that names no bot (one-line message)."""
 
 
+class UnloadableBot(BotSpecError):
+    """A registered bot whose stored version can no longer be loaded (a file path that leaves
+    its folder, stored by an older release; a program gone): one line naming the bot. A
+    tournament leaves such a bot out rather than stopping (``arena tournament run``)."""
+
+    def __init__(self, name: str, why: str) -> None:
+        super().__init__(f"registered bot {name!r} cannot be loaded: {why}")
+        self.bot = name
+
+
 @dataclass(frozen=True)
 class BotRef:
     name: str  # display name: spec, registered name, file stem or "cmd:<command>"

@@ -6,11 +6,12 @@ fail early with a one-line message (a ``cmd:`` program that cannot be run includ
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 
@@ -25,10 +26,13 @@ from bot_arena.arena.match.botref import (
     PROGRAMS,
     BotRef,
     BotSpecError,
+    UnloadableBot,
     file_target,
+    files_from,
     pinned,
 )
 from bot_arena.arena.match.engines import OPTION_PREFIX, engine_command, split_engine
+from bot_arena.arena.transport.sandbox import paths
 from bot_arena.bots.base import BotError
 
 _MODULE_ATTR = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -49,11 +53,11 @@ def from_file(path: str, name: str | None = None) -> BotRef:
         ) from None
     target = str(file.resolve()) + (f":{attr}" if attr else "")
     version, files = versions.python_file(file, source)
-    return BotRef(name or file.stem, MODULE, target, source, version, files)
+    return loadable(BotRef(name or file.stem, MODULE, target, source, version, files))
 
 
 ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz")
-MAIN = "main.py"  # a bot given as a folder or an archive: its entry file (Kaggle's name)
+MAIN = paths.MAIN  # a bot given as a folder or an archive: its entry file (Kaggle's name)
 
 
 def from_bundle(spec: str) -> BotRef:
@@ -157,15 +161,17 @@ def resolve(spec: str, lookup: Callable[[str], BotRef | None] | None = None) -> 
     if not spec:
         raise BotSpecError("empty bot spec")
     if spec.startswith("cmd:"):
-        command = spec[4:].strip()
-        versions.check_command(command)
-        return BotRef(f"cmd:{command}", COMMAND, command, None, versions.command(command))
+        typed = spec[4:].strip()
+        versions.check_command(typed)
+        command = anchor_command(typed)  # runs the same from the bot's own working folder
+        return BotRef(f"cmd:{typed}", COMMAND, command, None, versions.command(command))
     kind = next((k for k in ENGINES if spec.startswith(f"{k}:")), None)
     if kind is not None:  # uci: or xboard:
-        target = spec[len(kind) + 1 :].strip()
-        versions.check_command(shlex.join(split_engine(target)[0]))
+        typed = spec[len(kind) + 1 :].strip()
+        versions.check_command(shlex.join(split_engine(typed)[0]))
+        target = anchor_command(typed)
         # the options are part of the version: the hashed text is the whole target
-        return BotRef(f"{kind}:{target}", kind, target, None, versions.command(target))
+        return BotRef(f"{kind}:{typed}", kind, target, None, versions.command(target))
     if spec == HUMAN:
         return pinned(HUMAN, HUMAN, HUMAN)
     if file_target(spec) is not None:
@@ -181,11 +187,12 @@ def resolve(spec: str, lookup: Callable[[str], BotRef | None] | None = None) -> 
     if _MODULE_ATTR.match(spec):
         return _from_module(spec)
     if lookup is not None:
-        found = lookup(spec)
+        found = lookup(spec)  # UnloadableBot for a stored version that cannot be read
         if found is not None:
-            if found.kind in PROGRAMS:  # a registered program: runnable from here?
-                versions.check_command(engine_command(found))
-            return found
+            try:
+                return loadable(found)
+            except BotSpecError as exc:
+                raise UnloadableBot(spec, str(exc)) from None
     raise BotSpecError(
         f"unknown bot {spec!r}: not a built-in ({', '.join(bots.names())}), a .py file, "
         f"a folder or archive with {MAIN}, pkg.module:attr, cmd:<command>, uci:<command>, "
@@ -193,15 +200,61 @@ def resolve(spec: str, lookup: Callable[[str], BotRef | None] | None = None) -> 
     )
 
 
+def loadable(ref: BotRef) -> BotRef:
+    """``ref`` when a pool can start it (BotSpecError else): its stored files stay inside its
+    folder, its program can be run from here. The one check of a bot fresh from its files
+    (``resolve``, so ``arena bots add`` stores nothing that fails it) and of a registered one
+    (read back from the database, maybe by an older release's rules)."""
+    try:
+        files_from([list(f) for f in ref.files])
+    except ValueError as exc:
+        raise BotSpecError(str(exc)) from None
+    if ref.kind in PROGRAMS:  # a program: runnable from here?
+        versions.check_command(engine_command(ref))
+    return ref
+
+
+def resolve_all(
+    specs: Sequence[str], lookup: Callable[[str], BotRef | None] | None = None
+) -> list[BotRef]:
+    """The bots ``specs`` name (``resolve``), with the names of file and folder bots that
+    clash told apart by their parent folder (``alice/bot`` and ``bob/bot`` for
+    ``alice/bot.py`` and ``bob/bot.py``).
+
+    Only clashing names are lengthened: a bot's name is its key in the database (its versions,
+    its rating), so ``bot.py`` keeps the name ``bot`` it always had whenever it is alone, and
+    two students' ``bot.py`` from different folders enter as two bots, named so a reader can
+    tell which is whose. The same file given twice is still the same bot twice."""
+    return distinct_names(specs, [resolve(spec, lookup) for spec in specs])
+
+
+def distinct_names(specs: Sequence[str], refs: Sequence[BotRef]) -> list[BotRef]:
+    """``refs`` (resolved from ``specs``) with clashing file and folder bots' names told
+    apart, as ``resolve_all`` says."""
+    derived = [r.kind == MODULE and r.name != s.strip() for r, s in zip(refs, specs, strict=True)]
+    out = []
+    for ref, own in zip(refs, derived, strict=True):
+        clash = {r.target for r in refs if r.name == ref.name}
+        if own and len(clash) > 1:
+            parsed = file_target(ref.target)
+            path = Path(parsed[0] if parsed else ref.target)
+            folder = path.parent.parent if path.name == MAIN else path.parent
+            ref = dataclasses.replace(ref, name=f"{folder.name}/{ref.name}")
+        out.append(ref)
+    return out
+
+
 def anchor_command(command: str) -> str:
     """``command`` with each word (or ``--option=value`` value) that names an existing path
     relative to the current folder made absolute, so that it runs the same from any folder
-    (``./engine --book=book.bin`` -> ``/home/me/engines/engine --book=/home/me/...``)."""
+    (``./engine --book=book.bin`` -> ``/home/me/engines/engine --book=/home/me/...``). A
+    program named without a ``/`` is looked up on PATH, as a shell does, and stays as it is."""
     words = []
-    for word in versions.split_command(command):
+    for i, word in enumerate(versions.split_command(command)):
         named = word.startswith(("-", OPTION_PREFIX))  # --book=FILE, option.BookFile=FILE
         option, eq, value = word.partition("=") if named else ("", "", word)
-        if value and not os.path.isabs(value) and os.path.exists(value):
+        on_path = i == 0 and os.sep not in value
+        if value and not on_path and not os.path.isabs(value) and os.path.exists(value):
             value = os.path.abspath(value)
         words.append(f"{option}{eq}{value}")
     return shlex.join(words)

@@ -20,6 +20,7 @@ from bot_arena.arena.match.engines import engine_command
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.sandbox import cgroups, confine, paths, support
 from bot_arena.arena.transport.sandbox.mode import UNCONFINED, SandboxSettings
+from bot_arena.arena.transport.sandbox.scan import ScanError, limits_env
 
 WORK_PREFIX = "arena-work-"  # + the pool's pid: a sweep knows whose a leftover folder is
 PROCESS_CAP = 64  # processes (and threads) of one bot unit together
@@ -48,8 +49,9 @@ def sweep_stale_work() -> None:
 def server_env(level: str) -> dict[str, str] | None:
     """The environment of an arena process that bots are forked from (a fork server, a
     tournament job): clean when bots run confined (a fork's memory holds a copy of its
-    parent's environment), else the arena's own (None)."""
-    return None if level == UNCONFINED else confine.clean_env()
+    parent's environment), else the arena's own (None); with the scan's limits
+    (``scan.limits_env``), which it checks its bots' files by."""
+    return None if level == UNCONFINED else {**confine.clean_env(), **limits_env()}
 
 
 def _cleanup(work: str, unit: cgroups.Unit | None) -> Callable[[], None]:
@@ -171,6 +173,13 @@ class Confiner:
         parsed = file_target(ref.target)
         if parsed is None:  # pkg.mod:attr, from the installed packages or the current folder
             folder = os.getcwd()
-            return paths.package_paths(ref.target.partition(":")[0], folder), [folder]
-        folder = versions.bot_folder(ref, bot_file or parsed[0], parsed[0])
-        return paths.python_closure(bot_file or parsed[0], folder), [folder]
+            try:
+                return paths.package_paths(ref.target.partition(":")[0], folder), [folder]
+            except ScanError:  # a link out added since the bot was resolved
+                return [], [folder]
+        file = bot_file or parsed[0]
+        folder = versions.bot_folder(ref, file, parsed[0])
+        try:
+            return paths.python_closure(file, folder), [folder]
+        except ScanError:  # a link out added since the bot was resolved: its file alone
+            return [file], [folder]

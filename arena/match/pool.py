@@ -29,6 +29,7 @@ from bot_arena.arena.match.botref import (
     UCI,
     XBOARD,
     BotRef,
+    BotSpecError,
     file_target,
 )
 from bot_arena.arena.match.confinement import Confiner
@@ -115,8 +116,8 @@ class BotPool:
             file = Path(path)
             if versions.python_file(file, file.read_text(encoding="utf-8"))[0] == ref.sha256:
                 return path
-        except (OSError, UnicodeDecodeError):
-            pass
+        except (OSError, UnicodeDecodeError, BotSpecError):
+            pass  # changed or refused by the scan since (a link out added): the stored copy
         if self._sources is None:
             self._sources = Path(tempfile.mkdtemp(prefix="arena-bots-"))
         folder = self._sources / ref.sha256[:16]

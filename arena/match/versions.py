@@ -2,9 +2,13 @@
 
 - A Python file bot: its file and every module and package of its folder that it imports
   (transitively: the same import scan that decides what a confined bot may read,
-  ``transport.sandbox.paths.python_closure``). Editing a helper module is a new version. The
-  Python files are stored with the version (``BotRef.files``), so a registered version runs as
-  it was; other files beside them (data) count in the version but are read where they are.
+  ``transport.sandbox.paths.python_closure``); a folder bot (``main.py``): every file of its
+  folder. Editing a helper module is a new version. The Python files are stored with the
+  version (``BotRef.files``), so a registered version runs as it was; other files beside them
+  (data) count in the version but are read where they are.
+- The files are found by one bounded, link-safe scan (``transport.sandbox.scan``): regular
+  files only, links only where they stay inside the bot's folder, limits on count, bytes and
+  time. A bot the scan refuses is a BotSpecError (one line), before anything runs or is stored.
 - A ``pkg.mod:attr`` bot: the module's file and what it imports beside it, the same way.
 - A ``cmd:`` bot: the command line, the program it runs and every argument that names a file
   (``command_paths``): a rebuilt engine binary or an edited script is a new version.
@@ -19,57 +23,32 @@ import hashlib
 import os
 import shlex
 import shutil
-import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from bot_arena.arena.match.botref import BotRef, BotSpecError, sha256_text
 from bot_arena.arena.transport.sandbox.paths import command_paths, package_paths, python_closure
+from bot_arena.arena.transport.sandbox.scan import Scan, ScanError
 
-_SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache"}
 
-
-def _files(paths: Iterable[str]) -> list[Path]:
+def _files(paths: Iterable[str], scan: Scan) -> list[Path]:
     """The regular files among ``paths`` and beneath the folders among them (caches and
-    version-control folders aside), each once, by real path."""
-    found: dict[str, Path] = {}
-    for path in paths:
-        p = Path(path)
-        if p.is_dir():
-            for root, dirs, names in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
-                for name in names:
-                    file = Path(root) / name
-                    if not name.endswith((".pyc", ".pyo")) and _regular(file):
-                        found.setdefault(os.path.realpath(file), file)
-        elif _regular(p):
-            found.setdefault(os.path.realpath(p), p)
-    return [found[k] for k in sorted(found)]
+    version-control folders aside), each once, by real path: ``scan``'s, so each stays inside
+    its folder, links that lead out are refused and the whole is bounded."""
+    return [Path(f) for f in scan.add_all(paths)]
 
 
-def _regular(path: Path) -> bool:
-    """A regular file (not a FIFO a bot reads from, a device or a socket: reading one could
-    block for ever or never end)."""
-    try:
-        return stat.S_ISREG(path.stat().st_mode)
-    except OSError:
-        return False
-
-
-def _digest(text: str, files: list[Path], base: Path | None) -> str:
+def _digest(text: str, files: list[Path], base: Path | None, scan: Scan) -> str:
     """The SHA-256 of ``text`` and the files (each by its name relative to ``base`` and its
-    bytes); of ``text`` alone when there is no file."""
+    bytes, read by ``scan``: regular files only); of ``text`` alone when there is no file."""
     if not files:
         return sha256_text(text)
     h = hashlib.sha256(text.encode("utf-8"))
     for file in files:
         name = os.path.relpath(file, base) if base is not None else str(file)
-        try:
-            data = file.read_bytes()
-        except OSError:
-            data = b""
         h.update(b"\0" + name.encode("utf-8", "surrogateescape") + b"\0")
-        h.update(hashlib.sha256(data).digest())
+        h.update(hashlib.sha256(scan.read(str(file))).digest())
     return h.hexdigest()
 
 
@@ -77,17 +56,20 @@ def python_file(file: Path, source: str) -> tuple[str, tuple[tuple[str, str], ..
     """The version of the bot in ``file`` whose text is ``source``, and its other Python files
     (path relative to its folder, text), which are stored with the version. Its other files
     (data beside its modules) count in the version but stay where they are."""
-    main = os.path.realpath(file)
-    folder = file.resolve().parent
-    others = [f for f in _files(python_closure(str(file))) if os.path.realpath(f) != main]
-    code = []
-    for f in others:
-        if f.suffix == ".py":
-            try:
-                code.append((os.path.relpath(f, folder), f.read_text(encoding="utf-8")))
-            except (OSError, UnicodeDecodeError):
-                continue  # hashed all the same (as bytes): it only cannot be stored as text
-    return _digest(source, others, folder), tuple(code)
+    with _refusing():
+        scan = Scan(str(file.absolute().parent))
+        main = scan.inside(str(file))
+        folder = Path(main).parent
+        closure = python_closure(str(file), scan=scan)
+        others = [f for f in _files(closure, scan) if str(f) != main]
+        code = []
+        for f in others:
+            if f.suffix == ".py":
+                try:
+                    code.append((os.path.relpath(f, folder), scan.read(str(f)).decode("utf-8")))
+                except UnicodeDecodeError:
+                    continue  # hashed all the same (as bytes): it only cannot be stored as text
+        return _digest(source, others, folder, scan), tuple(code)
 
 
 def bot_folder(ref: BotRef, file: str, path: str) -> str:
@@ -99,11 +81,13 @@ def bot_folder(ref: BotRef, file: str, path: str) -> str:
 
 def python_module(module: str, source: str, origin: str) -> str:
     """The version of the ``pkg.mod:attr`` bot whose module file is ``origin``."""
-    folder = Path(os.getcwd())
-    main = os.path.realpath(origin)
-    found = _files(package_paths(module, str(folder)))
-    others = [f for f in found if os.path.realpath(f) != main]
-    return _digest(source, others, folder)
+    with _refusing():
+        folder = Path(os.getcwd())
+        main = os.path.realpath(origin)
+        scan = Scan(str(folder))
+        found = _files(package_paths(module, str(folder)), scan)
+        others = [f for f in found if str(f) != main]
+        return _digest(source, others, folder, scan)
 
 
 def split_command(command: str) -> list[str]:
@@ -132,5 +116,24 @@ def check_command(command: str) -> None:
 
 
 def command(command: str) -> str:
-    """The version of a ``cmd:`` bot: its command line, its program and the files it names."""
-    return _digest(command, _files(command_paths(split_command(command))), None)
+    """The version of a ``cmd:`` bot: its command line, its program and the files it names
+    (a folder it names: the files inside it, the scan's way)."""
+    with _refusing():
+        scan = Scan("/")
+        files: list[Path] = []
+        for path in command_paths(split_command(command)):
+            if os.path.isdir(path):
+                scan.within(path)  # links that lead out of it are refused
+            else:
+                scan.within(os.path.dirname(os.path.realpath(path)))  # taken where it leads
+            files.extend(_files([path], scan))
+        return _digest(command, sorted(set(files)), None, scan)
+
+
+@contextmanager
+def _refusing() -> Iterator[None]:
+    """A bot the scan refuses (a link out of its folder, a limit) as a BotSpecError."""
+    try:
+        yield
+    except ScanError as exc:
+        raise BotSpecError(str(exc)) from None

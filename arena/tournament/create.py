@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena.arena.match.adjudication import Adjudication
 from bot_arena.arena.match.botref import BotRef, BotSpecError
-from bot_arena.arena.match.botspec import resolve
+from bot_arena.arena.match.botspec import distinct_names, resolve
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.tournament import directors
 from bot_arena.arena.tournament.book import book_openings, ordered_book, read_book
@@ -220,4 +220,4 @@ def resolve_field(
                 f"({stored_version.sha256[:12]} -> {ref.sha256[:12]})"
             )
         refs.append(ref)
-    return refs, changed
+    return distinct_names([e.spec for e in tournament.entries], refs), changed

@@ -41,19 +41,35 @@ def add(cwd: Path, spec: str, db: Path) -> dict[str, Any]:
 
 
 def test_editing_a_helper_module_makes_a_new_version(tmp_path: Path) -> None:
+    """A file bot (not a folder's ``main.py``) is its file and the modules it imports."""
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "bot.py").write_text(HELPER_BOT)
+    (folder / "helper.py").write_text("def pick(moves):\n    return moves[0]\n")
+    (folder / "unrelated.py").write_text("X = 1\n")  # not imported: not part of the bot
+    db = tmp_path / "arena.db"
+    first = add(tmp_path, str(folder / "bot.py"), db)
+    assert first["created"] and first["game"] == "tictactoe"
+    (folder / "unrelated.py").write_text("X = 2\n")
+    assert add(tmp_path, str(folder / "bot.py"), db)["created"] is False
+    (folder / "helper.py").write_text("def pick(moves):\n    return moves[-1]\n")
+    second = add(tmp_path, str(folder / "bot.py"), db)
+    assert second["created"] and second["version"] == 2 and second["sha256"] != first["sha256"]
+
+
+def test_a_folder_bot_is_every_file_of_its_folder(tmp_path: Path) -> None:
+    """A folder bot (``main.py``) may read every file of its folder, so each is in its
+    version: editing a data file beside it is a new version."""
     folder = tmp_path / "bot"
     folder.mkdir()
     (folder / "main.py").write_text(HELPER_BOT)
     (folder / "helper.py").write_text("def pick(moves):\n    return moves[0]\n")
-    (folder / "unrelated.py").write_text("X = 1\n")  # not imported: not part of the bot
+    (folder / "weights.txt").write_text("1\n")
     db = tmp_path / "arena.db"
-    first = add(tmp_path, str(folder / "main.py"), db)
-    assert first["created"] and first["game"] == "tictactoe"
-    (folder / "unrelated.py").write_text("X = 2\n")
-    assert add(tmp_path, str(folder / "main.py"), db)["created"] is False
-    (folder / "helper.py").write_text("def pick(moves):\n    return moves[-1]\n")
-    second = add(tmp_path, str(folder / "main.py"), db)
-    assert second["created"] and second["version"] == 2 and second["sha256"] != first["sha256"]
+    first = add(tmp_path, str(folder), db)
+    (folder / "weights.txt").write_text("2\n")
+    second = add(tmp_path, str(folder), db)
+    assert second["created"] and second["sha256"] != first["sha256"]
 
 
 def test_a_single_file_bot_keeps_the_hash_of_its_text() -> None:

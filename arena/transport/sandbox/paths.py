@@ -23,8 +23,11 @@ from collections.abc import Iterable
 from importlib.util import find_spec
 from pathlib import Path
 
+from bot_arena.arena.transport.sandbox.scan import Scan
+
 ARENA_PACKAGES = ("bot_arena.arena", "bot_arena.bots", "bot_arena.games", "bot_arena.db")
 _MAX_LISTED = 10_000  # entries of a folder looked at to tell a namespace package
+MAIN = "main.py"  # a folder bot's entry file (Kaggle's name): all of its folder is the bot's
 
 
 def runtime_paths() -> list[str]:
@@ -76,28 +79,41 @@ def _real(paths: Iterable[str]) -> set[str]:
     return out
 
 
-def python_closure(file: str, folder: str | None = None) -> list[str]:
+def python_closure(file: str, folder: str | None = None, scan: Scan | None = None) -> list[str]:
     """``file`` and the modules and packages of ``folder`` (default: the file's own) that it
-    imports, transitively."""
-    base = Path(folder or os.path.dirname(os.path.abspath(file)))
-    todo = [Path(file)]
-    seen: set[Path] = set()
+    imports, transitively; for a folder bot (its file is ``main.py``) the whole folder. Every
+    path stays inside the folder: a link that leads out is refused (``ScanError``), and only
+    regular files are read. ``scan``: the scan of that folder to use (a new one by default)."""
+    base = os.path.abspath(folder or os.path.dirname(os.path.abspath(file)))
+    if scan is None:
+        scan = Scan(base)
+    scan.inside(file)
+    if os.path.basename(file) == MAIN:
+        return sorted({base, scan.folder})
+    return _closure(file, base, scan)
+
+
+def _closure(file: str, base: str, scan: Scan) -> list[str]:
+    """``file`` and the modules and packages of ``base`` it imports, transitively (each path
+    as named and where it leads)."""
+    todo = [(os.path.abspath(file), scan.inside(file))]
+    seen: set[str] = set()
     allowed: set[str] = set()
     while todo:
-        current = todo.pop()
-        if current in seen:
+        current, real = todo.pop()
+        if real in seen:
             continue
-        seen.add(current)
-        allowed.add(str(current))
-        for name in _imported_names(current):
+        seen.add(real)
+        allowed.update((current, real))
+        for name in _imported_names(real, scan):
             top = name.split(".")[0]
-            package = base / top
-            module = base / f"{top}.py"
-            if _is_package(package):
-                allowed.add(str(package))  # a package: all of it (its own imports are inside)
-            elif module.is_file():
-                todo.append(module)
-    return sorted(_real(allowed))
+            package = os.path.join(base, top)
+            module = package + ".py"
+            if _is_package(Path(package)):  # a package: all of it (its own imports are inside)
+                allowed.update((package, scan.inside(package)))
+            elif os.path.isfile(module):
+                todo.append((module, scan.inside(module)))
+    return sorted(allowed)
 
 
 def _is_package(folder: Path) -> bool:
@@ -115,10 +131,12 @@ def _is_package(folder: Path) -> bool:
     )
 
 
-def _imported_names(file: Path) -> list[str]:
+def _imported_names(real: str, scan: Scan) -> list[str]:
+    """The modules the file at ``real`` (a real path) imports, read as a regular file only:
+    never a FIFO or a device."""
     try:
-        tree = ast.parse(file.read_bytes(), filename=str(file))
-    except (OSError, SyntaxError, ValueError):
+        tree = ast.parse(scan.read(real), filename=real)
+    except (SyntaxError, ValueError):
         return []
     names: list[str] = []
     for node in ast.walk(tree):
@@ -138,12 +156,16 @@ def package_paths(module: str, folder: str) -> list[str]:
     top = module.split(".")[0]
     for candidate in (Path(folder) / top, Path(folder) / f"{top}.py"):
         if candidate.is_dir():  # all of the package, and what its modules import beside it
-            allowed = {str(candidate)}
-            for source in candidate.rglob("*.py"):
-                allowed.update(python_closure(str(source), folder))
+            scan = Scan(folder)
+            allowed = {scan.inside(str(candidate)), str(candidate)}
+            for source in scan.add_all([str(candidate)]):
+                if source.endswith(".py"):
+                    allowed.update(_closure(source, scan.folder, scan))
             return sorted(_real(allowed))
         if candidate.is_file():
-            return python_closure(str(candidate), folder)
+            scan = Scan(folder)
+            scan.inside(str(candidate))
+            return _closure(str(candidate), scan.folder, scan)
     return []
 
 
