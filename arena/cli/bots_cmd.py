@@ -130,8 +130,8 @@ def _check(
         raise typer.Exit(1)
     why = "".join(f"\n  {line}" for line in fault_evidence(fault))
     fail(
-        f"{ref.name} failed validation ({game.name}, seat {seat}): "
-        f"{fault.termination.value}: {fault.message}{why}",
+        f"{shown(ref.name)} failed validation ({game.name}, seat {seat}): "
+        f"{fault.termination.value}: {shown(fault.message)}{why}",
         code=1,
     )
 

@@ -613,7 +613,7 @@ def _play(
     if not outcome.finished:
         typer.echo(
             f"{outcome.total - outcome.done} matches failed to play "
-            f"({outcome.failed[0] if outcome.failed else 'see above'}); "
+            f"({shown(outcome.failed[0]) if outcome.failed else 'see above'}); "
             f"retry with: arena tournament resume {tid}",
             err=True,
         )

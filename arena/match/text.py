@@ -7,16 +7,19 @@ and a log file); a cell that starts with ``=`` would be a live formula in a spre
 
 - ``shown``: every control character (C0, DEL, C1), lone surrogate, Unicode format character
   (bidi overrides and isolates, zero-width ones) and line or paragraph separator is written as
-  its Python escape (ESC as ``\\x1b``, BEL as ``\\x07``, U+202E as ``\\u202e``). One-line
-  fields (names, fault messages, move info, table cells) escape newlines too, so nothing can
-  forge a line of the arena's; ``lines=True`` keeps ``\\n`` for text that is a block of lines by
-  design (a stderr tail, a whole table already made of shown cells, an error message).
+  its Python escape (ESC as ``\\x1b``, BEL as ``\\x07``, a tab as ``\\t``, U+202E as
+  ``\\u202e``). One-line fields (names, fault messages, move info, table cells) escape newlines
+  too, so nothing can forge a line of the arena's; ``lines=True`` keeps ``\\n`` (and only it)
+  for text that is a block of lines by design (an error message with the bot's traceback under
+  it). A backslash is left alone: the escapes are for reading, not for decoding back.
 - ``csv_cell``: OWASP's rule for CSV injection. A text cell that starts with ``=``, ``+``,
   ``-``, ``@``, a tab or a carriage return gets a ``'`` in front (a spreadsheet shows it as
-  text); the writers quote every text cell (``csv.QUOTE_NONNUMERIC``). Numbers the arena writes
-  (ints and floats: a rating of -35) stay numbers, and so does text that is only a decimal number
-  (``-35``, ``0.5``): it cannot be a formula. ``csv_value`` undoes it on reading, so what the
-  arena writes reads back the same (``arena rate`` on an export).
+  text), and ``csv_text`` quotes every text cell of the rows (``csv.QUOTE_NONNUMERIC``; the
+  header, the arena's own words, stays plain). Numbers the arena writes (ints and floats: a
+  rating of -35) stay bare numbers, and so does text that is only a decimal number (``-35``,
+  ``0.5``): it cannot be a formula. A cell that already starts with quotes before such a
+  character gets one more, so ``csv_value`` undoes exactly what was added: what the arena
+  writes reads back the same (``arena rate`` on an export).
 
 This module is the one place of these rules; it imports nothing of the arena, so every layer
 that prints (match records up to the command line) can use it.
@@ -41,7 +44,12 @@ def _hidden(ch: str) -> bool:
     return unicodedata.category(ch) in _HIDDEN_CATEGORIES
 
 
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def _escape(ch: str) -> str:
+    if ch in _SHORT:
+        return _SHORT[ch]
     code = ord(ch)
     if code <= 0xFF:
         return f"\\x{code:02x}"

@@ -1,0 +1,200 @@
+"""Text a bot controls is shown as text, through the real command line (issue 26).
+
+A confined bot written here raises an exception whose message holds a terminal's escape
+sequences (OSC ``ESC ] 0 ; TITLE BEL``: set the window title; CSI ``ESC [ 2 J``: clear the
+screen), writes them to its stderr and puts them in its moves' info; a ``cmd:`` bot carries
+them in its name (its command line). Every command that shows them writes the escapes
+(``\\x1b``, ``\\x07``), never the bytes. A bot file named as a spreadsheet formula is an inert
+cell in ``arena export -f csv``, and reads back through ``arena rate``. A name that breaks the
+rule is refused by ``bots add`` with one line, exit 2, nothing stored.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot_arena.arena.transport.sandbox import support
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
+HOSTILE = "\x1b]0;TITLE\x07\x1b[2J"
+SHOWN = b"\\x1b]0;TITLE\\x07\\x1b[2J"  # how the commands write it
+RAW = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]")  # a control byte besides tab and newline
+FORMULA = '=HYPERLINK("http:__evil","click")'
+
+BOT = f"""
+import sys
+from bot_arena.bots.base import Decision, SearchInfo
+
+HOSTILE = {HOSTILE!r}
+moves = 0
+
+
+def choose_move(game, state, budget):
+    global moves
+    moves += 1
+    print("thinking " + HOSTILE, file=sys.stderr, flush=True)
+    if moves >= 2:
+        raise RuntimeError("cursed " + HOSTILE)
+    return Decision(game.legal_moves(state)[0], SearchInfo(extra={{"note": HOSTILE}}))
+"""
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> str:
+    """``on`` where this machine confines bots fully (the test's bots are strangers' code)."""
+    _, missing = support.probe()
+    if not missing:
+        return "on"
+    if os.environ.get("ARENA_SANDBOX_REQUIRED") == "1":
+        pytest.fail(f"ARENA_SANDBOX_REQUIRED, and this machine lacks {', '.join(missing)}")
+    return "auto"
+
+
+def arena(*args: str, cwd: Path, code: int | None = 0) -> bytes:
+    """Run ``arena ARGS`` in ``cwd``; its stdout and stderr bytes, checked for raw controls."""
+    proc = subprocess.run([*ARENA, *args], cwd=cwd, capture_output=True, timeout=180)
+    out = proc.stdout + proc.stderr
+    if code is not None:
+        assert proc.returncode == code, out.decode(errors="replace")
+    assert b"Traceback" not in proc.stderr, out.decode(errors="replace")  # (JSON may quote one)
+    found = RAW.search(out)
+    assert found is None, f"raw control byte {found.group()!r} in {out!r}"
+    return out
+
+
+def texts(value: Any) -> Iterator[str]:
+    """Every string in a JSON value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from texts(item)
+
+
+def hostile_cmd() -> str:
+    """A ``cmd:`` bot (first legal move, in bash) whose name holds the escape sequences: its
+    command line ends with an argument the script ignores."""
+    return f"cmd:bash {FIXTURES / 'first_legal.sh'} {HOSTILE}"
+
+
+@pytest.mark.timeout(600)
+def test_no_command_writes_a_bots_control_characters(tmp_path: Path, sandbox: str) -> None:
+    (tmp_path / "hostile.py").write_text(BOT)
+    db = str(tmp_path / "arena.db")
+    box = ["--sandbox", sandbox]
+    ttt = ["tictactoe", "--move-time", "5", *box]
+
+    played = arena("play", *ttt, "--bot", "hostile.py", "--bot", hostile_cmd(), "--db", db,
+                   cwd=tmp_path)  # fmt: skip
+    assert played.count(SHOWN) >= 3  # its name, its exception, its stderr (the traceback)
+    as_json = arena("play", *ttt, "--bot", "hostile.py", "--bot", "random", "--no-save",
+                    "--json", cwd=tmp_path)  # fmt: skip
+    record = json.loads(as_json)  # JSON escapes the controls itself, and keeps the true text
+    assert record["seats"][0]["fault"]["message"].endswith(f"cursed {HOSTILE}")
+    assert record["moves"][0]["info"]["note"] == HOSTILE
+
+    run = arena("tournament", "run", *ttt, "--bot", "hostile.py", "--bot", hostile_cmd(),
+                "--bot", "random", "--db", db, cwd=tmp_path)  # fmt: skip
+    faults = [line for line in run.splitlines() if line.startswith(b"fault: ")]
+    assert faults and all(line.endswith(b"cursed " + SHOWN) for line in faults), run
+    rest = b"\n".join(line for line in run.splitlines() if not line.startswith(b"fault: "))
+    assert SHOWN in rest  # the standings name the cmd: bot
+
+    # fitted to the terminal, long names are cut in the middle: their end is there
+    assert b"\\x07" in arena("tournament", "show", "1", "--db", db, cwd=tmp_path)
+    assert SHOWN in arena("tournament", "show", "1", "--wide", "--db", db, cwd=tmp_path)
+    assert arena("matches", "--db", db, cwd=tmp_path).count(SHOWN) >= 4
+    replay = arena("replay", "1", "--db", db, cwd=tmp_path)  # the match of `arena play`
+    assert b"note=" + SHOWN in replay  # the move's info
+    assert b"cursed " + SHOWN in replay  # the fault
+    for command in ("leaderboard", "crosstable"):
+        assert SHOWN in arena(command, "--wide", "--db", db, cwd=tmp_path)
+        assert b"\\x" in arena(command, "--db", db, cwd=tmp_path)  # the name cut to fit
+    checked = arena("bots", "check", "hostile.py", "-g", "tictactoe", "--move-time", "5", *box,
+                    cwd=tmp_path, code=1)  # fmt: skip
+    assert checked.startswith(b"error: hostile failed validation") and SHOWN in checked
+
+    # a registered command bot whose command line (its target) holds them
+    arena("bots", "add", hostile_cmd(), "-n", "plain", "-g", "tictactoe", "--move-time", "5",
+          *box, "--db", db, cwd=tmp_path)  # fmt: skip
+    assert SHOWN in arena("bots", "list", "--db", db, cwd=tmp_path)
+    assert SHOWN in arena("bots", "show", "plain", "--db", db, cwd=tmp_path)
+
+    for args in (["matches"], ["replay", "1"], ["tournament", "show", "1"], ["bots", "list"]):
+        out = arena(*args, "--json", "--db", db, cwd=tmp_path)
+        assert any(HOSTILE in text for text in texts(json.loads(out)))  # whole, only escaped
+
+
+@pytest.mark.timeout(120)
+def test_a_file_name_with_control_characters_is_refused(tmp_path: Path) -> None:
+    name = f"bot{HOSTILE}.py"
+    (tmp_path / name).write_text("def choose_move(game, state, budget):\n    return 0\n")
+    out = arena("play", "tictactoe", "--bot", name, "--bot", "random", "--no-save",
+                cwd=tmp_path, code=2)  # fmt: skip
+    assert out.count(b"\n") == 1 and b"rename the file" in out
+
+
+@pytest.mark.timeout(600)
+def test_a_formula_named_bot_is_an_inert_csv_cell(tmp_path: Path, sandbox: str) -> None:
+    bot = tmp_path / f"{FORMULA}.py"  # a legal Linux file name: no '/'
+    bot.write_text("def choose_move(game, state, budget):\n    return game.legal_moves(state)[0]\n")
+    db = str(tmp_path / "arena.db")
+    arena("tournament", "run", "tictactoe", "--move-time", "5", "--sandbox", sandbox,
+          "--bot", bot.name, "--bot", "random", "--db", db, cwd=tmp_path)  # fmt: skip
+
+    exported = arena("export", "-f", "csv", "--db", db, cwd=tmp_path).decode()
+    rows = list(csv.DictReader(io.StringIO(exported)))
+    assert len(rows) == 2
+    for row in rows:
+        assert f"'{FORMULA}" in (row["white"], row["black"])
+        assert row["bots"] in (f"'{FORMULA};random", f"random;{FORMULA}")  # only a start counts
+        for cell in row.values():
+            assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), row
+    assert f',"\'{FORMULA.replace(chr(34), chr(34) * 2)}",' in exported  # prefixed and quoted
+
+    # what the arena writes reads back: arena rate rates the export under the bot's own name
+    (tmp_path / "export.csv").write_text(exported)
+    rated = json.loads(arena("rate", "export.csv", "--json", cwd=tmp_path))
+    assert sorted(r["bot"] for r in rated) == sorted([FORMULA, "random"])
+    # its own CSV: the name inert again; numbers stay numbers (a negative rating is neither
+    # quoted nor prefixed): here the formula bot loses every game, rated around 0
+    games = "white,black,result\n" + f'random,"{FORMULA.replace(chr(34), chr(34) * 2)}",1-0\n' * 3
+    (tmp_path / "lost.csv").write_text(games)
+    table = arena("rate", "lost.csv", "--format", "csv", "--center", "0", cwd=tmp_path).decode()
+    ratings = list(csv.DictReader(io.StringIO(table)))
+    assert [r["bot"] for r in ratings] == ["random", f"'{FORMULA}"]
+    assert float(ratings[1]["elo"]) < 0
+    assert f',"\'{FORMULA.replace(chr(34), chr(34) * 2)}",{ratings[1]["elo"]},' in table
+    for out in (
+        arena("leaderboard", "--format", "csv", "--db", db, cwd=tmp_path),
+        arena("crosstable", "--format", "csv", "--db", db, cwd=tmp_path),
+    ):
+        assert f"\"'{FORMULA.replace(chr(34), chr(34) * 2)}" in out.decode()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", ["=cmd", "+cmd", "-cmd", "@cmd", f"x{HOSTILE}", "a b", "  "])
+def test_bots_add_refuses_a_bad_name_and_stores_nothing(tmp_path: Path, name: str) -> None:
+    db = tmp_path / "arena.db"
+    sqlite3.connect(db).close()  # an empty database file: nothing may be written into it
+    out = arena("bots", "add", str(FIXTURES / "first_legal.py"), "-n", name, "-g", "tictactoe",
+                "--db", str(db), cwd=tmp_path, code=2)  # fmt: skip
+    assert out.count(b"\n") == 1 and out.startswith(b"error: ") and b"bot name" in out, out
+    tables = sqlite3.connect(db).execute("SELECT name FROM sqlite_master").fetchall()
+    assert tables == []
