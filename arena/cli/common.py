@@ -152,7 +152,7 @@ def load_position(game: Game[Any, Any], text: str | None) -> Any:
 
 
 def echo_err(message: str) -> None:
-    print(shown(message, lines=True), file=sys.stderr)
+    print(message, file=sys.stderr)
 
 
 _opened: list[str | None] = []  # the --db of the database this command opened (for messages)

@@ -72,6 +72,8 @@ def arena(*args: str, cwd: Path, code: int | None = 0) -> bytes:
     assert b"Traceback" not in proc.stderr, out.decode(errors="replace")  # (JSON may quote one)
     found = RAW.search(out)
     assert found is None, f"raw control byte {found.group()!r} in {out!r}"
+    hidden = {c for c in out.decode() if not (c.isprintable() or c in "\n\t")}
+    assert not hidden, f"{hidden} in {out!r}"  # C1 controls, bidi overrides, ...
     return out
 
 
@@ -126,6 +128,14 @@ def test_no_command_writes_a_bots_control_characters(tmp_path: Path, sandbox: st
     for command in ("leaderboard", "crosstable"):
         assert SHOWN in arena(command, "--wide", "--db", db, cwd=tmp_path)
         assert b"\\x" in arena(command, "--db", db, cwd=tmp_path)  # the name cut to fit
+    sprt = arena("sprt", *ttt, "--bot", hostile_cmd(), "--bot", "random", "--max-games", "4",
+                 "--db", db, cwd=tmp_path)  # fmt: skip
+    assert sprt.count(SHOWN) >= 2  # the progress line's top and the test's state
+    # results played elsewhere: the names in a file
+    (tmp_path / "games.csv").write_text(f"white,black,result\nx{HOSTILE},y\u202e,1-0\n")
+    for fmt in ("table", "markdown"):
+        rated = arena("rate", "games.csv", "--wide", "--format", fmt, cwd=tmp_path)
+        assert b"x" + SHOWN in rated and b"y\\u202e" in rated
     checked = arena("bots", "check", "hostile.py", "-g", "tictactoe", "--move-time", "5", *box,
                     cwd=tmp_path, code=1)  # fmt: skip
     assert checked.startswith(b"error: hostile failed validation") and SHOWN in checked
@@ -148,6 +158,14 @@ def test_a_file_name_with_control_characters_is_refused(tmp_path: Path) -> None:
     out = arena("play", "tictactoe", "--bot", name, "--bot", "random", "--no-save",
                 cwd=tmp_path, code=2)  # fmt: skip
     assert out.count(b"\n") == 1 and b"rename the file" in out
+
+
+@pytest.mark.timeout(120)
+def test_an_error_that_quotes_a_bot_shows_it_as_text(tmp_path: Path) -> None:
+    """``fail``'s one line: a UCI engine (named by its command line) refused for tic-tac-toe."""
+    out = arena("play", "tictactoe", "--bot", f"uci:/bin/true {HOSTILE}", "--bot", "random",
+                "--no-save", cwd=tmp_path, code=2)  # fmt: skip
+    assert out == b"error: uci:/bin/true " + SHOWN + b": a UCI engine plays chess, not tictactoe\n"
 
 
 @pytest.mark.timeout(600)
