@@ -32,6 +32,7 @@ ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 HOSTILE = "\x1b]0;TITLE\x07\x1b[2J"
 SHOWN = b"\\x1b]0;TITLE\\x07\\x1b[2J"  # how the commands write it
 RAW = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]")  # a control byte besides tab and newline
+FORGED = "\nforged: a line of the bot"  # the end of the cmd: bot's name
 FORMULA = '=HYPERLINK("http:__evil","click")'
 
 BOT = f"""
@@ -74,6 +75,8 @@ def arena(*args: str, cwd: Path, code: int | None = 0) -> bytes:
     assert found is None, f"raw control byte {found.group()!r} in {out!r}"
     hidden = {c for c in out.decode() if not (c.isprintable() or c in "\n\t")}
     assert not hidden, f"{hidden} in {out!r}"  # C1 controls, bidi overrides, ...
+    forged = [line for line in out.splitlines() if line.startswith(FORGED.encode()[1:])]
+    assert not forged, out  # a newline of a bot's name printed raw
     return out
 
 
@@ -90,65 +93,116 @@ def texts(value: Any) -> Iterator[str]:
 
 
 def hostile_cmd() -> str:
-    """A ``cmd:`` bot (first legal move, in bash) whose name holds the escape sequences: its
-    command line ends with an argument the script ignores."""
-    return f"cmd:bash {FIXTURES / 'first_legal.sh'} {HOSTILE}"
+    """A ``cmd:`` bot (first legal move, in bash) whose name holds the escape sequences and a
+    newline (a line of its own, were it printed raw): its command line ends with arguments the
+    script ignores."""
+    return f"cmd:bash {FIXTURES / 'first_legal.sh'} {HOSTILE}{FORGED}"
+
+
+class Played:
+    """A database where the hostile bots played: ``arena ARGS --db`` on it."""
+
+    def __init__(self, folder: Path, sandbox: str) -> None:
+        self.folder = folder
+        self.db = str(folder / "arena.db")
+        self.box = ["--sandbox", sandbox]
+        self.outputs: dict[str, bytes] = {}  # what the commands that played wrote
+
+    def __call__(self, *args: str, code: int | None = 0) -> bytes:
+        return arena(*args, "--db", self.db, cwd=self.folder, code=code)
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory, sandbox: str) -> Played:
+    """Match 1: ``arena play`` of the hostile bot against the hostile-named one; tournament 1
+    (named by the user with the escapes too): both and random, each with a time of its own; a
+    registered ``cmd:`` bot whose target holds them; match 2 voided with them in the reason."""
+    folder = tmp_path_factory.mktemp("played")
+    (folder / "hostile.py").write_text(BOT)
+    db = Played(folder, sandbox)
+    out = db("play", *ttt(db), "--bot", "hostile.py", "--bot", hostile_cmd())
+    assert out.count(SHOWN) >= 3  # its name, its exception, its stderr (the traceback)
+    db.outputs["play"] = out
+    odds = ["--move-time", "5", "--move-time", "4", "--move-time", "3"]
+    run = db("tournament", "run", "tictactoe", *odds, *db.box, "--name", f"cup{HOSTILE}",
+             "--bot", "hostile.py", "--bot", hostile_cmd(), "--bot", "random")  # fmt: skip
+    db.outputs["run"] = run
+    db("bots", "add", hostile_cmd(), "-n", "plain", "-g", "tictactoe", "--move-time", "5", *db.box)
+    return db
+
+
+def ttt(db: Played) -> list[str]:
+    return ["tictactoe", "--move-time", "5", *db.box]
 
 
 @pytest.mark.timeout(600)
-def test_no_command_writes_a_bots_control_characters(tmp_path: Path, sandbox: str) -> None:
-    (tmp_path / "hostile.py").write_text(BOT)
-    db = str(tmp_path / "arena.db")
-    box = ["--sandbox", sandbox]
-    ttt = ["tictactoe", "--move-time", "5", *box]
-
-    played = arena("play", *ttt, "--bot", "hostile.py", "--bot", hostile_cmd(), "--db", db,
-                   cwd=tmp_path)  # fmt: skip
-    assert played.count(SHOWN) >= 3  # its name, its exception, its stderr (the traceback)
-    as_json = arena("play", *ttt, "--bot", "hostile.py", "--bot", "random", "--no-save",
-                    "--json", cwd=tmp_path)  # fmt: skip
+def test_play_shows_the_bots_text_as_text(played: Played) -> None:
+    out = played.outputs["play"]
+    assert b"result: seat 1 (cmd:bash " in out and b"fault: seat 0 (hostile)" in out
+    as_json = played("play", *ttt(played), "--bot", "hostile.py", "--bot", "random", "--json")
     record = json.loads(as_json)  # JSON escapes the controls itself, and keeps the true text
     assert record["seats"][0]["fault"]["message"].endswith(f"cursed {HOSTILE}")
     assert record["moves"][0]["info"]["note"] == HOSTILE
 
-    run = arena("tournament", "run", *ttt, "--bot", "hostile.py", "--bot", hostile_cmd(),
-                "--bot", "random", "--db", db, cwd=tmp_path)  # fmt: skip
+
+@pytest.mark.timeout(600)
+def test_a_tournament_shows_the_bots_text_as_text(played: Played) -> None:
+    run = played.outputs["run"]
     faults = [line for line in run.splitlines() if line.startswith(b"fault: ")]
     assert faults and all(line.endswith(b"cursed " + SHOWN) for line in faults), run
     rest = b"\n".join(line for line in run.splitlines() if not line.startswith(b"fault: "))
     assert SHOWN in rest  # the standings name the cmd: bot
-
     # fitted to the terminal, long names are cut in the middle: their end is there
-    assert b"\\x07" in arena("tournament", "show", "1", "--db", db, cwd=tmp_path)
-    assert SHOWN in arena("tournament", "show", "1", "--wide", "--db", db, cwd=tmp_path)
-    assert arena("matches", "--db", db, cwd=tmp_path).count(SHOWN) >= 4
-    replay = arena("replay", "1", "--db", db, cwd=tmp_path)  # the match of `arena play`
+    show = played("tournament", "show", "1")
+    assert show.startswith(b"tournament 1 (cup" + SHOWN + b")\n")
+    assert b"  time      hostile.py: move 5s\n" in show  # time odds: each bot's own
+    wide = played("tournament", "show", "1", "--wide")
+    assert SHOWN + b"\\nforged: a line of the bot: move 4s\n" in wide
+    assert b"cup" + SHOWN in played("tournament", "list")
+    sprt = played("sprt", *ttt(played), "--bot", hostile_cmd(), "--bot", "random",
+                  "--max-games", "4")  # fmt: skip
+    assert b"SPRT cmd:bash" in sprt and sprt.count(SHOWN) >= 2  # progress, the test's state
+
+
+@pytest.mark.timeout(600)
+def test_stored_matches_show_the_bots_text_as_text(played: Played) -> None:
+    assert played("matches").count(SHOWN) >= 4
+    replay = played("replay", "1")  # the match of `arena play`
     assert b"note=" + SHOWN in replay  # the move's info
     assert b"cursed " + SHOWN in replay  # the fault
-    for command in ("leaderboard", "crosstable"):
-        assert SHOWN in arena(command, "--wide", "--db", db, cwd=tmp_path)
-        assert b"\\x" in arena(command, "--db", db, cwd=tmp_path)  # the name cut to fit
-    sprt = arena("sprt", *ttt, "--bot", hostile_cmd(), "--bot", "random", "--max-games", "4",
-                 "--db", db, cwd=tmp_path)  # fmt: skip
-    assert sprt.count(SHOWN) >= 2  # the progress line's top and the test's state
-    # results played elsewhere: the names in a file
-    (tmp_path / "games.csv").write_text(f"white,black,result\nx{HOSTILE},y\u202e,1-0\n")
-    for fmt in ("table", "markdown"):
-        rated = arena("rate", "games.csv", "--wide", "--format", fmt, cwd=tmp_path)
-        assert b"x" + SHOWN in rated and b"y\\u202e" in rated
-    checked = arena("bots", "check", "hostile.py", "-g", "tictactoe", "--move-time", "5", *box,
-                    cwd=tmp_path, code=1)  # fmt: skip
-    assert checked.startswith(b"error: hostile failed validation") and SHOWN in checked
-
-    # a registered command bot whose command line (its target) holds them
-    arena("bots", "add", hostile_cmd(), "-n", "plain", "-g", "tictactoe", "--move-time", "5",
-          *box, "--db", db, cwd=tmp_path)  # fmt: skip
-    assert SHOWN in arena("bots", "list", "--db", db, cwd=tmp_path)
-    assert SHOWN in arena("bots", "show", "plain", "--db", db, cwd=tmp_path)
-
+    voided = played("matches", "void", "2", "--reason", f"bad{HOSTILE}")
+    assert b"reason: bad" + SHOWN in voided
+    assert b"bad" + SHOWN in played("matches", "--status", "void")
+    assert b"VOID: bad" + SHOWN in played("replay", "2")
     for args in (["matches"], ["replay", "1"], ["tournament", "show", "1"], ["bots", "list"]):
-        out = arena(*args, "--json", "--db", db, cwd=tmp_path)
+        out = played(*args, "--json")
         assert any(HOSTILE in text for text in texts(json.loads(out)))  # whole, only escaped
+
+
+@pytest.mark.timeout(600)
+def test_ratings_show_the_bots_names_as_text(played: Played) -> None:
+    for command in ("leaderboard", "crosstable"):
+        assert SHOWN in played(command, "--wide")
+        assert SHOWN in played(command, "--format", "markdown")
+        assert b"cmd:bash" in played(command)  # the name cut to fit (raw bytes checked)
+    # results played elsewhere: the names in a file
+    (played.folder / "games.csv").write_text(f"white,black,result\nx{HOSTILE},y\u202e,1-0\n")
+    for fmt in ("table", "markdown"):
+        rated = arena("rate", "games.csv", "--wide", "--format", fmt, cwd=played.folder)
+        assert b"x" + SHOWN in rated and b"y\\u202e" in rated
+
+
+@pytest.mark.timeout(600)
+def test_bots_commands_show_the_bots_text_as_text(played: Played) -> None:
+    checked = arena("bots", "check", "hostile.py", "-g", "tictactoe", "--move-time", "5",
+                    *played.box, cwd=played.folder, code=1)  # fmt: skip
+    assert checked.startswith(b"error: hostile failed validation") and SHOWN in checked
+    ok = arena("bots", "check", hostile_cmd(), "-g", "tictactoe", "--move-time", "5",
+               *played.box, cwd=played.folder)  # fmt: skip
+    assert ok.startswith(b"ok: cmd:bash ") and SHOWN in ok
+    # the registered command bot's command line (its target)
+    assert SHOWN in played("bots", "list")
+    assert SHOWN in played("bots", "show", "plain")
 
 
 @pytest.mark.timeout(120)
