@@ -216,7 +216,7 @@ def add_command(
         typer.echo(json.dumps(out))
         return
     what = f"new version {number}" if created else f"unchanged (already version {number})"
-    typer.echo(f"{shown(name)}: {what}, sha256 {ref.sha256[:12]}")
+    typer.echo(f"{name}: {what}, sha256 {ref.sha256[:12]}")
 
 
 def _version_row(v: Any, number: int) -> dict[str, Any]:
@@ -284,7 +284,7 @@ def show_command(
     if as_json:
         typer.echo(json.dumps({"name": name, "versions": rows}))
         return
-    typer.echo(f"{shown(name)}: {len(rows)} version(s)")
+    typer.echo(f"{name}: {len(rows)} version(s)")
     table = [
         [r["version"], r["sha256"][:12], r["kind"], shown(r["target"]), r["created"]] for r in rows
     ]

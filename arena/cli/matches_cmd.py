@@ -281,11 +281,11 @@ def replay_command(
             state = game.apply(state, played)
         except GameError as exc:
             fail(f"match {match_id}, ply {ply}: {exc}")
-        played_text = move.move if label == move.move else f"{label} ({move.move})"
+        shown_move = move.move if label == move.move else f"{label} ({move.move})"
         forced = " (forced: the arena's stand-in)" if move.forced else ""
         info = _info_text(move.info)
         typer.echo(
-            f"\nply {ply + 1}: seat {move.seat} ({names[move.seat]}) plays {shown(played_text)} "
+            f"\nply {ply + 1}: seat {move.seat} ({names[move.seat]}) plays {shown_move} "
             f"in {move.time_ms:.1f} ms{forced}" + (f"\n  {info}" if info else "")
         )
         typer.echo(game.render(state))

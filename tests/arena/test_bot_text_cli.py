@@ -143,6 +143,8 @@ def test_play_shows_the_bots_text_as_text(played: Played) -> None:
     record = json.loads(as_json)  # JSON escapes the controls itself, and keeps the true text
     assert record["seats"][0]["fault"]["message"].endswith(f"cursed {HOSTILE}")
     assert record["moves"][0]["info"]["note"] == HOSTILE
+    moves = played("play", *ttt(played), "--bot", hostile_cmd(), "--bot", "random", "--no-show")
+    assert moves.startswith(b"tictactoe 2 players, zero-sum: cmd:bash ") and SHOWN in moves
 
 
 @pytest.mark.timeout(600)
@@ -200,6 +202,10 @@ def test_bots_commands_show_the_bots_text_as_text(played: Played) -> None:
     ok = arena("bots", "check", hostile_cmd(), "-g", "tictactoe", "--move-time", "5",
                *played.box, cwd=played.folder)  # fmt: skip
     assert ok.startswith(b"ok: cmd:bash ") and SHOWN in ok
+    junk = f"cmd:bash {FIXTURES / 'junk.sh'} {HOSTILE}{FORGED}"  # answers e2e4 please
+    failed = arena("bots", "check", junk, "-g", "tictactoe", "--move-time", "5", *played.box,
+                   cwd=played.folder, code=1)  # fmt: skip
+    assert failed.startswith(b"error: cmd:bash ") and SHOWN in failed
     # the registered command bot's command line (its target)
     assert SHOWN in played("bots", "list")
     assert SHOWN in played("bots", "show", "plain")
