@@ -131,7 +131,7 @@ def _check(
     why = "".join(f"\n  {line}" for line in fault_evidence(fault))
     fail(
         f"{shown(ref.name)} failed validation ({game.name}, seat {seat}): "
-        f"{fault.termination.value}: {shown(fault.message)}{why}",
+        f"{fault.termination.value}: {fault.message}{why}",
         code=1,
     )
 

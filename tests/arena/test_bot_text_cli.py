@@ -64,9 +64,11 @@ def sandbox() -> str:
     return "auto"
 
 
-def arena(*args: str, cwd: Path, code: int | None = 0) -> bytes:
-    """Run ``arena ARGS`` in ``cwd``; its stdout and stderr bytes, checked for raw controls."""
-    proc = subprocess.run([*ARENA, *args], cwd=cwd, capture_output=True, timeout=180)
+def arena(*args: str, cwd: Path, code: int | None = 0, columns: int = 80) -> bytes:
+    """Run ``arena ARGS`` in ``cwd`` (tables fitted to ``columns``); its stdout and stderr
+    bytes, checked for raw controls."""
+    env = {**os.environ, "COLUMNS": str(columns)}
+    proc = subprocess.run([*ARENA, *args], cwd=cwd, env=env, capture_output=True, timeout=180)
     out = proc.stdout + proc.stderr
     if code is not None:
         assert proc.returncode == code, out.decode(errors="replace")
@@ -108,8 +110,8 @@ class Played:
         self.box = ["--sandbox", sandbox]
         self.outputs: dict[str, bytes] = {}  # what the commands that played wrote
 
-    def __call__(self, *args: str, code: int | None = 0) -> bytes:
-        return arena(*args, "--db", self.db, cwd=self.folder, code=code)
+    def __call__(self, *args: str, code: int | None = 0, columns: int = 80) -> bytes:
+        return arena(*args, "--db", self.db, cwd=self.folder, code=code, columns=columns)
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +160,8 @@ def test_a_tournament_shows_the_bots_text_as_text(played: Played) -> None:
     show = played("tournament", "show", "1")
     assert show.startswith(b"tournament 1 (cup" + SHOWN + b")\n")
     assert b"  time      hostile.py: move 5s\n" in show  # time odds: each bot's own
+    roomy = played("tournament", "show", "1", columns=400)  # fitted, and nothing cut
+    assert b"cmd:bash " + bytes(FIXTURES / "first_legal.sh") + b" " + SHOWN in roomy
     wide = played("tournament", "show", "1", "--wide")
     assert SHOWN + b"\\nforged: a line of the bot: move 4s\n" in wide
     assert b"cup" + SHOWN in played("tournament", "list")
@@ -176,6 +180,8 @@ def test_stored_matches_show_the_bots_text_as_text(played: Played) -> None:
     assert b"reason: bad" + SHOWN in voided
     assert b"bad" + SHOWN in played("matches", "--status", "void")
     assert b"VOID: bad" + SHOWN in played("replay", "2")
+    pgn = played("export", "-f", "pgn")  # tags and the fault's comment
+    assert b'[White "hostile"]' in pgn and b"cursed \\x1b]0;TITLE" in pgn
     for args in (["matches"], ["replay", "1"], ["tournament", "show", "1"], ["bots", "list"]):
         out = played(*args, "--json")
         assert any(HOSTILE in text for text in texts(json.loads(out)))  # whole, only escaped
@@ -209,6 +215,10 @@ def test_bots_commands_show_the_bots_text_as_text(played: Played) -> None:
     # the registered command bot's command line (its target)
     assert SHOWN in played("bots", "list")
     assert SHOWN in played("bots", "show", "plain")
+    # a name registered before names were checked (or written by another program)
+    with sqlite3.connect(played.db) as conn:
+        conn.execute("UPDATE bots SET name = ? WHERE name = 'plain'", (f"old{HOSTILE}",))
+    assert b"old" + SHOWN in played("bots", "list")
 
 
 @pytest.mark.timeout(120)
@@ -245,6 +255,7 @@ def test_a_formula_named_bot_is_an_inert_csv_cell(tmp_path: Path, sandbox: str) 
         for cell in row.values():
             assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), row
     assert f',"\'{FORMULA.replace(chr(34), chr(34) * 2)}",' in exported  # prefixed and quoted
+    assert ',"random",' in exported and ',"tictactoe",' in exported  # every text cell quoted
 
     # what the arena writes reads back: arena rate rates the export under the bot's own name
     (tmp_path / "export.csv").write_text(exported)
