@@ -27,6 +27,7 @@ from bot_arena.arena.cli.common import (
     open_writable_db,
     sandbox_options,
 )
+from bot_arena.arena.match.text import shown
 
 if TYPE_CHECKING:  # loaded when a command runs, not for --help
     from bot_arena.arena.match.botref import BotRef
@@ -129,7 +130,7 @@ def _check(
         raise typer.Exit(1)
     why = "".join(f"\n  {line}" for line in fault_evidence(fault))
     fail(
-        f"{ref.name} failed validation ({game.name}, seat {seat}): "
+        f"{shown(ref.name)} failed validation ({game.name}, seat {seat}): "
         f"{fault.termination.value}: {fault.message}{why}",
         code=1,
     )
@@ -166,7 +167,7 @@ def check_command(
         typer.echo(json.dumps({"ok": True, **summary}))
         return
     typer.echo(
-        f"ok: {ref.name} ({ref.short_version}) played {summary['games']} validation game(s) "
+        f"ok: {shown(ref.name)} ({ref.short_version}) played {summary['games']} validation game(s) "
         f"of {summary['game']}, {summary['moves']} moves, without a fault"
     )
 
@@ -186,11 +187,14 @@ def add_command(
 ) -> None:
     """Validate a bot, then store its source and SHA-256 as a version of NAME."""
     confinement = sandbox_options(sandbox, allow_read)
-    name = name.strip()
-    if not name or any(ch.isspace() for ch in name) or ":" in name or name.endswith(".py"):
-        fail(f"bot name {name!r}: use a plain name without spaces, ':' or '.py'")
     from bot_arena.arena.match.botref import BotSpecError
     from bot_arena.arena.match.botspec import resolve
+    from bot_arena.arena.match.names import BotNameError, check_name
+
+    try:
+        name = check_name(name)
+    except BotNameError as exc:
+        fail(str(exc))
 
     try:
         resolve(name)
@@ -249,7 +253,14 @@ def list_command(as_json: JsonOption = False, db: DbOption = None) -> None:
         typer.echo("no registered bots (add one with `arena bots add FILE.py --name NAME`)")
         return
     table = [
-        [r["name"], r["versions"], r["sha256"][:12], r["kind"], r["target"], r["created"]]
+        [
+            shown(r["name"]),
+            r["versions"],
+            r["sha256"][:12],
+            r["kind"],
+            shown(r["target"]),
+            r["created"],
+        ]
         for r in rows
     ]
     typer.echo(tabulate(table, headers=["bot", "versions", "latest", "kind", "target", "added"]))
@@ -274,5 +285,7 @@ def show_command(
         typer.echo(json.dumps({"name": name, "versions": rows}))
         return
     typer.echo(f"{name}: {len(rows)} version(s)")
-    table = [[r["version"], r["sha256"][:12], r["kind"], r["target"], r["created"]] for r in rows]
+    table = [
+        [r["version"], r["sha256"][:12], r["kind"], shown(r["target"]), r["created"]] for r in rows
+    ]
     typer.echo(tabulate(table, headers=["version", "sha256", "kind", "target", "added"]))

@@ -15,6 +15,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from bot_arena import games
+from bot_arena.arena.match.text import shown
 from bot_arena.arena.transport.sandbox.mode import (
     CONFINED,
     ENV_VAR,
@@ -122,7 +123,9 @@ def resource_limits(memory_mb: int, startup_s: float) -> ResourceLimits:
 
 
 def fail(message: str, code: int = USAGE_EXIT) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
+    """``error: message`` on stderr and exit ``code``; a message may quote what a bot or a
+    file holds, so its controls are shown as text (``text.shown``)."""
+    typer.echo(f"error: {shown(message, lines=True)}", err=True)
     raise typer.Exit(code)
 
 
@@ -428,8 +431,4 @@ def fault_evidence(fault: Fault) -> list[str]:
         lines = tail[frames[-1] :]
     else:
         lines = [f"stderr: {line}" for line in tail[-(EVIDENCE_LINES - 1) :]]
-    return [_printable(truncate(line)) for line in lines[:EVIDENCE_LINES]]
-
-
-def _printable(text: str) -> str:
-    return "".join(c if c.isprintable() else "?" for c in text.expandtabs(4))
+    return [shown(truncate(line).expandtabs(4)) for line in lines[:EVIDENCE_LINES]]

@@ -6,8 +6,6 @@ replays)."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Iterator
 from enum import StrEnum
@@ -23,6 +21,7 @@ from bot_arena.arena.cli.common import (
     fail,
     open_existing_db,
 )
+from bot_arena.arena.match.text import shown, shown_all
 from bot_arena.games.base import GameError
 
 if TYPE_CHECKING:  # the database and the file formats load when a command needs them
@@ -128,12 +127,12 @@ def matches_command(
             r["match"],
             r["tournament"] if r["tournament"] is not None else "-",
             r["round"],
-            " vs ".join(r["bots"]),
+            " vs ".join(shown_all(r["bots"])),
             r["result"],
             r["termination"] or "",
             r["plies"],
             "" if r["duration_s"] is None else f"{r['duration_s']:.2f}s",
-            *([r["void_reason"] or ""] if voids else []),
+            *([shown(r["void_reason"] or "")] if voids else []),
         ]
         for r in rows
     ]
@@ -190,7 +189,7 @@ def void_command(
     from tabulate import tabulate
 
     typer.echo(tabulate(table, headers=["void", "tournament", "was", "replay"]))
-    typer.echo(f"reason: {reason.strip()}")
+    typer.echo(f"reason: {shown(reason.strip())}")
     for tid in sorted({v.tournament for v in voided if v.replay is not None and v.tournament}):
         typer.echo(f"replays scheduled: play them with `arena tournament resume {tid}`")
 
@@ -205,7 +204,8 @@ def _strict(value: Any) -> str:
 
 def _info_text(info: dict[str, Any] | None) -> str:
     """A move's search info on one line: an engine's score (pawns from the mover's view, or
-    mate in N), depth, nodes, the bot's values, the principal variation, then the rest."""
+    mate in N), depth, nodes, the bot's values, the principal variation, then the rest. The bot
+    wrote it, so it is shown as text (``text.shown``)."""
     if not info:
         return ""
     parts = []
@@ -219,12 +219,12 @@ def _info_text(info: dict[str, Any] | None) -> str:
         value = info.get(key)
         if value in (None, [], 0):
             continue
-        shown = " ".join(str(v) for v in value) if isinstance(value, list) else str(value)
-        parts.append(f"{key} {shown}")
+        text = " ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+        parts.append(f"{key} {text}")
     rest = {k: v for k, v in info.items() if k not in shown_keys}
     if rest:
         parts.append(", ".join(f"{k}={v}" for k, v in rest.items()))
-    return "; ".join(parts)
+    return shown("; ".join(parts))
 
 
 def _next_step() -> bool:
@@ -274,10 +274,10 @@ def replay_command(
         )
     except GameError as exc:
         fail(f"match {match_id}: {exc}")
-    names = [s.bot for s in record.seats]
+    names = shown_all(s.bot for s in record.seats)
     typer.echo(f"match {match_id}: {game.describe()}")
     if void is not None:
-        typer.echo(f"  VOID: {void} (it counts nowhere)")
+        typer.echo(f"  VOID: {shown(void)} (it counts nowhere)")
     typer.echo("  " + "  ".join(f"seat {i}: {n}" for i, n in enumerate(names)))
     typer.echo("\n" + game.render(state))
     for ply, move in enumerate(record.moves):
@@ -289,19 +289,19 @@ def replay_command(
             state = game.apply(state, played)
         except GameError as exc:
             fail(f"match {match_id}, ply {ply}: {exc}")
-        shown = move.move if label == move.move else f"{label} ({move.move})"
+        shown_move = move.move if label == move.move else f"{label} ({move.move})"
         forced = " (forced: the arena's stand-in)" if move.forced else ""
         info = _info_text(move.info)
         typer.echo(
-            f"\nply {ply + 1}: seat {move.seat} ({names[move.seat]}) plays {shown} "
+            f"\nply {ply + 1}: seat {move.seat} ({names[move.seat]}) plays {shown_move} "
             f"in {move.time_ms:.1f} ms{forced}" + (f"\n  {info}" if info else "")
         )
         typer.echo(game.render(state))
     typer.echo(f"\ntermination: {record.termination.value}")
     for i, s in enumerate(record.seats):
-        fault = f"  fault: {s.fault.termination.value}: {s.fault.message}" if s.fault else ""
+        fault = f"  fault: {s.fault.termination.value}: {shown(s.fault.message)}" if s.fault else ""
         typer.echo(
-            f"  seat {i} {s.bot}: rank {s.rank}, score {s.score:g}, utility {s.utility:g}{fault}"
+            f"  seat {i} {names[i]}: rank {s.rank}, score {s.score:g}, utility {s.utility:g}{fault}"
         )
 
 
@@ -333,6 +333,7 @@ def export_command(
     """Export done matches: JSON match records, one CSV row per match, or PGN (two players)."""
     from bot_arena.arena.formats.csv_results import EXPORT_COLUMNS, export_row
     from bot_arena.arena.formats.pgn import GameTags, write_game
+    from bot_arena.arena.match.text import csv_text
     from bot_arena.db.tournaments import get_tournament
 
     factory = open_existing_db(db)
@@ -347,13 +348,11 @@ def export_command(
             ]
             typer.echo(_strict(out))
         elif fmt is ExportFormat.CSV:
-            buffer = io.StringIO()
-            writer = csv.writer(buffer, lineterminator="\n")
-            writer.writerow(EXPORT_COLUMNS)
-            for m, r in _done_matches(session, tournament):
-                row = export_row(m.id, m.tournament_id, m.round, r, m.fault_reason, m.started)
-                writer.writerow(row)
-            typer.echo(buffer.getvalue(), nl=False)
+            rows = (
+                export_row(m.id, m.tournament_id, m.round, r, m.fault_reason, m.started)
+                for m, r in _done_matches(session, tournament)
+            )
+            typer.echo(csv_text(EXPORT_COLUMNS, rows), nl=False)
         else:
             skipped = 0
             games_out = []

@@ -34,6 +34,7 @@ from bot_arena.arena.cli.common import (
     sandbox_options,
     time_controls,
 )
+from bot_arena.arena.match.text import shown, shown_all
 from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN
 
 if TYPE_CHECKING:  # loaded when a match is played, not for --help
@@ -66,7 +67,7 @@ def verdict(record: MatchRecord) -> str:
     with a few lines of why (``fault_evidence``), or the person who gave up."""
     from bot_arena.arena.match.record import Termination
 
-    firsts = [f"seat {i} ({s.bot})" for i, s in enumerate(record.seats) if s.rank == 1]
+    firsts = [f"seat {i} ({shown(s.bot)})" for i, s in enumerate(record.seats) if s.rank == 1]
     if len(firsts) == 1:
         who = f"{firsts[0]} wins"
     elif len(firsts) == len(record.seats):
@@ -82,7 +83,8 @@ def verdict(record: MatchRecord) -> str:
         if s.fault is not None:
             what = "gave up" if s.fault.termination is Termination.RESIGN else "fault"
             lines.append(
-                f"  {what}: seat {i} ({s.bot}) {s.fault.termination.value}: {s.fault.message}"
+                f"  {what}: seat {i} ({shown(s.bot)}) {s.fault.termination.value}: "
+                + shown(s.fault.message)
             )
             lines += [f"    {line}" for line in fault_evidence(s.fault)]
     return "\n".join(lines)
@@ -110,7 +112,8 @@ def show_moves(
             asked.discard(move.seat)
         state[0] = game.apply(state[0], game.move_from_text(state[0], move.move))
         how = " (stand-in)" if move.forced else f" [{move.time_ms:.1f} ms]"
-        typer.echo(f"\nseat {move.seat} ({names[move.seat]}) plays {move.move}{how}")
+        who = shown(names[move.seat])
+        typer.echo(f"\nseat {move.seat} ({who}) plays {shown(move.move)}{how}")
         show(state[0])
 
     show(start)
@@ -229,7 +232,7 @@ def play_command(
         typer.echo(json.dumps(out))
         return
     if not show:
-        typer.echo(f"{game.describe()}: " + " vs ".join(names))
+        typer.echo(f"{game.describe()}: " + " vs ".join(shown_all(names)))
         typer.echo(
             "moves: "
             + (" ".join(m.move + ("*" if m.forced else "") for m in record.moves) or "(none)")

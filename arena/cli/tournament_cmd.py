@@ -41,6 +41,7 @@ from bot_arena.arena.cli.common import (
     time_controls,
 )
 from bot_arena.arena.cli.rating_cmd import WideOption, table_width
+from bot_arena.arena.match.text import shown
 from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN
 from bot_arena.arena.transport.sandbox.mode import CONFINED
 
@@ -583,7 +584,7 @@ def resume_command(
         fail(f"{changed[0]}; resume with --force to play on with the new version")
     confinement = confinement.for_bots([r.name for r in refs])
     for line in changed:
-        typer.echo(f"warning: {line}", err=True)
+        typer.echo(f"warning: {shown(line)}", err=True)
     left = counts["pending"] + counts["running"]
     cluster = _executor(executor, ray_address, ray_allow_unconfined)
     typer.echo(f"tournament {tournament_id}: resuming, {left} matches to play", err=as_json)
@@ -666,7 +667,7 @@ def _play(
     if not outcome.finished:
         typer.echo(
             f"{outcome.total - outcome.done} matches failed to play "
-            f"({outcome.failed[0] if outcome.failed else 'see above'}); "
+            f"({shown(outcome.failed[0]) if outcome.failed else 'see above'}); "
             f"retry with: arena tournament resume {tid}",
             err=True,
         )
@@ -730,7 +731,7 @@ def _standings_text(summary: dict[str, Any], width: int | None) -> str:
         return [
             [
                 str(i + 1),
-                s["bot"] if room is None else shorten(s["bot"], room),
+                shown(s["bot"]) if room is None else shorten(shown(s["bot"]), room),
                 str(s["games"]),
                 f"{s['points']:g}",
                 f"{s['score_pct']:.1f}",
@@ -750,7 +751,7 @@ def _standings_table(summary: dict[str, Any]) -> str:
     rows = [
         [
             i + 1,
-            s["bot"],
+            shown(s["bot"]),
             s["games"],
             f"{s['points']:g}",
             f"{s['score_pct']:.1f}",
@@ -776,7 +777,7 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     table = [
         [
             r["id"],
-            r["name"] or "",
+            shown(r["name"] or ""),
             r["game"],
             r["format"],
             r["bots"],
@@ -829,7 +830,7 @@ def show_command(
     with factory() as session:
         extra = format_text(session, tournament_id, width)
     lines = [
-        f"tournament {summary['id']}" + (f" ({summary['name']})" if summary["name"] else ""),
+        f"tournament {summary['id']}" + (f" ({shown(summary['name'])})" if summary["name"] else ""),
         *(line for label, text in rows for line in _setting(label, text, width)),
         *(["", *extra] if extra else []),
         "",
@@ -844,6 +845,7 @@ def _setting(label: str, text: str, width: int | None) -> list[str]:
     """One setting of ``tournament show``: the label in a column of its own and the text
     beside it, wrapped to ``width`` under itself (None: one line)."""
     first = f"  {label:<9} "  # a label of ten letters still gets its space
+    text = shown(text)  # entrants' names and specs are the users' and the bots' own
     if width is None:
         return [first + text]
     import textwrap

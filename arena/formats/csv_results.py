@@ -11,6 +11,7 @@ from datetime import datetime
 
 from bot_arena.arena.formats.pgn import RESULT_SCORES, result_of_ranks
 from bot_arena.arena.match.record import MatchRecord
+from bot_arena.arena.match.text import csv_value
 from bot_arena.arena.ratings.results import GameResult, RatingInputError
 
 EXPORT_COLUMNS = [
@@ -67,7 +68,7 @@ def parse_csv(text: str, where: str = "CSV") -> list[GameResult]:
     rows = [(reader.line_num, row) for row in reader if any(cell.strip() for cell in row)]
     if not rows:
         return []
-    header = [cell.strip().lower() for cell in rows[0][1]]
+    header = [csv_value(cell).strip().lower() for cell in rows[0][1]]
     body = rows[1:]
     if {"white", "black", "result"} <= set(header):
         cols = [header.index("white"), header.index("black"), header.index("result")]
@@ -87,7 +88,7 @@ Rows = list[tuple[int, list[str]]]
 def _cells(line: int, row: list[str], cols: list[int], where: str) -> list[str]:
     if len(row) <= max(cols):
         raise RatingInputError(f"{where}:{line}: expected {max(cols) + 1} columns, got {len(row)}")
-    return [row[c].strip() for c in cols]
+    return [csv_value(row[c]).strip() for c in cols]
 
 
 def _two_player_rows(rows: Rows, cols: list[int], where: str) -> list[GameResult]:

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from bot_arena.arena.match.record import MatchRecord, Termination
+from bot_arena.arena.match.text import shown
 from bot_arena.arena.ratings.results import GameResult, RatingInputError
 from bot_arena.games.base import Game, GameError
 
@@ -92,7 +93,9 @@ class GameTags:
 
 
 def escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
+    """A tag's value: PGN's escapes for a backslash and a quote, and the control characters a
+    bot may have put in its name shown as text (PGN allows none; ``text.shown``)."""
+    return shown(text).replace("\\", "\\\\").replace('"', '\\"')
 
 
 # the arena's terminations as PGN's Termination tag says them (the arena's own word, and why,
@@ -240,7 +243,7 @@ def _ending(record: MatchRecord, game: Game[Any, Any] | None, state: Any) -> str
         return f"{who} by adjudication: {verdict.get('rule')}"
     for side, seat in zip(SIDES, record.seats, strict=True):
         if seat.fault is not None:
-            message = seat.fault.message.replace("{", "(").replace("}", ")")
+            message = shown(seat.fault.message).replace("{", "(").replace("}", ")")
             return f"{side} {seat.fault.termination.value}: {message}"[:120]
     chess = _chess(game)
     if chess is not None and state is not None:

@@ -32,6 +32,7 @@ from bot_arena.arena.match.botref import (
     pinned,
 )
 from bot_arena.arena.match.engines import OPTION_PREFIX, engine_command, split_engine
+from bot_arena.arena.match.names import check_derived
 from bot_arena.arena.transport.sandbox import paths
 from bot_arena.bots.base import BotError
 
@@ -53,7 +54,8 @@ def from_file(path: str, name: str | None = None) -> BotRef:
         ) from None
     target = str(file.resolve()) + (f":{attr}" if attr else "")
     version, files = versions.python_file(file, source)
-    return loadable(BotRef(name or file.stem, MODULE, target, source, version, files))
+    name = name if name is not None else check_derived(file.stem, file_name)
+    return loadable(BotRef(name, MODULE, target, source, version, files))
 
 
 ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz")
@@ -75,6 +77,7 @@ def from_bundle(spec: str) -> BotRef:
             name = name.removesuffix(suffix)
     else:
         raise BotSpecError(f"bot archive {spec!r} does not exist")
+    check_derived(name, spec)
     main = folder / MAIN
     if not main.is_file():
         inner = [p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")]

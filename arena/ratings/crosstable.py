@@ -6,8 +6,6 @@ each when tied), the same pairwise scores that ``games.base.scores_from_ranks`` 
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -15,6 +13,7 @@ from dataclasses import dataclass
 
 from tabulate import tabulate
 
+from bot_arena.arena.match.text import csv_text, shown, shown_all
 from bot_arena.arena.ratings.render import fit_table, shorten, widest, wrap
 from bot_arena.arena.ratings.results import GameResult, pair_points
 
@@ -83,13 +82,8 @@ def render_crosstable(
         ]
         if fmt == "json":
             return json.dumps(rows, indent=2)
-        buf = io.StringIO()
-        writer = csv.DictWriter(
-            buf, fieldnames=["bot", "opponent", "points", "games", "score"], lineterminator="\n"
-        )
-        writer.writeheader()
-        writer.writerows(rows)
-        return buf.getvalue().rstrip("\n")
+        header = ["bot", "opponent", "points", "games", "score"]
+        return csv_text(header, ([r[k] for k in header] for r in rows)).rstrip("\n")
     if fmt not in ("table", "markdown"):
         raise ValueError(f"unknown format {fmt!r}")
     cells: list[list[str]] = []
@@ -110,7 +104,7 @@ def render_crosstable(
         cells.append(row)
     columns = [*(str(i + 1) for i in range(len(table.bots))), "total"]
     if fmt == "markdown":
-        body = [[str(i + 1), show[i], *row] for i, row in enumerate(cells)]
+        body = [[str(i + 1), shown(show[i]), *row] for i, row in enumerate(cells)]
         text = tabulate(
             body, headers=["#", "bot", *columns], tablefmt="github", disable_numparse=True
         )
@@ -140,6 +134,7 @@ def grid_text(
     ``width``: the names cut in the middle, and the columns that still do not fit in further
     blocks below, each with the row numbers and names again (cutechess-style wide crosstables
     read on a narrow terminal)."""
+    names = shown_all(names)  # a bot's name is its own: shown as text
     numbers = [str(i + 1) for i in range(len(names))]
     if width is None:
         return _grid_block(label, numbers, names, columns, cells, range(len(columns)), None)

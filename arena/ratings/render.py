@@ -8,8 +8,6 @@ with an ellipsis, the rows' notes said under each pool's table and the prose wra
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
@@ -18,6 +16,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from bot_arena.arena.match.text import csv_text, shown
 from bot_arena.arena.ratings.table import RatingTable
 
 FORMATS = ("table", "json", "csv", "markdown")
@@ -110,12 +109,10 @@ def render(
         return json.dumps(json_rows(table, labels=labels, faults=faults), indent=2)
     rows = leaderboard_rows(table, labels=labels, faults=faults)
     if fmt == "csv":
-        buf = io.StringIO()
-        if rows:
-            writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(rows)
-        return buf.getvalue().rstrip("\n")
+        if not rows:
+            return ""
+        header = list(rows[0])
+        return csv_text(header, ([r.get(k) for k in header] for r in rows)).rstrip("\n")
     if fmt not in ("table", "markdown"):
         raise ValueError(f"unknown format {fmt!r} (use one of {', '.join(FORMATS)})")
     markdown = fmt == "markdown"
@@ -218,7 +215,7 @@ def _fault_count(row: Mapping[str, Any]) -> int:
 
 def _label(row: Mapping[str, Any], room: int | None) -> str:
     """The bot's name and short version, the name cut to leave ``room`` characters in all."""
-    name, version = str(row["bot"]), f" ({row['version']})" if row.get("version") else ""
+    name, version = shown(row["bot"]), f" ({shown(row['version'])})" if row.get("version") else ""
     if room is None:
         return name + version
     return shorten(name, max(room - len(version), MIN_NAME)) + version
@@ -337,7 +334,7 @@ def _cells(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
         headers.append("note")
     body: list[list[str]] = []
     for r in rows:
-        bot = r["bot"] + (f" ({r['version']})" if r.get("version") else "")
+        bot = _label(r, None)
         cells = [str(r["rank"]), bot, f"{r['elo']:.0f}"]
         if has_err:
             cells.append("" if r["error"] is None else f"{r['error']:.0f}")

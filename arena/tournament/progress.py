@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from bot_arena.arena.match.text import shown
+
 BAR = 20  # characters of the progress bar on a terminal
 
 
@@ -98,7 +100,7 @@ class Progress:
         pct = 100.0 * self.done / self.total if self.total else 100.0
         counts = f"[{self.done:>{digits}}/{self.total}] {pct:5.1f}%"
         core = f"{counts}  {rate:6.2f} games/s  {eta}"
-        top = [f"{name} {p:.1f}%" for name, p in self.standings.top()]
+        top = [f"{shown(name)} {p:.1f}%" for name, p in self.standings.top()]
         if width is None:
             return f"{core}  top: {', '.join(top)}" if top else core
         filled = int(BAR * self.done / self.total) if self.total else BAR
@@ -122,11 +124,13 @@ class Progress:
             self._show(now)
 
     def message(self, text: str) -> None:
-        """A line of its own (a fault, a warning), without losing the status line."""
+        """A line of its own (a fault, a warning), without losing the status line. Such lines
+        quote the bots (names, fault messages, incidents), so the text is shown as text: one
+        line, its controls escaped (``text.shown``)."""
         if self.tty and self._drawn:
             self.stream.write("\r\x1b[K")
             self._drawn = False
-        self.stream.write(text + "\n")
+        self.stream.write(shown(text) + "\n")
         self.stream.flush()
 
     def _show(self, now: float) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from bot_arena.arena.match.adjudication import Adjudication
+from bot_arena.arena.match.text import shown
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.ratings.query import confinement_summary
 from bot_arena.arena.tournament.create import load_tournament
@@ -64,9 +65,10 @@ def tournament_summary(session: Session, tid: int) -> dict[str, Any]:
 
 
 def format_text(session: Session, tid: int, width: int | None) -> list[str]:
-    """A Swiss's standings and rounds, a knockout's bracket or an SPRT's state, as text."""
+    """A Swiss's standings and rounds, a knockout's bracket or an SPRT's state, as text (each
+    line shown as text: it names the bots)."""
     director = load_director(session, load_tournament(session, tid))
-    return [] if director is None else director.text(width)
+    return [] if director is None else [shown(line) for line in director.text(width)]
 
 
 def settings_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:

@@ -1,5 +1,5 @@
 """``arena play`` says why a bot failed under the fault line: the exception with its file and
-line, else the end of the bot's stderr; a few lines, the bot's control characters replaced."""
+line, else the end of the bot's stderr; a few lines, its control characters shown as escapes."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def test_a_bot_out_of_time_shows_the_end_of_its_stderr(tmp_path: Path) -> None:
     assert block[0].startswith("  fault: seat 0 (chatty) timeout: no answer within 0.5s")
     # the last lines only, cut to size, and the bot's escape sequence cannot reach the terminal
     assert block[1:3] == ["    stderr: depth 5", "    stderr: depth 6"]
-    assert block[3].startswith("    stderr: thinking ?[2Jhard!!!")
+    assert block[3].startswith("    stderr: thinking \\x1b[2Jhard!!!")
     assert len(block) == 4 and len(block[3]) < 250 and "\x1b" not in block[3]
 
 
