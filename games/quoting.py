@@ -13,12 +13,14 @@ SHOWN_CHARS = 60  # the longest prefix an error quotes
 
 
 def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
-    """``value`` quoted as ``repr`` quotes a string, cut to ``limit`` characters with ``…`` and
-    its length when it is longer: ``'4444…' (5000 characters)``."""
-    text = value if isinstance(value, str) else _text(value)
-    if len(text) <= limit:
-        return repr(text)
-    return f"{text[:limit] + '…'!r} ({len(text)} characters)"
+    """``value`` quoted as ``repr`` quotes a string (a number as it is), cut to ``limit``
+    characters with ``…`` and its length when it is longer: ``'4444…' (5000 characters)``."""
+    if not isinstance(value, str):  # a number: unquoted
+        text = _text(value)
+        return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit] + '…'!r} ({len(value)} characters)"
 
 
 def cut(value: Any, limit: int = 2 * SHOWN_CHARS) -> str:
