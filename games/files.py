@@ -60,7 +60,9 @@ RESULTS = FileKind("results file", "ARENA_MAX_RESULTS_MB", 64)
 BOOK = FileKind("--openings", "ARENA_MAX_BOOK_MB", 64)
 POSITIONS = FileKind("--positions", "ARENA_MAX_POSITIONS_MB", 64)
 FIGURE = FileKind("--figure", "ARENA_MAX_FIGURE_MB", 16)
-KINDS = (RESULTS, BOOK, POSITIONS, FIGURE)
+BOT = FileKind("bot file", "ARENA_MAX_BOT_MB", 16)
+ARCHIVE = FileKind("bot archive", "ARENA_MAX_ARCHIVE_MB", 256)
+KINDS = (RESULTS, BOOK, POSITIONS, FIGURE, BOT, ARCHIVE)
 
 
 def _describe(mode: int) -> str:

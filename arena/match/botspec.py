@@ -30,6 +30,7 @@ from bot_arena.arena.match.botref import (
 )
 from bot_arena.arena.match.engines import OPTION_PREFIX, engine_command, split_engine
 from bot_arena.bots.base import BotError
+from bot_arena.games import files as user_files
 
 _MODULE_ATTR = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
@@ -42,11 +43,9 @@ def from_file(path: str, name: str | None = None) -> BotRef:
     file_name, attr = parsed
     file = Path(file_name).expanduser()
     try:
-        source = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BotSpecError(
-            f"cannot read bot file {str(file)!r}: {exc.__class__.__name__}"
-        ) from None
+        source = user_files.read_text(file, user_files.BOT)
+    except user_files.FileRefused as exc:
+        raise BotSpecError(str(exc)) from None
     target = str(file.resolve()) + (f":{attr}" if attr else "")
     version, files = versions.python_file(file, source)
     return BotRef(name or file.stem, MODULE, target, source, version, files)
@@ -91,7 +90,11 @@ def _unpacked(archive: Path) -> Path:
     import zipfile
 
     try:
-        digest = hashlib.sha256(archive.read_bytes()).hexdigest()[:20]
+        kind = user_files.ARCHIVE
+        with user_files.open_binary(archive, kind.what, kind.limit()) as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()[:20]
+    except user_files.FileRefused as exc:
+        raise BotSpecError(str(exc)) from None
     except OSError as exc:
         raise BotSpecError(f"cannot read bot archive {str(archive)!r}: {exc}") from None
     root = Path(tempfile.gettempdir()) / f"arena-bundles-{os.getuid()}"

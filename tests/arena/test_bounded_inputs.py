@@ -241,3 +241,21 @@ def test_a_rank_of_5000_digits_is_quoted_by_a_prefix(tmp_path: Path) -> None:
     ranks.write_text("match,bot,rank\n1,a,1\n1,b," + "9" * 5000 + "\n")
     line = refused(tmp_path, "rate", str(ranks))
     assert line.endswith("rank must be a whole number, not '" + "9" * 60 + "…' (5000 characters)")
+
+
+@pytest.mark.timeout(2 * TIMEOUT)
+def test_a_bot_file_that_is_a_fifo_or_a_device_is_refused(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "fifo.py")
+    (tmp_path / "zero.py").symlink_to("/dev/zero")
+    for bot, kind in (("fifo.py", "a FIFO"), ("zero.py", "a device")):
+        line = refused(tmp_path, "play", "coins", "--bot", bot, "--bot", "random", "--no-save")
+        assert line == f"error: bot file '{bot}' is {kind}, not a regular file"
+
+
+@pytest.mark.timeout(2 * TIMEOUT)
+def test_a_bot_archive_over_its_limit_is_refused(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.zip"
+    with open(huge, "wb") as fh:
+        fh.truncate(16 << 30)  # sparse: no disk
+    line = refused(tmp_path, "play", "coins", "--bot", "huge.zip", "--bot", "random", "--no-save")
+    assert line == "error: bot archive 'huge.zip' is larger than its limit of 256 MiB"
