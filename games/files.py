@@ -15,6 +15,7 @@ docs/security.md); a value that is not a positive number is a one-line error.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from collections.abc import Iterator
@@ -82,7 +83,9 @@ def _size_text(limit: int) -> str:
 
 
 @contextmanager
-def open_binary(path: str | os.PathLike[str], what: str, limit: int) -> Iterator[BinaryIO]:
+def open_binary(
+    path: str | os.PathLike[str], what: str, limit: int
+) -> Iterator[io.BufferedReader[io.FileIO]]:
     """The regular file at ``path`` opened for reading (``FileRefused`` for anything else, or
     when it holds more than ``limit`` bytes); reading it past ``limit`` is for the caller to
     stop (``read_bytes`` and ``lines`` do)."""
@@ -103,7 +106,7 @@ def open_binary(path: str | os.PathLike[str], what: str, limit: int) -> Iterator
                 f"{what} {shown(name)} is larger than its limit of {_size_text(limit)}"
             )
         os.set_blocking(fd, True)
-        handle = os.fdopen(fd, "rb", buffering=1 << 16)
+        handle = io.BufferedReader(io.FileIO(fd, "rb", closefd=True), buffer_size=1 << 16)
     except BaseException:
         os.close(fd)
         raise

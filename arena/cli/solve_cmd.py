@@ -42,7 +42,7 @@ MAX_POSITIONS = 100_000  # positions a file may hold (the public benchmark sets:
 
 def read_positions(game: Game[Any, Any], lines: Iterable[str], source: str) -> list[PositionLine]:
     """Parse every line (position first, other fields kept); GameError names file and line."""
-    out = []
+    out: list[PositionLine] = []
     for number, raw in enumerate(lines, 1):
         fields = raw.split()
         if not fields or fields[0].startswith("#"):
