@@ -63,7 +63,6 @@ POSITIONS = FileKind("--positions", "ARENA_MAX_POSITIONS_MB", 64)
 FIGURE = FileKind("--figure", "ARENA_MAX_FIGURE_MB", 16)
 BOT = FileKind("bot file", "ARENA_MAX_BOT_MB", 16)
 ARCHIVE = FileKind("bot archive", "ARENA_MAX_ARCHIVE_MB", 256)
-KINDS = (RESULTS, BOOK, POSITIONS, FIGURE, BOT, ARCHIVE)
 
 
 def _describe(mode: int) -> str:
@@ -82,6 +81,15 @@ def _size_text(limit: int) -> str:
     return f"{limit / MIB:g} MiB" if limit >= MIB else f"{limit} bytes"
 
 
+def _too_large(what: str, name: str, limit: int) -> FileRefused:
+    return FileRefused(f"{what} {shown(name)} is larger than its limit of {_size_text(limit)}")
+
+
+def _unreadable(what: str, name: str, exc: OSError) -> FileRefused:
+    why = (exc.strerror or str(exc)).lower()
+    return FileRefused(f"cannot read {what} {shown(name)}: {why}")
+
+
 @contextmanager
 def open_binary(
     path: str | os.PathLike[str], what: str, limit: int
@@ -94,17 +102,14 @@ def open_binary(
     try:
         fd = os.open(name, flags)
     except OSError as exc:
-        why = (exc.strerror or str(exc)).lower()
-        raise FileRefused(f"cannot read {what} {shown(name)}: {why}") from None
+        raise _unreadable(what, name, exc) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             kind = _describe(info.st_mode)
             raise FileRefused(f"{what} {shown(name)} is {kind}, not a regular file")
         if info.st_size > limit:
-            raise FileRefused(
-                f"{what} {shown(name)} is larger than its limit of {_size_text(limit)}"
-            )
+            raise _too_large(what, name, limit)
         os.set_blocking(fd, True)
         handle = io.BufferedReader(io.FileIO(fd, "rb", closefd=True), buffer_size=1 << 16)
     except BaseException:
@@ -121,9 +126,9 @@ def read_bytes(path: str | os.PathLike[str], what: str, limit: int) -> bytes:
         try:
             data = fh.read(limit + 1)
         except OSError as exc:
-            raise FileRefused(f"cannot read {what} {shown(name)}: {exc.strerror or exc}") from None
+            raise _unreadable(what, name, exc) from None
     if len(data) > limit:
-        raise FileRefused(f"{what} {shown(name)} is larger than its limit of {_size_text(limit)}")
+        raise _too_large(what, name, limit)
     return data
 
 
@@ -159,15 +164,13 @@ def _lines(fh: BinaryIO, name: str, what: str, limit: int, encoding: str) -> Ite
         try:
             raw = fh.readline(MAX_LINE + 1)
         except OSError as exc:
-            raise FileRefused(f"cannot read {what} {shown(name)}: {exc.strerror or exc}") from None
+            raise _unreadable(what, name, exc) from None
         if not raw:
             return
         number += 1
         total += len(raw)
         if total > limit:
-            raise FileRefused(
-                f"{what} {shown(name)} is larger than its limit of {_size_text(limit)}"
-            )
+            raise _too_large(what, name, limit)
         if len(raw) > MAX_LINE:
             raise FileRefused(
                 f"{what} {shown(name)}: line {number} is longer than {_size_text(MAX_LINE)}"
