@@ -14,6 +14,7 @@ from bot_arena.bots.base import Bot, BotError
 from bot_arena.games import plugins
 from bot_arena.games.base import GameError
 from bot_arena.games.params import accepted, bind
+from bot_arena.games.quoting import shown
 
 ENTRY_POINT_GROUP = "arena.bots"
 
@@ -41,7 +42,7 @@ def _targets() -> dict[str, str]:
 def bot_class(name: str) -> type[Bot]:
     target = plugins.find_target(name, _BUILTIN, ENTRY_POINT_GROUP)
     if target is None:
-        raise BotError(f"unknown bot {name!r} (built-in: {', '.join(names())})")
+        raise BotError(f"unknown bot {shown(name)} (built-in: {', '.join(names())})")
     module_name, _, attr = target.partition(":")
     try:
         cls = getattr(import_module(module_name), attr)
@@ -71,10 +72,10 @@ def split_spec(spec: str) -> tuple[str, dict[str, str]]:
     for item in filter(None, (part.strip() for part in rest.split(","))):
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise BotError(f"bot spec {spec!r}: option {item!r} is not key=value")
+            raise BotError(f"bot spec {shown(spec)}: option {shown(item)} is not key=value")
         options[key.strip()] = value.strip()
     if not name:
-        raise BotError(f"bot spec {spec!r} has no bot name")
+        raise BotError(f"bot spec {shown(spec)} has no bot name")
     return name, options
 
 
@@ -96,4 +97,4 @@ def make(spec: str, seed: int | None = None) -> Bot:
     try:
         return cls(spec=spec.strip(), **kwargs)
     except (TypeError, ValueError) as exc:
-        raise BotError(f"bot {spec!r}: {exc}") from None
+        raise BotError(f"bot {shown(spec)}: {exc}") from None

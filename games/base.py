@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar, Generic, TypeVar
 
+from bot_arena.games.quoting import shown as quoted
+
 S = TypeVar("S", bound=Hashable)
 M = TypeVar("M", bound=Hashable)
 
@@ -142,9 +144,8 @@ class Game(ABC, Generic[S, M]):
         """Parse ``text`` and check that it is legal in ``state`` (GameError otherwise)."""
         move = self.parse_move(text.strip())
         if move not in self.legal_moves(state):
-            raise GameError(
-                f"illegal move {text.strip()!r} in position {self.format_position(state)!r}"
-            )
+            where = quoted(self.format_position(state))
+            raise GameError(f"illegal move {quoted(text.strip())} in position {where}")
         return move
 
     def random_playout(self, state: S, rng: random.Random) -> S:

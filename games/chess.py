@@ -67,6 +67,7 @@ from typing import Final
 import chess
 
 from bot_arena.games.base import Game, GameError, GameKind, Utility, UtilityBounds
+from bot_arena.games.quoting import cut, shown
 
 #: A position as the integers of a python-chess board: white's and black's pieces, side to move
 #: (True for White), pawns, knights, bishops, rooks, queens, kings, cleaned castling rights, the
@@ -372,11 +373,15 @@ class Chess(Game[ChessState, str]):
         try:
             move = chess.Move.from_uci(t)
         except ValueError:
-            raise GameError(f"chess: move {text!r} is not a UCI move like e2e4 or e7e8q") from None
+            raise GameError(
+                f"chess: move {shown(text)} is not a UCI move like e2e4 or e7e8q"
+            ) from None
         if not move or move.drop is not None:
-            raise GameError(f"chess: move {text!r} is not a move of a piece (null move or drop)")
+            raise GameError(
+                f"chess: move {shown(text)} is not a move of a piece (null move or drop)"
+            )
         if move.promotion is not None and t[4] not in _PROMOTIONS:
-            raise GameError(f"chess: move {text!r} promotes to a king or a pawn")
+            raise GameError(f"chess: move {shown(text)} promotes to a king or a pawn")
         known = _PARSED[t] = _text(move)
         return known
 
@@ -386,9 +391,8 @@ class Chess(Game[ChessState, str]):
     def move_label(self, state: ChessState, move: str) -> str:
         """SAN: ``Nf3``, ``O-O``, ``exd8=Q+``, ``Qh4#``."""
         if move not in self.legal_moves(state):
-            raise GameError(
-                f"chess: move {move!r} is not legal in position {self.format_position(state)!r}"
-            )
+            where = shown(self.format_position(state))
+            raise GameError(f"chess: move {shown(move)} is not legal in position {where}")
         return self._node(state).board.copy(stack=False).san(_move(move))
 
     def parse_position(self, text: str) -> ChessState:
@@ -406,7 +410,7 @@ class Chess(Game[ChessState, str]):
             try:
                 board = chess.Board(fen)
             except ValueError as exc:
-                raise GameError(f"chess: position {fen!r} is not a FEN: {exc}") from None
+                raise GameError(f"chess: position {shown(fen)} is not a FEN: {cut(exc)}") from None
             status = board.status()
             if status != chess.STATUS_VALID:
                 problems = ", ".join(
@@ -414,7 +418,7 @@ class Chess(Game[ChessState, str]):
                     for flag in chess.Status
                     if flag & status
                 )
-                raise GameError(f"chess: position {fen!r} is not a legal position: {problems}")
+                raise GameError(f"chess: position {shown(fen)} is not a legal position: {problems}")
             state = self._root_state(board)
         for number, word in enumerate(moves, 1):
             try:
@@ -431,8 +435,8 @@ class Chess(Game[ChessState, str]):
                     else "it is not legal there"
                 )
                 raise GameError(
-                    f"chess: position {text.strip()!r}: move {number} {word!r} cannot be played: "
-                    f"{why}"
+                    f"chess: position {shown(text.strip())}: move {number} {shown(word)} "
+                    f"cannot be played: {why}"
                 )
             state = self.apply(state, move)
         return state

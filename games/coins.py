@@ -5,26 +5,37 @@ With two players it is zero-sum (+1 / -1); with N players the last taker gets 1 
 0 (constant sum 1).
 
 State: ``(coins_left, player_to_move)``. Moves: the number of coins taken.
+
+The parameters' limits keep what the game builds small: a table of the legal moves of every
+row length (``coins`` x ``max_take`` entries, under a million), every move listed in each request
+a bot gets, a row drawn coin by coin.
 """
 
 from __future__ import annotations
 
+from typing import Annotated, Final
+
 from bot_arena.games.base import Game, GameError, GameKind, Utility, UtilityBounds
+from bot_arena.games.params import Between
+from bot_arena.games.quoting import shown
 
 CoinsState = tuple[int, int]
+
+MAX_COINS: Final = 10_000
+MAX_TAKE: Final = 100
+MAX_PLAYERS: Final = 16
 
 
 class CoinsGame(Game[CoinsState, int]):
     name = "coins"
     description = "take 1..max_take coins from a row; whoever takes the last coin wins"
 
-    def __init__(self, coins: int = 4, max_take: int = 2, players: int = 2) -> None:
-        if coins < 0:
-            raise GameError("coins: coins must be >= 0")
-        if max_take < 1:
-            raise GameError("coins: max_take must be >= 1")
-        if players < 2:
-            raise GameError("coins: players must be >= 2")
+    def __init__(
+        self,
+        coins: Annotated[int, Between(0, MAX_COINS)] = 4,
+        max_take: Annotated[int, Between(1, MAX_TAKE)] = 2,
+        players: Annotated[int, Between(2, MAX_PLAYERS)] = 2,
+    ) -> None:
         self.coins = coins
         self.max_take = max_take
         self.num_players = players
@@ -65,9 +76,9 @@ class CoinsGame(Game[CoinsState, int]):
         try:
             move = int(text)
         except ValueError:
-            raise GameError(f"coins: move {text!r} is not a number of coins") from None
+            raise GameError(f"coins: move {shown(text)} is not a number of coins") from None
         if not 1 <= move <= self.max_take:
-            raise GameError(f"coins: a move takes 1..{self.max_take} coins, not {move}")
+            raise GameError(f"coins: a move takes 1..{self.max_take} coins, not {shown(move)}")
         return move
 
     def format_move(self, move: int) -> str:
@@ -80,9 +91,9 @@ class CoinsGame(Game[CoinsState, int]):
             n = int(left)
             p = int(player) if player else 0
         except ValueError:
-            raise GameError(f"coins: position {text!r} is not COINS or COINS@PLAYER") from None
-        if n < 0 or not 0 <= p < self.num_players:
-            raise GameError(f"coins: position {text!r} is out of range")
+            raise GameError(f"coins: position {shown(text)} is not COINS or COINS@PLAYER") from None
+        if not 0 <= n <= MAX_COINS or not 0 <= p < self.num_players:
+            raise GameError(f"coins: position {shown(text)} is out of range")
         return (n, p)
 
     def format_position(self, state: CoinsState) -> str:

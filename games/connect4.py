@@ -44,9 +44,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Hashable
-from typing import Final
+from typing import Annotated, Final
 
 from bot_arena.games.base import Game, GameError, GameKind, Utility, UtilityBounds
+from bot_arena.games.params import Between
+from bot_arena.games.quoting import shown
 
 C4State = tuple[int, int, int, int]
 
@@ -68,11 +70,11 @@ class ConnectFour(Game[C4State, int]):
     description = "Connect Four on bitboards; positions are solver move strings like 4453"
     default_depth = 6
 
-    def __init__(self, width: int = 7, height: int = 6) -> None:
-        if not 1 <= width <= MAX_WIDTH:
-            raise GameError(f"connect4: width must be 1..{MAX_WIDTH}, not {width}")
-        if not 1 <= height <= MAX_HEIGHT:
-            raise GameError(f"connect4: height must be 1..{MAX_HEIGHT}, not {height}")
+    def __init__(
+        self,
+        width: Annotated[int, Between(1, MAX_WIDTH)] = 7,
+        height: Annotated[int, Between(1, MAX_HEIGHT)] = 6,
+    ) -> None:
         self.width = width
         self.height = height
         self.num_players = 2
@@ -261,7 +263,7 @@ class ConnectFour(Game[C4State, int]):
     def parse_move(self, text: str) -> int:
         t = text.strip()
         if not (t.isdigit() and 1 <= int(t) <= self.width):
-            raise GameError(f"connect4: move {text!r} is not a column 1..{self.width}")
+            raise GameError(f"connect4: move {shown(text)} is not a column 1..{self.width}")
         return int(t) - 1
 
     def format_move(self, move: int) -> str:
@@ -275,15 +277,16 @@ class ConnectFour(Game[C4State, int]):
         for i, ch in enumerate(t, 1):
             if not ("1" <= ch <= "9" and int(ch) <= self.width):
                 raise GameError(
-                    f"connect4: position {t!r}: {ch!r} at move {i} is not a column 1..{self.width}"
+                    f"connect4: position {shown(t)}: {shown(ch)} at move {i} "
+                    f"is not a column 1..{self.width}"
                 )
             col = int(ch) - 1
             if state[3] == WON:
                 raise GameError(
-                    f"connect4: position {t!r}: the game was already won at move {i - 1}"
+                    f"connect4: position {shown(t)}: the game was already won at move {i - 1}"
                 )
             if state[1] & self._top[col]:
-                raise GameError(f"connect4: position {t!r}: column {ch} is full at move {i}")
+                raise GameError(f"connect4: position {shown(t)}: column {ch} is full at move {i}")
             state = self.apply(state, col)
         return state
 

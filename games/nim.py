@@ -12,24 +12,41 @@ largest take first (emptying a pile ends the game soonest).
 
 Positions are the pile sizes separated by commas with an optional ``@P`` for the player to move
 (default 0): ``3,4,5@1``.
+
+Limits: the moves are listed, not generated lazily, and the stones are capped instead
+(``MAX_STONES`` in all the piles). A position's legal moves are one per stone, and the referee
+lists every one of them in each request a bot gets and keeps the lists of the positions it
+met; a lazy generator here would save nothing there. Ten thousand stones is far beyond a game
+anyone plays by hand or searches to the end, and keeps each request under about 100 KB.
+``MAX_PLAYERS`` bounds the players x players table of placement utilities.
 """
 
 from __future__ import annotations
 
+from typing import Annotated, Final
+
 from bot_arena.games.base import Game, GameError, GameKind, Utility, UtilityBounds
+from bot_arena.games.params import Between, NumberList
+from bot_arena.games.quoting import shown
 
 NimState = tuple[tuple[int, ...], int]
 NimMove = tuple[int, int]
 
+MAX_PLAYERS: Final = 16
+MAX_PILES: Final = 100
+MAX_STONES: Final = 10_000
+PILES = NumberList(count=MAX_PILES, total=MAX_STONES)
+
 
 def _parse_piles(text: str, owner: str) -> tuple[int, ...]:
+    PILES.check("nim", owner, text)
     parts = [p.strip() for p in text.split(",")]
     try:
         piles = tuple(int(p) for p in parts)
     except ValueError:
-        raise GameError(f"nim: {owner} {text!r} is not pile sizes like 3,4,5") from None
+        raise GameError(f"nim: {owner} {shown(text)} is not pile sizes like 3,4,5") from None
     if any(p < 0 for p in piles):
-        raise GameError(f"nim: {owner} {text!r} has a negative pile")
+        raise GameError(f"nim: {owner} {shown(text)} has a negative pile")
     return piles
 
 
@@ -75,9 +92,11 @@ class NimGame(Game[NimState, NimMove]):
     name = "nim"
     description = "take stones from one pile; the last taker places first, then back in turn"
 
-    def __init__(self, players: int = 3, piles: str = "3,4,5") -> None:
-        if players < 2:
-            raise GameError("nim: players must be >= 2")
+    def __init__(
+        self,
+        players: Annotated[int, Between(2, MAX_PLAYERS)] = 3,
+        piles: Annotated[str, PILES] = "3,4,5",
+    ) -> None:
         sizes = _parse_piles(piles, "piles")
         if not sizes:
             raise GameError("nim: piles must list at least one pile")
@@ -149,9 +168,9 @@ class NimGame(Game[NimState, NimMove]):
         try:
             i, k = int(pile), int(count)
         except ValueError:
-            raise GameError(f"nim: move {text!r} is not PILE:COUNT like 2:3") from None
+            raise GameError(f"nim: move {shown(text)} is not PILE:COUNT like 2:3") from None
         if not sep or i < 1 or k < 1:
-            raise GameError(f"nim: move {text!r} is not PILE:COUNT like 2:3 (both from 1)")
+            raise GameError(f"nim: move {shown(text)} is not PILE:COUNT like 2:3 (both from 1)")
         return (i - 1, k)
 
     def format_move(self, move: NimMove) -> str:
@@ -162,14 +181,16 @@ class NimGame(Game[NimState, NimMove]):
         body, _, who = text.strip().partition("@")
         piles = _parse_piles(body, "position")
         if not piles:
-            raise GameError(f"nim: position {text!r} has no piles")
+            raise GameError(f"nim: position {shown(text)} has no piles")
         try:
             player = int(who) if who.strip() else 0
         except ValueError:
-            raise GameError(f"nim: position {text!r}: player after @ is not a number") from None
+            raise GameError(
+                f"nim: position {shown(text)}: player after @ is not a number"
+            ) from None
         if not 0 <= player < self.num_players:
             raise GameError(
-                f"nim: position {text!r}: player {player} is not 0..{self.num_players - 1}"
+                f"nim: position {shown(text)}: player {player} is not 0..{self.num_players - 1}"
             )
         return (piles, player)
 

@@ -15,6 +15,7 @@ from typing import Any
 from bot_arena.games import plugins
 from bot_arena.games.base import Game, GameError
 from bot_arena.games.params import accepted, bind, parse_items
+from bot_arena.games.quoting import shown
 
 ENTRY_POINT_GROUP = "arena.games"
 
@@ -84,7 +85,7 @@ def game_class(name: str) -> type[Game[Any, Any]]:
         return _classes[name]
     target = plugins.find_target(name, _BUILTIN, ENTRY_POINT_GROUP)
     if target is None:
-        raise GameError(f"unknown game {name!r} (known: {', '.join(sorted(_discover()))})")
+        raise GameError(f"unknown game {shown(name)} (known: {', '.join(sorted(_discover()))})")
     cls = _load(target)
     _classes[name] = cls
     return cls

@@ -42,9 +42,11 @@ the squares next to a corner (they hand the corner to someone else).
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Annotated, Final
 
 from bot_arena.games.base import Game, GameError, GameKind, Utility, UtilityBounds
+from bot_arena.games.params import Between
+from bot_arena.games.quoting import shown
 
 RolitState = tuple[int, ...]
 
@@ -57,11 +59,14 @@ class Rolit(Game[RolitState, int]):
     description = "multi-player Othello (2-4 players): capture if you can, else play adjacent"
     default_depth = 3
 
-    def __init__(self, players: int = 4, size: int = 8, neutral: bool = False) -> None:
-        if not 2 <= players <= 4:
-            raise GameError(f"rolit: players must be 2..4, not {players}")
-        if size % 2 or not 4 <= size <= MAX_SIZE:
-            raise GameError(f"rolit: size must be even and 4..{MAX_SIZE}, not {size}")
+    def __init__(
+        self,
+        players: Annotated[int, Between(2, 4)] = 4,
+        size: Annotated[int, Between(4, MAX_SIZE)] = 8,
+        neutral: bool = False,
+    ) -> None:
+        if size % 2:
+            raise GameError(f"rolit: size must be even, not {size}")
         self.num_players = players
         self.size = size
         self.neutral = neutral
@@ -256,7 +261,7 @@ class Rolit(Game[RolitState, int]):
             if 0 <= col < self.size and 0 <= row < self.size:
                 return self.square(row, col)
         last = chr(ord("a") + self.size - 1)
-        raise GameError(f"rolit: move {text!r} is not a square a1..{last}{self.size}")
+        raise GameError(f"rolit: move {shown(text)} is not a square a1..{last}{self.size}")
 
     def format_move(self, move: int) -> str:
         row, col = divmod(move, self._w)
@@ -271,30 +276,32 @@ class Rolit(Game[RolitState, int]):
         if at:
             if not (player_text.isdigit() and int(player_text) < self.num_players):
                 raise GameError(
-                    f"rolit: position {t!r}: player to move must be 0..{self.num_players - 1}"
+                    f"rolit: position {shown(t)}: player to move must be 0..{self.num_players - 1}"
                 )
             player = int(player_text)
         rows = board.split("/")
         if len(rows) != self.size:
-            raise GameError(f"rolit: position {t!r}: expected {self.size} rows separated by /")
+            raise GameError(f"rolit: position {shown(t)}: expected {self.size} rows separated by /")
         boards = [0] * self.colours
         for r, row in enumerate(rows):
             if len(row) != self.size:
-                raise GameError(f"rolit: position {t!r}: row {r + 1} is not {self.size} squares")
+                raise GameError(
+                    f"rolit: position {shown(t)}: row {r + 1} is not {self.size} squares"
+                )
             for c, ch in enumerate(row):
                 if ch == ".":
                     continue
                 if not (ch.isdigit() and int(ch) < self.colours):
                     last = self.colours - 1
                     raise GameError(
-                        f"rolit: position {t!r}: {ch!r} is not '.' or a colour 0..{last}"
+                        f"rolit: position {shown(t)}: {shown(ch)} is not '.' or a colour 0..{last}"
                     )
                 boards[int(ch)] |= 1 << self.square(r, c)
         occupied = 0
         for b in boards:
             occupied |= b
         if not occupied:
-            raise GameError(f"rolit: position {t!r}: the board needs at least one ball")
+            raise GameError(f"rolit: position {shown(t)}: the board needs at least one ball")
         return (player, occupied, *boards)
 
     def _char_rows(self, state: RolitState) -> list[list[str]]:

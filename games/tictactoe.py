@@ -19,6 +19,7 @@ scale (a completed line is worth a win); ``workshop_score`` returns the raw inte
 from __future__ import annotations
 
 from bot_arena.games.base import Game, GameError, GameKind, Utility, UtilityBounds
+from bot_arena.games.quoting import shown
 
 TicTacToeState = int
 
@@ -74,7 +75,7 @@ class _MovesTable(dict[int, tuple[int, ...]]):
 def _parse_cell(text: str) -> int:
     t = text.strip()
     if len(t) != 1 or t not in "123456789":
-        raise GameError(f"tictactoe: move {text!r} is not a cell 1-9")
+        raise GameError(f"tictactoe: move {shown(text)} is not a cell 1-9")
     return int(t) - 1
 
 
@@ -158,17 +159,19 @@ class TicTacToe(Game[TicTacToeState, int]):
             return self._from_moves(compact, raw)
         if len(compact) != 9 or any(ch not in "xo" and ch not in _EMPTY_CHARS for ch in compact):
             raise GameError(
-                f"tictactoe: position {text!r} is neither 9 cells of x/o/. nor a move list 1-9"
+                f"tictactoe: position {shown(text)} is neither 9 cells of x/o/. nor a move list 1-9"
             )
         x = sum(1 << i for i, ch in enumerate(compact) if ch == "x")
         o = sum(1 << i for i, ch in enumerate(compact) if ch == "o")
         nx, no = x.bit_count(), o.bit_count()
         if nx not in (no, no + 1):
-            raise GameError(f"tictactoe: position {text!r} has {nx} x and {no} o (x moves first)")
+            raise GameError(
+                f"tictactoe: position {shown(text)} has {nx} x and {no} o (x moves first)"
+            )
         if _WON[x] and (_WON[o] or nx == no):
-            raise GameError(f"tictactoe: position {text!r} has play after x completed a line")
+            raise GameError(f"tictactoe: position {shown(text)} has play after x completed a line")
         if _WON[o] and nx != no:
-            raise GameError(f"tictactoe: position {text!r} has play after o completed a line")
+            raise GameError(f"tictactoe: position {shown(text)} has play after o completed a line")
         return x | o << _O_SHIFT | (_TURN if nx > no else 0)
 
     def _from_moves(self, digits: str, text: str) -> TicTacToeState:
@@ -177,7 +180,7 @@ class TicTacToe(Game[TicTacToeState, int]):
             cell = _parse_cell(ch)
             if cell not in self._moves[state]:
                 why = "the game is over" if not self._moves[state] else "the cell is taken"
-                raise GameError(f"tictactoe: move list {text!r}: cannot play {ch}, {why}")
+                raise GameError(f"tictactoe: move list {shown(text)}: cannot play {ch}, {why}")
             state = self.apply(state, cell)
         return state
 

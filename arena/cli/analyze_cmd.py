@@ -16,6 +16,7 @@ import typer
 
 from bot_arena.arena.cli.common import fail, load_game, load_position
 from bot_arena.bots.trace import DEFAULT_NODE_LIMIT
+from bot_arena.games.quoting import shown
 
 if TYPE_CHECKING:  # the search machinery loads when a search runs, not for --help
     from bot_arena.bots.base import Bot, Decision
@@ -74,7 +75,7 @@ def analyze_command(
     game = load_game(game_name, param, tree)
     state: Any = load_position(game, position)
     if game.is_terminal(state):
-        fail(f"position {game.format_position(state)!r} is over: there is no move to analyze")
+        fail(f"position {shown(game.format_position(state))} is over: there is no move to analyze")
     if move_time is not None and move_time <= 0:
         fail(f"--time must be positive, not {move_time}")
     try:

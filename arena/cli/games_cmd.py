@@ -9,7 +9,7 @@ import typer
 
 from bot_arena import games
 from bot_arena.games.base import GameError
-from bot_arena.games.params import accepted
+from bot_arena.games.params import accepted, limits
 
 
 def games_command(
@@ -17,7 +17,7 @@ def games_command(
         bool, typer.Option("--json", help="One JSON list instead of a table.")
     ] = False,
 ) -> None:
-    """List the games: name, players, kind, parameters."""
+    """List the games: name, players, kind, parameters (with --json, their limits)."""
     rows: list[dict[str, Any]] = []
     for name in games.names():
         cls = games.game_class(name)
@@ -36,6 +36,7 @@ def games_command(
                 "players": players,
                 "kind": kind,
                 "parameters": params,
+                "limits": {key: limit.describe() for key, limit in limits(cls).items()},
                 "description": cls.description,
             }
         )

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from bot_arena.arena.cli.common import DbOption, fail, open_db
+from bot_arena.games.quoting import shown
 
 # the ratings (numpy) and the database load when a command runs, not for --help
 
@@ -78,7 +79,7 @@ def parse_anchor(text: str | None) -> tuple[str, float] | None:
     except ValueError:
         elo = float("nan")
     if not sep or not name or elo != elo:
-        fail(f"--anchor wants NAME=ELO (e.g. random=1000), not {text!r}")
+        fail(f"--anchor wants NAME=ELO (e.g. random=1000), not {shown(text)}")
     return name, elo
 
 

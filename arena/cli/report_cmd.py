@@ -14,6 +14,7 @@ import typer
 
 from bot_arena.arena.cli.common import DbOption, fail, open_existing_db
 from bot_arena.arena.cli.rating_cmd import GameOption, Method, MethodOption, TournamentOption
+from bot_arena.games import files
 
 INSTALL_HINT = "arena report needs Jinja2 and matplotlib: pip install 'bot-arena[report]'"
 
@@ -56,9 +57,9 @@ def report_command(
     figures: list[tuple[str, str]] = []
     for path in figure or []:
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            fail(f"cannot read figure {path}: {getattr(exc, 'strerror', None) or exc}")
+            text = files.read_text(path, files.FIGURE)
+        except files.FileRefused as exc:
+            fail(str(exc))
         if "<svg" not in text:
             fail(f"figure {path} is not an SVG picture")
         figures.append((path.name, text))

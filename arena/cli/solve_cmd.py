@@ -20,6 +20,7 @@ import typer
 
 from bot_arena.arena.cli.common import fail, load_game
 from bot_arena.bots.connect4_solver import DEFAULT_TT_SIZE
+from bot_arena.games import files
 from bot_arena.games.base import Game, GameError
 
 if TYPE_CHECKING:  # the solver loads when a position is solved, not for --help
@@ -36,14 +37,19 @@ class PositionLine:
     extra: tuple[str, ...] = ()
 
 
+MAX_POSITIONS = 100_000  # positions a file may hold (the public benchmark sets: 1,000 each)
+
+
 def read_positions(game: Game[Any, Any], lines: Iterable[str], source: str) -> list[PositionLine]:
     """Parse every line (position first, other fields kept); GameError names file and line."""
-    out = []
+    out: list[PositionLine] = []
     for number, raw in enumerate(lines, 1):
         fields = raw.split()
         if not fields or fields[0].startswith("#"):
             continue
         where = f"{source}:{number}"
+        if len(out) >= MAX_POSITIONS:
+            raise GameError(f"{where}: more than {MAX_POSITIONS} positions (the limit of a file)")
         try:
             state = game.parse_position(fields[0])
         except GameError as exc:
@@ -166,11 +172,8 @@ def solve_command(
     game = load_game(game_name, param, tree)
     try:
         if positions is not None:
-            try:
-                text = positions.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                fail(f"cannot read {positions}: {getattr(exc, 'strerror', None) or exc}")
-            todo = read_positions(game, text.splitlines(), str(positions))
+            with files.lines(positions, files.POSITIONS) as lines:
+                todo = read_positions(game, lines, str(positions))
         else:
             raw = "" if position is None else position
             state = game.initial_state() if position is None else game.parse_position(raw)

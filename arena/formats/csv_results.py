@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable
 from datetime import datetime
 
 from bot_arena.arena.formats.pgn import RESULT_SCORES, result_of_ranks
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.text import csv_value
 from bot_arena.arena.ratings.results import GameResult, RatingInputError
+from bot_arena.games.quoting import cut, shown
 
 EXPORT_COLUMNS = [
     "match",
@@ -63,26 +65,36 @@ def export_row(
     ]
 
 
-def parse_csv(text: str, where: str = "CSV") -> list[GameResult]:
-    reader = csv.reader(io.StringIO(text))
-    rows = [(reader.line_num, row) for row in reader if any(cell.strip() for cell in row)]
-    if not rows:
-        return []
-    header = [csv_value(cell).strip().lower() for cell in rows[0][1]]
-    body = rows[1:]
-    if {"white", "black", "result"} <= set(header):
-        cols = [header.index("white"), header.index("black"), header.index("result")]
-        return _two_player_rows(body, cols, where)
-    if {"match", "bot", "rank"} <= set(header):
-        cols = [header.index("match"), header.index("bot"), header.index("rank")]
-        return _ranked_rows(body, cols, where)
+#: The longest CSV field read (characters): a name, a result, a rank. The csv module's own
+#: limit (128 KiB) is set to this on purpose, and a longer field is one line naming its row.
+MAX_FIELD = 16 * 1024
+
+
+def parse_csv(text: str | Iterable[str], where: str = "CSV") -> list[GameResult]:
+    """The finished games of a CSV text (or its lines, read as they come)."""
+    csv.field_size_limit(MAX_FIELD)
+    reader = csv.reader(io.StringIO(text) if isinstance(text, str) else iter(text))
+    rows = ((reader.line_num, row) for row in reader if any(cell.strip() for cell in row))
+    try:
+        first = next(rows, None)
+        if first is None:
+            return []
+        header = [csv_value(cell).strip().lower() for cell in first[1]]
+        if {"white", "black", "result"} <= set(header):
+            cols = [header.index("white"), header.index("black"), header.index("result")]
+            return _two_player_rows(rows, cols, where)
+        if {"match", "bot", "rank"} <= set(header):
+            cols = [header.index("match"), header.index("bot"), header.index("rank")]
+            return _ranked_rows(rows, cols, where)
+    except csv.Error as exc:
+        raise RatingInputError(f"{where}:{reader.line_num}: not CSV ({cut(exc)})") from None
     raise RatingInputError(
         f"{where}: a CSV needs the columns white,black,result or match,bot,rank "
-        f"(found {','.join(header)})"
+        f"(found {cut(','.join(header))})"
     )
 
 
-Rows = list[tuple[int, list[str]]]
+Rows = Iterable[tuple[int, list[str]]]
 
 
 def _cells(line: int, row: list[str], cols: list[int], where: str) -> list[str]:
@@ -93,38 +105,42 @@ def _cells(line: int, row: list[str], cols: list[int], where: str) -> list[str]:
 
 def _two_player_rows(rows: Rows, cols: list[int], where: str) -> list[GameResult]:
     out: list[GameResult] = []
+    names: dict[str, str] = {}  # one string per player name, however many games it played
     for line, row in rows:
         white, black, result = _cells(line, row, cols, where)
         if result == "*":
             continue
         if result not in RESULT_SCORES:
             raise RatingInputError(
-                f"{where}:{line}: bad result {result!r} (use 1-0, 0-1, 1/2-1/2 or *)"
+                f"{where}:{line}: bad result {shown(result)} (use 1-0, 0-1, 1/2-1/2 or *)"
             )
         if not white or not black:
             raise RatingInputError(f"{where}:{line}: empty player name")
+        white = names.setdefault(white, white)
+        black = names.setdefault(black, black)
         out.append(GameResult.two_player(white, black, RESULT_SCORES[result]))
     return out
 
 
 def _ranked_rows(rows: Rows, cols: list[int], where: str) -> list[GameResult]:
     matches: dict[str, tuple[list[str], list[int]]] = {}
+    names: dict[str, str] = {}
     for line, row in rows:
         match, bot, rank_text = _cells(line, row, cols, where)
         try:
             rank = int(rank_text)
         except ValueError:
             raise RatingInputError(
-                f"{where}:{line}: rank must be a whole number, not {rank_text!r}"
+                f"{where}:{line}: rank must be a whole number, not {shown(rank_text)}"
             ) from None
         if rank < 1 or not bot:
             raise RatingInputError(f"{where}:{line}: need a bot and a rank >= 1")
         players, ranks = matches.setdefault(match, ([], []))
-        players.append(bot)
+        players.append(names.setdefault(bot, bot))
         ranks.append(rank)
     out: list[GameResult] = []
     for match, (players, ranks) in matches.items():
         if len(players) < 2:
-            raise RatingInputError(f"{where}: match {match!r} has only one row")
+            raise RatingInputError(f"{where}: match {shown(match)} has only one row")
         out.append(GameResult(tuple(players), tuple(ranks)))
     return out

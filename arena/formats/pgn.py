@@ -10,7 +10,7 @@ comment of score, depth and time.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -19,6 +19,7 @@ from bot_arena.arena.match.record import MatchRecord, Termination
 from bot_arena.arena.match.text import shown
 from bot_arena.arena.ratings.results import GameResult, RatingInputError
 from bot_arena.games.base import Game, GameError
+from bot_arena.games.quoting import shown
 
 if TYPE_CHECKING:
     from bot_arena.games.chess import Chess
@@ -40,12 +41,17 @@ def result_of_ranks(rank0: int, rank1: int) -> str:
 # --- reading ---------------------------------------------------------------------------------
 
 
-def parse_pgn(text: str, where: str = "PGN") -> list[GameResult]:
-    games: list[dict[str, str]] = []
+def parse_pgn(text: str | Iterable[str], where: str = "PGN") -> list[GameResult]:
+    """The finished games of a PGN text (or its lines, read as they come: each game is turned
+    into its result as soon as the next one starts)."""
+    out: list[GameResult] = []
+    names: dict[str, str] = {}  # one string per player name, however many games it played
     tags: dict[str, str] = {}
-    first_line: list[int] = []
+    first_line = 0
+    number = 0
     in_moves = False
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines() if isinstance(text, str) else text
+    for lineno, raw in enumerate(lines, start=1):
         line = raw.strip()
         if not line or line.startswith("%"):
             continue
@@ -53,29 +59,41 @@ def parse_pgn(text: str, where: str = "PGN") -> list[GameResult]:
         if match:
             if in_moves or not tags:
                 if tags:
-                    games.append(tags)
+                    number += 1
+                    _finish(tags, number, first_line, where, out, names)
                 tags = {}
-                first_line.append(lineno)
+                first_line = lineno
                 in_moves = False
             tags[match.group(1)] = re.sub(r"\\(.)", r"\1", match.group(2))
         elif line.startswith("["):
-            raise RatingInputError(f"{where}:{lineno}: malformed tag {line[:40]!r}")
+            raise RatingInputError(f"{where}:{lineno}: malformed tag {shown(line, 40)}")
         else:
             in_moves = True
     if tags:
-        games.append(tags)
-    out: list[GameResult] = []
-    for number, (game, lineno) in enumerate(zip(games, first_line, strict=True), start=1):
-        for tag in ("White", "Black", "Result"):
-            if tag not in game:
-                raise RatingInputError(f"{where}:{lineno}: game {number} has no {tag} tag")
-        result = game["Result"].strip()
-        if result == "*":
-            continue
-        if result not in RESULT_SCORES:
-            raise RatingInputError(f"{where}:{lineno}: game {number}: bad result {result!r}")
-        out.append(GameResult.two_player(game["White"], game["Black"], RESULT_SCORES[result]))
+        _finish(tags, number + 1, first_line, where, out, names)
     return out
+
+
+def _finish(
+    game: dict[str, str],
+    number: int,
+    lineno: int,
+    where: str,
+    out: list[GameResult],
+    names: dict[str, str],
+) -> None:
+    """The result of one game's tags added to ``out`` (none for an unfinished game)."""
+    for tag in ("White", "Black", "Result"):
+        if tag not in game:
+            raise RatingInputError(f"{where}:{lineno}: game {number} has no {tag} tag")
+    result = game["Result"].strip()
+    if result == "*":
+        return
+    if result not in RESULT_SCORES:
+        raise RatingInputError(f"{where}:{lineno}: game {number}: bad result {shown(result)}")
+    white = names.setdefault(game["White"], game["White"])
+    black = names.setdefault(game["Black"], game["Black"])
+    out.append(GameResult.two_player(white, black, RESULT_SCORES[result]))
 
 
 # --- writing ---------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from bot_arena.arena.match.botref import BotSpecError
+from bot_arena.games import files as user_files
 
 MIB = 1 << 20
 ALLOWANCE = MIB  # bytes an entry may hold whatever its compression ratio (a small table)
@@ -156,9 +157,11 @@ class _Budget:
 def read(archive: Path, limits: Limits) -> bytes:
     """The archive's bytes, read once (what is hashed is what is unpacked, even if the file
     changes meanwhile), never more than ``Limits.total_bytes``; ArchiveError otherwise."""
-    try:
-        with open(archive, "rb") as fh:
+    try:  # the one reader of user-named files: a regular file only (a FIFO never blocks)
+        with user_files.open_binary(archive, "bot archive", limits.total_bytes) as fh:
             data = fh.read(limits.total_bytes + 1)
+    except user_files.FileRefused as exc:
+        raise ArchiveError(str(exc)) from None
     except OSError as exc:
         raise ArchiveError(f"cannot read bot archive {str(archive)!r}: {exc.strerror}") from None
     if len(data) > limits.total_bytes:

@@ -35,6 +35,7 @@ from bot_arena.arena.match.engines import OPTION_PREFIX, engine_command, split_e
 from bot_arena.arena.match.names import check_derived
 from bot_arena.arena.transport.sandbox import paths
 from bot_arena.bots.base import BotError
+from bot_arena.games import files as user_files
 
 _MODULE_ATTR = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
@@ -47,11 +48,9 @@ def from_file(path: str, name: str | None = None) -> BotRef:
     file_name, attr = parsed
     file = Path(file_name).expanduser()
     try:
-        source = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BotSpecError(
-            f"cannot read bot file {str(file)!r}: {exc.__class__.__name__}"
-        ) from None
+        source = user_files.read_text(file, user_files.BOT)
+    except user_files.FileRefused as exc:
+        raise BotSpecError(str(exc)) from None
     target = str(file.resolve()) + (f":{attr}" if attr else "")
     version, files = versions.python_file(file, source)
     name = name if name is not None else check_derived(file.stem, file_name)

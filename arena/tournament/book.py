@@ -16,35 +16,62 @@ book again when the tournament has more pairs than it has entries.
 from __future__ import annotations
 
 import io
+import itertools
 import random
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from bot_arena.arena.tournament.schedule import Opening, Pairing, ScheduleError, derive_seed
+from bot_arena.games import files
 from bot_arena.games.base import Game, GameError
 
 ORDERS = ("sequential", "random")
+MAX_ENTRIES = 1_000_000  # openings a book may hold (the biggest published books hold fewer)
 
 
 def read_book(game: Game[Any, Any], path: str, plies: int | None = None) -> list[Opening]:
-    """The openings of the book at ``path`` for ``game`` (see the module docstring)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = getattr(exc, "strerror", None) or exc
-        raise ScheduleError(f"cannot read --openings {path}: {why}") from None
+    """The openings of the book at ``path`` for ``game`` (see the module docstring), read
+    within the book's limits: its size (``games.files``) and ``MAX_ENTRIES``."""
     if plies is not None and plies < 1:
         raise ScheduleError(f"--openings-plies must be >= 1, not {plies}")
-    if _is_pgn(path, text):
-        if game.name != "chess":
-            raise ScheduleError(f"{path}: PGN openings are chess games, and this is {game.name}")
-        book = _pgn_openings(game, path, text, plies)
-    else:
-        book = [_position(game, path, number, line) for number, line in _lines(text)]
+    try:
+        with files.lines(path, files.BOOK) as lines:
+            numbered = enumerate(lines, 1)
+            ahead: list[tuple[int, str]] = []  # up to the first entry, to tell PGN apart
+            for number, line in numbered:
+                ahead.append((number, line))
+                if _entry(line):
+                    break
+            first = ahead[-1][1].strip() if ahead else ""
+            rest = itertools.chain(ahead, numbered)
+            if path.lower().endswith(".pgn") or first.startswith(("[", "1.")):
+                if game.name != "chess":
+                    raise ScheduleError(
+                        f"{path}: PGN openings are chess games, and this is {game.name}"
+                    )
+                text = "".join(line for _, line in rest)
+                book = _pgn_openings(game, path, text, plies)
+            else:
+                book = []
+                for number, line in rest:
+                    if _entry(line):
+                        _count(book, path)
+                        book.append(_position(game, path, number, line.strip()))
+    except files.FileRefused as exc:
+        raise ScheduleError(str(exc)) from None
     if not book:
         raise ScheduleError(f"--openings {path} holds no opening")
     return book
+
+
+def _entry(line: str) -> bool:
+    """Whether a book's line holds an entry (not blank, not a ``#`` comment)."""
+    return bool(line.strip()) and not line.lstrip().startswith("#")
+
+
+def _count(book: list[Opening], path: str) -> None:
+    if len(book) >= MAX_ENTRIES:
+        raise ScheduleError(f"--openings {path} holds more than {MAX_ENTRIES} openings (its limit)")
 
 
 def book_openings(
@@ -71,21 +98,6 @@ def ordered_book(book: Sequence[Opening], order: str, seed: int) -> list[Opening
     if order == "random":
         random.Random(derive_seed(seed, "book")).shuffle(entries)
     return entries
-
-
-def _lines(text: str) -> list[tuple[int, str]]:
-    return [
-        (number, line.strip())
-        for number, line in enumerate(text.splitlines(), 1)
-        if line.strip() and not line.lstrip().startswith("#")
-    ]
-
-
-def _is_pgn(path: str, text: str) -> bool:
-    if path.lower().endswith(".pgn"):
-        return True
-    first = next((line for _, line in _lines(text)), "")
-    return first.startswith("[") or first.startswith("1.")
 
 
 def _position(game: Game[Any, Any], path: str, number: int, line: str) -> Opening:
@@ -144,6 +156,7 @@ def _pgn_openings(game: Game[Any, Any], path: str, text: str, plies: int | None)
             raise ScheduleError(f"{where}: {exc}") from None
         if not moves and not fen:
             continue  # a game without moves from the start: no opening at all
+        _count(out, path)
         out.append(_checked(game, state, tuple(moves), where, fen))
 
 
