@@ -19,7 +19,7 @@ from bot_arena.arena.match.record import MatchRecord, Termination
 from bot_arena.arena.match.text import shown
 from bot_arena.arena.ratings.results import GameResult, RatingInputError
 from bot_arena.games.base import Game, GameError
-from bot_arena.games.quoting import shown
+from bot_arena.games.quoting import shown as quoted
 
 if TYPE_CHECKING:
     from bot_arena.games.chess import Chess
@@ -66,7 +66,7 @@ def parse_pgn(text: str | Iterable[str], where: str = "PGN") -> list[GameResult]
                 in_moves = False
             tags[match.group(1)] = re.sub(r"\\(.)", r"\1", match.group(2))
         elif line.startswith("["):
-            raise RatingInputError(f"{where}:{lineno}: malformed tag {shown(line, 40)}")
+            raise RatingInputError(f"{where}:{lineno}: malformed tag {quoted(line, 40)}")
         else:
             in_moves = True
     if tags:
@@ -90,7 +90,7 @@ def _finish(
     if result == "*":
         return
     if result not in RESULT_SCORES:
-        raise RatingInputError(f"{where}:{lineno}: game {number}: bad result {shown(result)}")
+        raise RatingInputError(f"{where}:{lineno}: game {number}: bad result {quoted(result)}")
     white = names.setdefault(game["White"], game["White"])
     black = names.setdefault(game["Black"], game["Black"])
     out.append(GameResult.two_player(white, black, RESULT_SCORES[result]))

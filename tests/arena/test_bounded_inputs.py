@@ -258,4 +258,6 @@ def test_a_bot_archive_over_its_limit_is_refused(tmp_path: Path) -> None:
     with open(huge, "wb") as fh:
         fh.truncate(16 << 30)  # sparse: no disk
     line = refused(tmp_path, "play", "coins", "--bot", "huge.zip", "--bot", "random", "--no-save")
-    assert line == "error: bot archive 'huge.zip' is larger than its limit of 100 MiB"
+    assert (
+        line == "error: bot archive 'huge.zip' refused: over 104857600 bytes ($ARENA_ARCHIVE_BYTES)"
+    )
