@@ -39,7 +39,7 @@ NOTE_GROUP_LOSSES = "group scored nothing against the rest: prior"
 NOTE_MODEL_ERR = "model interval"
 NOTE_APPROXIMATE = (
     "approximate intervals: in a pool of more than {limit:,} bots each interval is the bot's "
-    "own (the others' ratings taken as known), so it is narrower than the exact one"
+    "own, its opponents' ratings taken as known (their uncertainty is left out)"
 )
 #: Fields (players plus ghosts) up to this size get Newton's dense solve and exact intervals.
 DENSE_LIMIT = 2000

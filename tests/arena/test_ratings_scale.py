@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot_arena.arena.ratings import GameResult, fit_ml
+from bot_arena.arena.ratings import GameResult, fit_ml, ml
 from bot_arena.arena.ratings.design import Design, aggregate_pairs
 from bot_arena.arena.ratings.prepare import prepare
 from bot_arena.arena.ratings.ties import _subsets, tie_terms
@@ -193,6 +193,35 @@ def test_gradient_is_zero_at_a_large_sparse_fit() -> None:
     assert float(np.max(np.abs(grad))) < 1e-6
     for row in table.rows:
         assert row.error is not None and 0.0 < row.error < math.inf
+
+
+def test_sparse_path_equals_dense_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same field solved densely and, with the limit lowered, by conjugate gradients: the
+    same ratings and notes; the approximate intervals (each bot's own variance) narrower."""
+    rng = random.Random(4)
+    k = 600
+    edges = [(i, rng.randrange(i)) for i in range(1, k)]
+    edges += [(a, b) for a, b in (rng.sample(range(k), 2) for _ in range(2 * k))]
+    results = [
+        GameResult.two_player(f"p{a}", f"p{b}", rng.choice([0.0, 0.5, 1.0])) for a, b in edges
+    ]
+    results += [GameResult.two_player(f"p{a}", f"p{b}", 0.5) for a, b in edges[:50]]
+    exact = fit_ml(results)
+    monkeypatch.setattr(ml, "DENSE_LIMIT", 100)
+    sparse = fit_ml(results)
+    assert not any("approximate" in note for note in exact.notes)
+    assert any("approximate" in note for note in sparse.notes)
+    assert [r.bot for r in sparse.rows] == [r.bot for r in exact.rows]
+    ratios = []
+    for row in sparse.rows:
+        assert row.elo == pytest.approx(exact.row(row.bot).elo, abs=1e-9)
+        assert row.note == exact.row(row.bot).note
+        assert row.error is not None
+        ratios.append(row.error / (exact.row(row.bot).error or math.inf))
+    ratios.sort()
+    # mostly a little narrower (median 0.91 here), a thinly connected bot much narrower (0.32)
+    assert ratios[0] > 0.25 and ratios[-1] <= 1.05, (ratios[0], ratios[-1])
+    assert 0.8 < ratios[len(ratios) // 2] < 1.0
 
 
 # -- through the command line ------------------------------------------------------------------
