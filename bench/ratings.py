@@ -2,16 +2,22 @@
 
 Prints medians over a few repeats of: a bare pass over the results (baseline: the cost of
 reading a million GameResult objects at all), ``fit_ml`` (aggregation into pair counts, Newton,
-sandwich), ``fit_sequential`` (one Elo update per game), and an N-player fit for scale.
+sandwich), ``fit_sequential`` (one Elo update per game), and an N-player fit for scale; then
+the large cases of issue 27, each with the peak memory its fit allocated (tracemalloc, numpy
+included): a sparse field of 20,001 players (a random tree joining them, then random games:
+conjugate gradients, no players-squared arrays), one match of 1,000 tied players, and a match
+of 1,000 seats with ties past the 64th.
 
-    python bench/ratings.py [--games 1000000] [--bots 100] [--repeats 3]
+    python bench/ratings.py [--games 1000000] [--bots 100] [--repeats 3] [--large-only]
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import time
+import tracemalloc
 from collections.abc import Callable
 
 import numpy as np
@@ -52,6 +58,47 @@ def multi_player_games(bots: int, games: int, seats: int, seed: int) -> list[Gam
     return out
 
 
+def sparse_field(players: int, extra: int, seed: int) -> list[GameResult]:
+    """A random tree over ``players`` (each joins an earlier one), then ``extra`` random games."""
+    rng = random.Random(seed)
+    pairs = [(i, rng.randrange(i)) for i in range(1, players)]
+    pairs += [(a, b) for a, b in (rng.sample(range(players), 2) for _ in range(extra))]
+    return [GameResult.two_player(f"p{a}", f"p{b}", rng.choice([0.0, 0.5, 1.0])) for a, b in pairs]
+
+
+def big_match(seats: int, ties: list[range]) -> GameResult:
+    ranks = list(range(1, seats + 1))
+    for span in ties:
+        for x in span:
+            ranks[x] = span[0] + 1
+    return GameResult(tuple(f"s{i:04d}" for i in range(seats)), tuple(ranks))
+
+
+def peak_memory(fn: Callable[[], object]) -> float:
+    """MB allocated at the peak of one call (tracemalloc sees numpy's arrays)."""
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 1e6
+    finally:
+        tracemalloc.stop()
+
+
+def large_cases(repeats: int) -> None:
+    cases: list[tuple[str, list[GameResult]]] = [
+        ("20,001 players, 22,000 games (sparse)", sparse_field(20_001, 2_000, seed=3)),
+        ("one match, 1,000 tied players", [big_match(1000, [range(1000)])]),
+        (
+            "one match, 1,000 seats, ties past seat 64",
+            [big_match(1000, [range(62, 65), range(500, 512), range(998, 1000)])] * 2,
+        ),
+    ]
+    for label, results in cases:
+        seconds = median_time(lambda results=results: fit_ml(results), repeats)
+        peak = peak_memory(lambda results=results: fit_ml(results))
+        print(f"fit_ml, {label:42s} {seconds:7.3f} s   peak {peak:7.1f} MB")
+
+
 def median_time(fn: Callable[[], object], repeats: int) -> float:
     times = []
     for _ in range(repeats):
@@ -66,7 +113,11 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1_000_000)
     parser.add_argument("--bots", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--large-only", action="store_true", help="only the cases of issue 27")
     args = parser.parse_args()
+    if args.large_only:
+        large_cases(args.repeats)
+        return
 
     start = time.perf_counter()
     results, truth = two_player_games(args.bots, args.games, seed=1)
@@ -100,6 +151,7 @@ def main() -> None:
     multi = multi_player_games(args.bots, n_multi, 4, seed=2)
     pl = median_time(lambda: fit_ml(multi), args.repeats)
     print(f"fit_ml, {n_multi:,} four-player matches    {pl:7.3f} s")
+    large_cases(args.repeats)
 
 
 if __name__ == "__main__":

@@ -3,91 +3,88 @@
 Every model here (Bradley-Terry on scores, Plackett-Luce on ranks with shared ties) has a
 log-likelihood of one shape, in natural strength units theta (Elo = theta * 400 / ln 10):
 
-    L(theta) = sum_i c_i theta_i - sum_s w_s log sum_{x in S_s} exp(theta_x)
+    L(theta) = sum_i c_i theta_i - sum_s w_s log sum_{x in S_s} f_sx exp(theta_x)
 
-a linear part ``c`` plus weighted log-sum-exp terms over player *sets*. It is concave; its
-gradient is ``c - sum_s w_s p_s`` and its information matrix ``sum_s w_s (diag p_s - p_s p_s^T)``
-with ``p_s`` the softmax of theta over ``S_s``.
+a linear part plus weighted log-sum-exp terms over player *sets* (``f_sx`` = 1 but in the
+approximation of large ties, see ``ties.py``). It is concave; its gradient is
+``c - sum_s w_s p_s`` and its information matrix ``sum_s w_s (diag p_s - p_s p_s^T)`` with ``p_s``
+the (weighted) softmax of theta over ``S_s``.
+
+Nothing here is players x players: the information matrix and the sandwich's "meat" come out
+as lists of (row, column, value) entries, one per pair of players that met (``Sparse``), which
+the caller sums into a dense matrix for small fields or multiplies by vectors for large ones.
 
 Two-player games are aggregated first: a pair (i, j) with n games and i's total score S gives
 one set {i, j} of weight n and c_i += S, c_j += n - S. That is what makes a million games cheap.
-Matches with three or more seats each contribute their Plackett-Luce stages (see ``_terms``).
+
+A match with three or more seats is sorted by rank; its tie pattern (the sizes of its tie
+groups, best first) is shared by many matches, which are evaluated together. The Plackett-Luce
+sets of a match are nested: a tie group's stages hold (part of) the group plus everyone ranked
+below it. So with suffix sums of exp(theta) a match costs O(n) for the likelihood and gradient
+(each tie group's own stages: ``ties.tie_terms``) and O(n^2) for its block of the information
+matrix, the pairs of seats it holds, whatever its ties.
 
 For the sandwich variance each match is one independent unit: the pairs keep the sum of squared
-scores Q (so sum over games of (s - p)^2 = Q - 2pS + np^2), and multi-seat matches keep their
-seats ("slots") so that each match's own gradient can be formed.
+scores Q (so sum over games of (s - p)^2 = Q - 2pS + np^2), and each multi-seat match's own
+gradient is formed from its seats.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-from itertools import combinations
-from math import comb
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from bot_arena.arena.ratings.ties import TieTerms, tie_terms
+
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
 
-#: Tie groups up to this size are shared exactly (2^m subsets); larger ones over m rotations.
-EXACT_TIE_LIMIT = 10
+
+@dataclass(frozen=True, slots=True)
+class Sparse:
+    """A symmetric k x k matrix as (row, column, value) entries; repeated entries add up."""
+
+    k: int
+    rows: IntArray
+    cols: IntArray
+    vals: FloatArray
+
+    def dense(self) -> FloatArray:
+        flat = _sum_at(self.rows * self.k + self.cols, self.vals, self.k**2)
+        return flat.reshape(self.k, self.k)
+
+    def diagonal(self) -> FloatArray:
+        on = self.rows == self.cols
+        return _sum_at(self.rows[on], self.vals[on], self.k)
+
+    def compact(self) -> Sparse:
+        """The same matrix with one entry per (row, column): cheaper to multiply often."""
+        keys, inverse = np.unique(self.rows * self.k + self.cols, return_inverse=True)
+        vals = _sum_at(inverse.ravel(), self.vals, len(keys))
+        return Sparse(self.k, keys // self.k, keys % self.k, vals)
+
+    def matvec(self, v: FloatArray) -> FloatArray:
+        return _sum_at(self.rows, self.vals * v[self.cols], self.k)
 
 
-@lru_cache(maxsize=4096)
-def _terms(
-    sizes: tuple[int, ...],
-) -> tuple[tuple[tuple[int, float], ...], tuple[tuple[tuple[int, ...], float], ...]]:
-    """Plackett-Luce terms of one ranking shape, in positions of the sorted order.
+class MatchBlock:
+    """Matches of n seats with one tie pattern: players (M, n) sorted best first."""
 
-    ``sizes`` are the tie-group sizes from best to worst (1,1,1 = no ties; 2 = a two-way draw).
-    A strict ranking o_1 > ... > o_n has likelihood prod_k g(o_k) / sum_{m>=k} g(o_m). A tie
-    group G is *shared*: its log-likelihood is the average over all orderings of G (each equally
-    likely), which is the sum over k < |G| of the mean, over k-subsets T of G, of
-    -log(sum of G minus T plus everyone below). Two tied players so score half a win each, which
-    is exactly the Bradley-Terry draw. Returns (linear, sets): linear terms (position, coef) and
-    log-sum-exp sets (positions, weight).
-    """
-    linear: dict[int, float] = {}
-    sets: list[tuple[tuple[int, ...], float]] = []
-    start = 0
-    n = sum(sizes)
-    for m in sizes:
-        group = tuple(range(start, start + m))
-        below = tuple(range(start + m, n))
-        for g in group:
-            linear[g] = linear.get(g, 0.0) + 1.0
-        if m <= EXACT_TIE_LIMIT:
-            for k in range(m):
-                weight = 1.0 / comb(m, k)
-                for taken in combinations(group, k):
-                    members = tuple(g for g in group if g not in taken) + below
-                    if len(members) == 1:  # log g(x) = theta_x: fold into the linear part
-                        linear[members[0]] = linear.get(members[0], 0.0) - weight
-                    else:
-                        sets.append((members, weight))
-        else:  # too many orderings: share over the m rotations (each takes each place once)
-            for r in range(m):
-                ordering = group[r:] + group[:r]
-                for t in range(m):
-                    members = ordering[t:] + below
-                    if len(members) == 1:
-                        linear[members[0]] = linear.get(members[0], 0.0) - 1.0 / m
-                    else:
-                        sets.append((members, 1.0 / m))
-        start += m
-    return tuple(sorted(linear.items())), tuple(sets)
+    __slots__ = ("players", "sizes")
+
+    def __init__(self, players: IntArray, sizes: tuple[int, ...]) -> None:
+        self.players = players
+        self.sizes = sizes
 
 
-class SetGroup:
-    """Log-sum-exp sets of one size: parameter indices (rows), weights, optional slots."""
-
-    __slots__ = ("idx", "slots", "w")
-
-    def __init__(self, idx: IntArray, w: FloatArray, slots: IntArray | None) -> None:
-        self.idx = idx
-        self.w = w
-        self.slots = slots
+@dataclass(frozen=True, slots=True)
+class _BlockEval:
+    ll: FloatArray  # (M,) each match's log-likelihood
+    gamma: FloatArray  # (M, n) exp(theta - the match's max), sorted seats
+    grad: FloatArray  # (M, n) each seat's gradient (its match's own gradient, per seat)
+    coef: FloatArray  # (M, n) sum over the sets holding the seat of w / Z (so grad = 1 - g*coef)
 
 
 class Design:
@@ -95,18 +92,13 @@ class Design:
 
     def __init__(self, k: int) -> None:
         self.k = k
-        self.linear = np.zeros(k)
-        self.groups: list[SetGroup] = []
         # aggregated two-player pairs (i < j, or j a ghost): games, i's points, sum of squares
         self.pi = np.zeros(0, dtype=np.intp)
         self.pj = np.zeros(0, dtype=np.intp)
         self.pn = np.zeros(0)
         self.ps = np.zeros(0)
         self.pq = np.zeros(0)
-        # multi-seat matches: seat ("slot") -> parameter, slot linear terms, matches by size
-        self.slot_player = np.zeros(0, dtype=np.intp)
-        self.slot_linear = np.zeros(0)
-        self.matches: dict[int, IntArray] = {}  # seats per match -> (matches, seats) slot ids
+        self.blocks: list[MatchBlock] = []
 
     # -- building ----------------------------------------------------------------------------
 
@@ -114,153 +106,182 @@ class Design:
         self, pi: IntArray, pj: IntArray, pn: FloatArray, ps: FloatArray, pq: FloatArray
     ) -> None:
         self.pi, self.pj, self.pn, self.ps, self.pq = pi, pj, pn, ps, pq
-        np.add.at(self.linear, pi, ps)
-        np.add.at(self.linear, pj, pn - ps)
-        if len(pi):
-            self.groups.append(SetGroup(np.stack([pi, pj], axis=1), pn, None))
 
     def set_matches(self, groups: dict[int, tuple[IntArray, IntArray, IntArray]]) -> None:
         """Multi-seat matches by seat count: players (M, n) and ranks (M, n) per group.
 
-        Seats are sorted by rank within each match; matches with the same tie pattern share
-        one set of Plackett-Luce terms (``_terms``), laid over their slots with numpy.
+        Seats are sorted by rank within each match, and matches are grouped by tie pattern
+        (which neighbouring seats share a rank, compared as rows: no bit tricks, any n).
         """
-        slot_player: list[IntArray] = []
-        slot_linear: list[FloatArray] = []
-        by_size: dict[int, tuple[list[IntArray], list[FloatArray]]] = {}
-        base = 0
         for n, (players, ranks, _) in sorted(groups.items()):
-            m = len(players)
             order = np.argsort(ranks, axis=1, kind="stable")
             sorted_ranks = np.take_along_axis(ranks, order, axis=1)
-            slot_player.append(np.take_along_axis(players, order, axis=1).ravel())
-            coefs = np.zeros((m, n))
-            slots = base + np.arange(m)[:, None] * n + np.arange(n)  # (M, n), sorted order
-            self.matches[n] = slots
+            seated = np.take_along_axis(players, order, axis=1)
             ties = sorted_ranks[:, 1:] == sorted_ranks[:, :-1]
-            codes = ties.astype(np.int64) @ (1 << np.arange(n - 1, dtype=np.int64))
-            for code in np.unique(codes).tolist():
-                rows = np.flatnonzero(codes == code)
+            patterns, which = np.unique(ties, axis=0, return_inverse=True)
+            which = which.ravel()
+            for code, pattern in enumerate(patterns.tolist()):
                 sizes = [1]
-                for bit in range(n - 1):
-                    if code >> bit & 1:
+                for tied in pattern:
+                    if tied:
                         sizes[-1] += 1
                     else:
                         sizes.append(1)
-                linear, sets = _terms(tuple(sizes))
-                for pos, coef in linear:
-                    coefs[rows, pos] = coef
-                for members, weight in sets:
-                    rows_slots, weights = by_size.setdefault(len(members), ([], []))
-                    rows_slots.append(slots[rows][:, list(members)])
-                    weights.append(np.full(len(rows), weight))
-            slot_linear.append(coefs.ravel())
-            base += m * n
-        self.slot_player = (
-            np.concatenate(slot_player) if slot_player else np.zeros(0, dtype=np.intp)
-        )
-        self.slot_linear = np.concatenate(slot_linear) if slot_linear else np.zeros(0)
-        np.add.at(self.linear, self.slot_player, self.slot_linear)
-        for size_slots, size_weights in by_size.values():
-            all_slots = np.concatenate(size_slots)
-            self.groups.append(
-                SetGroup(self.slot_player[all_slots], np.concatenate(size_weights), all_slots)
-            )
+                assert sum(sizes) == n
+                self.blocks.append(MatchBlock(seated[which == code], tuple(sizes)))
 
     # -- evaluation --------------------------------------------------------------------------
 
-    @staticmethod
-    def _softmax(theta: FloatArray, idx: IntArray) -> tuple[FloatArray, FloatArray]:
-        vals = theta[idx]
-        top = vals.max(axis=1)
-        ex = np.exp(vals - top[:, None])
-        tot = ex.sum(axis=1)
-        return ex / tot[:, None], top + np.log(tot)
+    def _pair_terms(self, theta: FloatArray) -> tuple[float, FloatArray, FloatArray]:
+        """Pairs: log-likelihood, i's expected score p and its log-sum-exp per pair."""
+        ti, tj = theta[self.pi], theta[self.pj]
+        top = np.maximum(ti, tj)
+        lse = top + np.log(np.exp(ti - top) + np.exp(tj - top))
+        ll = float(np.dot(self.ps, ti) + np.dot(self.pn - self.ps, tj) - np.dot(self.pn, lse))
+        return ll, np.exp(ti - lse), lse
+
+    def _block(self, block: MatchBlock, theta: FloatArray) -> tuple[_BlockEval, list[TieTerms]]:
+        th = theta[block.players]
+        top = th.max(axis=1)
+        gamma = np.exp(th - top[:, None])
+        m_count, n = gamma.shape
+        suffix = np.zeros((m_count, n + 1))
+        suffix[:, :n] = np.cumsum(gamma[:, ::-1], axis=1)[:, ::-1]
+        ll = (th - top[:, None]).sum(axis=1)
+        coef = np.zeros((m_count, n))
+        tail = np.zeros(m_count)  # sum of w / Z over the stages of the groups above
+        terms: list[TieTerms] = []
+        start = 0
+        for m in block.sizes:
+            t = tie_terms(gamma[:, start : start + m], suffix[:, start + m])
+            terms.append(t)
+            ll -= t.lse
+            coef[:, start : start + m] = tail[:, None] + t.a1
+            tail = tail + t.b1
+            start += m
+        grad = 1.0 - gamma * coef
+        return _BlockEval(ll, gamma, grad, coef), terms
 
     def loglik(self, theta: FloatArray) -> float:
-        total = float(self.linear @ theta)
-        for g in self.groups:
-            _, lse = self._softmax(theta, g.idx)
-            total -= float(g.w @ lse)
+        total = self._pair_terms(theta)[0] if len(self.pi) else 0.0
+        for block in self.blocks:
+            total += float(self._block(block, theta)[0].ll.sum())
         return total
 
-    def evaluate(self, theta: FloatArray) -> tuple[float, FloatArray, FloatArray]:
+    def evaluate(self, theta: FloatArray) -> tuple[float, FloatArray, Sparse]:
         """Log-likelihood, gradient and information matrix (minus the Hessian) at theta."""
         k = self.k
-        total = float(self.linear @ theta)
-        grad = self.linear.copy()
-        info = np.zeros(k * k)
-        diag = np.zeros(k)
-        for g in self.groups:
-            p, lse = self._softmax(theta, g.idx)
-            total -= float(g.w @ lse)
-            wp = g.w[:, None] * p
-            mass = np.bincount(g.idx.ravel(), weights=wp.ravel(), minlength=k)
-            grad -= mass
-            diag += mass
-            size = g.idx.shape[1]
-            for a in range(size):
-                for b in range(size):
-                    keys = g.idx[:, a] * k + g.idx[:, b]
-                    info -= np.bincount(keys, weights=wp[:, a] * p[:, b], minlength=k * k)
-        out = info.reshape(k, k)
-        out[np.diag_indices(k)] += diag
-        return total, grad, out
+        total = 0.0
+        grad = np.zeros(k)
+        rows: list[IntArray] = []
+        cols: list[IntArray] = []
+        vals: list[FloatArray] = []
+        if len(self.pi):
+            total, p, _ = self._pair_terms(theta)
+            resid = self.ps - self.pn * p
+            grad += np.bincount(self.pi, weights=resid, minlength=k)
+            grad -= np.bincount(self.pj, weights=resid, minlength=k)
+            v = self.pn * p * (1.0 - p)
+            rows += [self.pi, self.pj, self.pi, self.pj]
+            cols += [self.pi, self.pj, self.pj, self.pi]
+            vals += [v, v, -v, -v]
+        for block in self.blocks:
+            ev, terms = self._block(block, theta)
+            total += float(ev.ll.sum())
+            grad += np.bincount(block.players.ravel(), weights=ev.grad.ravel(), minlength=k)
+            info = self._block_info(ev, terms, block.sizes)
+            players = block.players
+            rows.append(np.broadcast_to(players[:, :, None], info.shape).ravel())
+            cols.append(np.broadcast_to(players[:, None, :], info.shape).ravel())
+            vals.append(info.ravel())
+        return total, grad, _join(k, rows, cols, vals)
 
-    def meat(self, theta: FloatArray) -> FloatArray:
+    @staticmethod
+    def _block_info(ev: _BlockEval, terms: list[TieTerms], sizes: tuple[int, ...]) -> FloatArray:
+        """Each match's n x n information block: diag(g * coef) - g g^T * K, where K[x, y]
+        sums w / Z^2 over the sets holding both seats (the tails of the groups above the
+        earlier one, plus the earlier one's own stages)."""
+        m_count, n = ev.gamma.shape
+        group = np.repeat(np.arange(len(sizes)), sizes)
+        above = np.zeros((m_count, len(sizes)))  # sum of w / Z^2 over the groups above
+        own = np.zeros((m_count, n))  # the seat's own group's stages
+        start = 0
+        for index, (m, t) in enumerate(zip(sizes, terms, strict=True)):
+            if index + 1 < len(sizes):
+                above[:, index + 1] = above[:, index] + t.b2
+            own[:, start : start + m] = t.a2
+            start += m
+        earlier = above[:, group] + own  # K[x, y] for x in an earlier group than y
+        first = group[:, None] <= group[None, :]
+        shared = np.where(first[None, :, :], earlier[:, :, None], earlier[:, None, :])
+        start = 0
+        for index, (m, t) in enumerate(zip(sizes, terms, strict=True)):
+            if m > 1:
+                span = slice(start, start + m)
+                shared[:, span, span] = above[:, index, None, None] + t.pair
+            start += m
+        info = -ev.gamma[:, :, None] * ev.gamma[:, None, :] * shared
+        diag = np.arange(n)
+        info[:, diag, diag] += ev.gamma * ev.coef
+        return info
+
+    def meat(self, theta: FloatArray) -> Sparse:
         """Sum over matches of the outer product of each match's own gradient (at the fit)."""
         k = self.k
-        meat = np.zeros(k * k)
+        rows: list[IntArray] = []
+        cols: list[IntArray] = []
+        vals: list[FloatArray] = []
         if len(self.pi):
             p = 1.0 / (1.0 + np.exp(self.theta_diff(theta)))
-            v = self.pq - 2.0 * p * self.ps + self.pn * p * p
-            v = np.maximum(v, 0.0)
-            for rows, cols, sign in (
-                (self.pi, self.pi, 1.0),
-                (self.pj, self.pj, 1.0),
-                (self.pi, self.pj, -1.0),
-                (self.pj, self.pi, -1.0),
-            ):
-                meat += sign * np.bincount(rows * k + cols, weights=v, minlength=k * k)
-        if len(self.slot_player):
-            gslot = self.slot_linear.copy()
-            for g in self.groups:
-                if g.slots is None:
-                    continue
-                p, _ = self._softmax(theta, g.idx)
-                wp = g.w[:, None] * p
-                gslot -= np.bincount(g.slots.ravel(), weights=wp.ravel(), minlength=len(gslot))
-            for slots in self.matches.values():
-                gm = gslot[slots]
-                pm = self.slot_player[slots]
-                for a in range(slots.shape[1]):
-                    for b in range(slots.shape[1]):
-                        keys = pm[:, a] * k + pm[:, b]
-                        meat += np.bincount(keys, weights=gm[:, a] * gm[:, b], minlength=k * k)
-        return meat.reshape(k, k)
+            v = np.maximum(self.pq - 2.0 * p * self.ps + self.pn * p * p, 0.0)
+            rows += [self.pi, self.pj, self.pi, self.pj]
+            cols += [self.pi, self.pj, self.pj, self.pi]
+            vals += [v, v, -v, -v]
+        for block in self.blocks:
+            g = self._block(block, theta)[0].grad
+            outer = g[:, :, None] * g[:, None, :]
+            players = block.players
+            rows.append(np.broadcast_to(players[:, :, None], outer.shape).ravel())
+            cols.append(np.broadcast_to(players[:, None, :], outer.shape).ravel())
+            vals.append(outer.ravel())
+        return _join(k, rows, cols, vals)
 
     def theta_diff(self, theta: FloatArray) -> FloatArray:
         """theta_j - theta_i per aggregated pair (so that sigmoid(-diff) is i's expectation)."""
         return theta[self.pj] - theta[self.pi]
 
 
+def _sum_at(keys: IntArray, weights: FloatArray, length: int) -> FloatArray:
+    """``out[i]`` = the sum of the weights whose key is i (a weighted bincount, typed)."""
+    return np.bincount(keys, weights=weights, minlength=length).astype(np.float64, copy=False)
+
+
+def _join(k: int, rows: list[IntArray], cols: list[IntArray], vals: list[FloatArray]) -> Sparse:
+    if not rows:
+        empty = np.zeros(0, dtype=np.intp)
+        return Sparse(k, empty, empty, np.zeros(0))
+    return Sparse(k, np.concatenate(rows), np.concatenate(cols), np.concatenate(vals))
+
+
 def aggregate_pairs(
     first: IntArray, second: IntArray, score: FloatArray, k: int
 ) -> tuple[IntArray, IntArray, FloatArray, FloatArray, FloatArray]:
-    """Games -> unordered pairs (i < j): games n, i's points S, sum of i's squared scores Q."""
+    """Games -> unordered pairs (i < j): games n, i's points S, sum of i's squared scores Q.
+
+    The pairs are found by sorting the games' keys, so the cost follows the games, not k^2."""
     swap = first > second
-    lo = np.where(swap, second, first)
-    hi = np.where(swap, first, second)
+    lo = np.where(swap, second, first).astype(np.int64)
+    hi = np.where(swap, first, second).astype(np.int64)
     s = np.where(swap, 1.0 - score, score)
-    keys = lo * k + hi
-    n = np.bincount(keys, minlength=k * k)
-    pts = np.bincount(keys, weights=s, minlength=k * k)
-    sq = np.bincount(keys, weights=s * s, minlength=k * k)
-    nz = np.flatnonzero(n)
+    keys, inverse = np.unique(lo * k + hi, return_inverse=True)
+    inverse = inverse.ravel()
+    n = np.bincount(inverse, minlength=len(keys))
+    pts = np.bincount(inverse, weights=s, minlength=len(keys))
+    sq = np.bincount(inverse, weights=s * s, minlength=len(keys))
     return (
-        (nz // k).astype(np.intp),
-        (nz % k).astype(np.intp),
-        n[nz].astype(np.float64),
-        pts[nz].astype(np.float64),
-        sq[nz].astype(np.float64),
+        (keys // k).astype(np.intp),
+        (keys % k).astype(np.intp),
+        n.astype(np.float64),
+        pts.astype(np.float64),
+        sq.astype(np.float64),
     )

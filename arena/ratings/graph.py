@@ -36,12 +36,12 @@ def pools(k: int, edges_a: NDArray[np.intp], edges_b: NDArray[np.intp]) -> list[
     return sorted(groups.values(), key=lambda g: g[0])
 
 
-def strong_components(adj: NDArray[np.bool_]) -> list[list[int]]:
-    """Strongly connected components of the directed graph ``adj[i, j]`` (edge i -> j),
-    Kosaraju's algorithm with explicit stacks (no recursion limit)."""
-    k = adj.shape[0]
-    succ = [np.flatnonzero(adj[i]).tolist() for i in range(k)]
-    pred = [np.flatnonzero(adj[:, i]).tolist() for i in range(k)]
+def strong_components(k: int, src: NDArray[np.intp], dst: NDArray[np.intp]) -> list[list[int]]:
+    """Strongly connected components of the directed graph on ``k`` nodes with edges
+    ``src[e] -> dst[e]``, Kosaraju's algorithm with explicit stacks (no recursion limit).
+    Adjacency lists come from sorting the edges: the cost follows the edges, not k^2."""
+    succ = _lists(k, src, dst)
+    pred = _lists(k, dst, src)
     seen = [False] * k
     order: list[int] = []
     for root in range(k):
@@ -76,4 +76,14 @@ def strong_components(adj: NDArray[np.bool_]) -> list[list[int]]:
                     members.append(prev)
                     todo.append(prev)
         out.append(sorted(members))
+    return out
+
+
+def _lists(k: int, src: NDArray[np.intp], dst: NDArray[np.intp]) -> list[list[int]]:
+    """Each node's distinct successors, in increasing order."""
+    keys = np.unique(src.astype(np.int64) * k + dst)
+    heads, tails = (keys // k).tolist(), (keys % k).tolist()
+    out: list[list[int]] = [[] for _ in range(k)]
+    for a, b in zip(heads, tails, strict=True):
+        out[a].append(b)
     return out

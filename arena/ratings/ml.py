@@ -16,7 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 from numpy.typing import NDArray
 
-from bot_arena.arena.ratings.design import Design, FloatArray, IntArray, aggregate_pairs
+from bot_arena.arena.ratings.design import Design, FloatArray, IntArray, Sparse, aggregate_pairs
 from bot_arena.arena.ratings.graph import pools, strong_components
 from bot_arena.arena.ratings.prepare import prepare
 from bot_arena.arena.ratings.results import GameResult, RatingInputError
@@ -37,6 +37,14 @@ NOTE_ALL_LOSSES = "all losses: prior"
 NOTE_GROUP_WINS = "group unbeaten by the rest: prior"
 NOTE_GROUP_LOSSES = "group scored nothing against the rest: prior"
 NOTE_MODEL_ERR = "model interval"
+NOTE_APPROXIMATE = (
+    "approximate intervals: in a pool of more than {limit:,} bots each interval is the bot's "
+    "own, its opponents' ratings taken as known (their uncertainty is left out)"
+)
+#: Fields (players plus ghosts) up to this size get Newton's dense solve and exact intervals.
+DENSE_LIMIT = 2000
+#: Conjugate-gradient iterations per Newton step in larger fields.
+CG_MAX_ITER = 2000
 
 
 def normal_cdf(x: float) -> float:
@@ -84,38 +92,31 @@ def fit_ml(
         multi[2] = (np.stack([first, second], axis=1), pair_ranks, prep.two_pos)
         first, second, score = first[:0], second[:0], score[:0]
     pairs = aggregate_pairs(first, second, score, k)
-    adj, groups = _graph(k, pairs, multi)
-    members, pairs, notes, n_ghosts = _add_ghosts(k, adj, groups, pairs, prior)
+    scored, groups, met = _graph(k, pairs, multi)
+    members, pairs, notes, n_ghosts = _add_ghosts(k, scored, met, groups, pairs, prior)
 
     design = Design(k + n_ghosts)
     design.set_pairs(*pairs)
     design.set_matches(multi)
-    gauge = np.zeros((design.k, design.k))
-    for pool in members:
-        gauge[np.ix_(pool, pool)] += 1.0 / len(pool)
-    theta, info = _newton(design, gauge)
-    model = np.linalg.inv(info + gauge) - gauge  # I^+ in every pool's gauge
+    theta, info = _newton(design, members)
     meat = design.meat(theta)
-    robust = model @ meat @ model
-    flat = np.diag(meat)[:k] <= 1e-12  # no score variance at all: fall back to the model
+    flat = meat.diagonal()[:k] <= 1e-12  # no score variance at all: fall back to the model
 
     index = prep.index
     rows: list[BotRating] = []
     pool_rows: list[Pool] = []
-    for number, pool in enumerate(members, start=1):
+    approximate = False
+    for number, (pool, (model, robust)) in enumerate(
+        zip(members, _covariances(members, info, meat), strict=True), start=1
+    ):
         real = [x for x in pool if x < k]
         if anchor is not None and index[anchor[0]] in real:
             ref: int | None = real.index(index[anchor[0]])
             offset, relative = anchor[1], f"anchor {anchor[0]} = {anchor[1]:g}"
         else:
             ref, offset, relative = None, center, f"pool average = {center:g}"
-        transform = _scale(real, design.k, ref)
-        estimate = _Estimate(
-            elo=offset + ELO_PER_NAT * (transform @ theta),
-            robust=ELO_PER_NAT**2 * (transform @ robust @ transform.T),
-            model=ELO_PER_NAT**2 * (transform @ model @ transform.T),
-            flat=flat[real],
-        )
+        approximate |= model.ndim == 1
+        estimate = _Estimate.of(theta[real], model, robust, ref, offset, flat[real])
         order = sorted(range(len(real)), key=lambda a: (-estimate.elo[a], names[real[a]]))
         for pos, a in enumerate(order):
             below = order[pos + 1] if pos + 1 < len(order) else None
@@ -135,91 +136,157 @@ def fit_ml(
                 )
             )
         pool_rows.append(Pool(number, tuple(names[real[a]] for a in order), relative))
-    return RatingTable(
-        "ml",
-        _DESCRIPTION,
-        tuple(rows),
-        tuple(pool_rows),
-        _table_notes(len(members), n_ghosts, prior, bool(flat.any())),
-    )
+    table_notes = _table_notes(len(members), n_ghosts, prior, bool(flat.any()))
+    if approximate:
+        table_notes += (NOTE_APPROXIMATE.format(limit=DENSE_LIMIT),)
+    return RatingTable("ml", _DESCRIPTION, tuple(rows), tuple(pool_rows), table_notes)
 
 
 Pairs = tuple[IntArray, IntArray, FloatArray, FloatArray, FloatArray]
 
 
 class _Estimate:
-    """One pool's ratings on the output scale with both covariances (robust and model)."""
+    """One pool's ratings on the output scale with both covariances (robust and model): full
+    matrices, or for a pool above ``DENSE_LIMIT`` only their diagonals (``cov`` is None)."""
 
     def __init__(
-        self, elo: FloatArray, robust: FloatArray, model: FloatArray, flat: NDArray[np.bool_]
+        self,
+        elo: FloatArray,
+        robust: FloatArray,
+        model: FloatArray,
+        flat: NDArray[np.bool_],
     ) -> None:
         self.elo, self.robust, self.model, self.flat = elo, robust, model, flat
 
-    def _cov(self, *bots: int) -> FloatArray:
-        return self.model if any(self.flat[b] for b in bots) else self.robust
+    @classmethod
+    def of(
+        cls,
+        theta: FloatArray,
+        model: FloatArray,
+        robust: FloatArray,
+        ref: int | None,
+        offset: float,
+        flat: NDArray[np.bool_],
+    ) -> _Estimate:
+        """Ratings centred on the pool mean (or minus the anchor, local index ``ref``) plus
+        ``offset``; every row of the transform sums to 0, so the free shift drops out."""
+        m = len(theta)
+        elo = offset + ELO_PER_NAT * (theta - (theta.mean() if ref is None else theta[ref]))
+        if model.ndim == 2:
+            model, robust = model[:m, :m], robust[:m, :m]  # the ghost, if any, is last
+            return cls(
+                elo,
+                ELO_PER_NAT**2 * _relative(robust, ref),
+                ELO_PER_NAT**2 * _relative(model, ref),
+                flat,
+            )
+        # large pool: each bot's own variance (the others held at their estimates), plus the
+        # anchor's; the centring's share (1/m of the others) is left out
+        model, robust = model[:m], robust[:m]
+        if ref is not None:
+            model = np.where(np.arange(m) == ref, 0.0, model + model[ref])
+            robust = np.where(np.arange(m) == ref, 0.0, robust + robust[ref])
+        return cls(elo, ELO_PER_NAT**2 * robust, ELO_PER_NAT**2 * model, flat)
+
+    def _var(self, a: int) -> float:
+        cov = self.model if self.flat[a] else self.robust
+        return float(cov[a, a] if cov.ndim == 2 else cov[a])
 
     def error(self, a: int) -> float:
-        return Z95 * math.sqrt(max(float(self._cov(a)[a, a]), 0.0))
+        return Z95 * math.sqrt(max(self._var(a), 0.0))
 
     def los(self, a: int, b: int) -> float:
-        cov = self._cov(a, b)
-        return _los(float(self.elo[a] - self.elo[b]), float(cov[a, a] + cov[b, b] - 2 * cov[a, b]))
+        diff = float(self.elo[a] - self.elo[b])
+        cov = self.model if self.flat[a] or self.flat[b] else self.robust
+        if cov.ndim == 1:  # large pool: the two estimates taken as independent
+            return _los(diff, float(cov[a] + cov[b]))
+        return _los(diff, float(cov[a, a] + cov[b, b] - 2 * cov[a, b]))
 
 
-def _scale(real: list[int], size: int, ref: int | None) -> FloatArray:
-    """Rows mapping theta to one pool's output scale (every row sums to 0, so the free shift
-    drops out): centred on the pool mean, or minus the anchor (local index ``ref``)."""
-    m = len(real)
-    local = np.eye(m) - 1.0 / m if ref is None else np.eye(m) - np.eye(m)[ref][None, :]
-    out = np.zeros((m, size))
-    out[:, real] = local
+def _relative(cov: FloatArray, ref: int | None) -> FloatArray:
+    """L cov L^T for L = 1 - J/m (centred on the mean) or L = 1 - 1 e_ref^T (minus the
+    anchor), in O(m^2): the same numbers as the products, without two m^3 multiplications."""
+    if ref is None:
+        rows = cov.mean(axis=1)
+        out: FloatArray = cov - rows[:, None] - cov.mean(axis=0)[None, :] + rows.mean()
+    else:
+        out = cov - cov[:, ref][:, None] - cov[ref, :][None, :] + cov[ref, ref]
     return out
 
 
 def _graph(
     k: int, pairs: Pairs, multi: dict[int, tuple[IntArray, IntArray, IntArray]]
-) -> tuple[NDArray[np.bool_], list[list[int]]]:
-    """The "scored against" adjacency (i -> j: i won, drew or tied against j) and the pools."""
+) -> tuple[tuple[IntArray, IntArray], list[list[int]], list[IntArray]]:
+    """The "scored against" edges (i -> j: i won, drew or tied against j), the pools and the
+    players of every multi-seat match (who met whom).
+
+    A multi-seat match adds, in place of every pair of its seats, a chain with the same
+    reachability: each tie group in a cycle, each group's first seat to the next group's. So
+    a match of n seats adds n edges, not n^2, and the strong components are the same."""
     pi, pj, pn, ps, _ = pairs
-    adj = np.zeros((k, k), dtype=bool)
-    adj[pi[ps > 0], pj[ps > 0]] = True
-    adj[pj[pn - ps > 0], pi[pn - ps > 0]] = True
+    src, dst = [pi[ps > 0], pj[pn - ps > 0]], [pj[ps > 0], pi[pn - ps > 0]]
     link_a, link_b = [pi], [pj]
+    seated: list[IntArray] = []
     for players, ranks, _ in multi.values():
         n = players.shape[1]
-        for a in range(n):
-            for b in range(n):
-                hit = (ranks[:, a] <= ranks[:, b]) & (players[:, a] != players[:, b])
-                adj[players[hit, a], players[hit, b]] = True
+        order = np.argsort(ranks, axis=1, kind="stable")
+        ranked = np.take_along_axis(ranks, order, axis=1)
+        seats = np.take_along_axis(players, order, axis=1)
+        seated.append(seats)
+        new_group = np.ones_like(ranked, dtype=bool)
+        new_group[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
+        head = np.maximum.accumulate(np.where(new_group, np.arange(n), 0), axis=1)
+        # next seat of the same group, or back to its group's first seat
+        same_next = np.zeros_like(new_group)
+        same_next[:, :-1] = ~new_group[:, 1:]
+        nxt = np.where(same_next, np.arange(n) + 1, head)
+        src.append(seats.ravel())
+        dst.append(np.take_along_axis(seats, nxt, axis=1).ravel())
+        firsts = np.flatnonzero(new_group.ravel())  # group heads, best first, match by match
+        row = firsts // n
+        follows = row[1:] == row[:-1]
+        src.append(seats.ravel()[firsts[:-1][follows]])
+        dst.append(seats.ravel()[firsts[1:][follows]])
         link_a.append(np.repeat(players[:, 0], n - 1))
         link_b.append(players[:, 1:].ravel())
-    return adj, pools(k, np.concatenate(link_a), np.concatenate(link_b))
+    edges = (np.concatenate(src), np.concatenate(dst))
+    return edges, pools(k, np.concatenate(link_a), np.concatenate(link_b)), seated
 
 
 def _add_ghosts(
-    k: int, adj: NDArray[np.bool_], groups: list[list[int]], pairs: Pairs, prior: float
+    k: int,
+    scored: tuple[IntArray, IntArray],
+    seated: list[IntArray],
+    groups: list[list[int]],
+    pairs: Pairs,
+    prior: float,
 ) -> tuple[list[list[int]], Pairs, dict[int, str], int]:
     """A ghost (one extra parameter) for every pool without a finite maximum: each bot of the
     pool has drawn ``prior`` games with it. Returns pools with their ghosts, the pairs with the
     virtual games, notes per bot and the number of ghosts."""
     notes: dict[int, str] = {}
     members = [list(g) for g in groups]
+    comp = np.zeros(k, dtype=np.intp)
+    sccs = strong_components(k, *scored)
+    for number, scc in enumerate(sccs):
+        comp[scc] = number
     ghost_i: list[int] = []
     ghost_j: list[int] = []
     ghosts = 0
+    needy: list[list[int]] = []
     for pool in members:
         real = list(pool)
-        sccs = strong_components(adj[np.ix_(real, real)]) if len(real) > 1 else [real]
-        if len(sccs) <= 1:
+        if len(np.unique(comp[real])) <= 1:
             continue
         ghost = k + ghosts
         ghosts += 1
         ghost_i += real
         ghost_j += [ghost] * len(real)
         pool.append(ghost)
-        _note_extremes(adj, real, sccs, notes)
+        needy.append(real)
     if not ghosts:
         return members, pairs, notes, 0
+    _note_extremes(scored, comp, [len(c) for c in sccs], pairs, seated, needy, notes)
     pi, pj, pn, ps, pq = pairs
     w = np.full(len(ghost_i), prior)
     joined = (
@@ -259,30 +326,46 @@ _DESCRIPTION = (
 
 
 def _note_extremes(
-    adj: NDArray[np.bool_], real: list[int], sccs: list[list[int]], notes: dict[int, str]
+    scored: tuple[IntArray, IntArray],
+    comp: IntArray,
+    comp_sizes: list[int],
+    pairs: Pairs,
+    seated: list[IntArray],
+    needy: list[list[int]],
+    notes: dict[int, str],
 ) -> None:
-    """Mark bots of source components (nobody outside scored against them) and sink
-    components (they scored against nobody outside); every other bot of the pool gets the plain
-    prior note.
+    """Mark the bots of the pools that got a prior (``needy``): bots of source components
+    (nobody outside scored against them) and sink components (they scored against nobody
+    outside); every other bot of such a pool gets the plain prior note.
 
     A group's label goes only on the members that played someone outside the group: of a member
     that only met its own group (a gauntlet's entrant, say) "scored nothing against the rest"
     reads as its own record, next to a score that may be 50%."""
-    sub = adj[np.ix_(real, real)]
-    met = sub | sub.T  # every game gives at least one "scored against" edge
-    for comp in sccs:
-        inside = np.zeros(len(real), dtype=bool)
-        inside[comp] = True
-        scored_on = bool(sub[np.ix_(~inside, inside)].any())
-        scored = bool(sub[np.ix_(inside, ~inside)].any())
-        label = NOTE_PRIOR
-        single = len(comp) == 1
-        if not scored_on:
-            label = NOTE_ALL_WINS if single else NOTE_GROUP_WINS
-        elif not scored:
-            label = NOTE_ALL_LOSSES if single else NOTE_GROUP_LOSSES
-        for local in comp:
-            notes[real[local]] = label if met[local, ~inside].any() else NOTE_PRIOR
+    src, dst = scored
+    cross = comp[src] != comp[dst]
+    scored_on = np.zeros(len(comp_sizes), dtype=bool)
+    scored_any = np.zeros(len(comp_sizes), dtype=bool)
+    scored_on[comp[dst[cross]]] = True
+    scored_any[comp[src[cross]]] = True
+    met = np.zeros(len(comp), dtype=bool)  # played someone of another component
+    pi, pj = pairs[0], pairs[1]
+    differ = comp[pi] != comp[pj]
+    met[pi[differ]] = True
+    met[pj[differ]] = True
+    for seats in seated:
+        c = comp[seats]
+        other = (c != c.min(axis=1)[:, None]) | (c != c.max(axis=1)[:, None])
+        met[seats[other]] = True
+    for real in needy:
+        for x in real:
+            own = int(comp[x])
+            label = NOTE_PRIOR
+            single = comp_sizes[own] == 1
+            if not scored_on[own]:
+                label = NOTE_ALL_WINS if single else NOTE_GROUP_WINS
+            elif not scored_any[own]:
+                label = NOTE_ALL_LOSSES if single else NOTE_GROUP_LOSSES
+            notes[x] = label if met[x] else NOTE_PRIOR
 
 
 def _los(diff: float, var: float) -> float:
@@ -291,13 +374,26 @@ def _los(diff: float, var: float) -> float:
     return normal_cdf(diff / math.sqrt(var))
 
 
-def _newton(design: Design, gauge: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Maximise the concave log-likelihood; ``gauge`` (sum of J/m per pool) fixes each pool's
-    free shift so the Newton system is regular and the steps keep every pool's mean at 0."""
-    theta = np.zeros(design.k)
+def _newton(design: Design, members: list[list[int]]) -> tuple[FloatArray, Sparse]:
+    """Maximise the concave log-likelihood by Newton's method with step halving.
+
+    The gauge (sum of J/m per pool) fixes each pool's free shift so the Newton system is
+    regular and the steps keep every pool's mean at 0. Up to ``DENSE_LIMIT`` parameters the
+    system is solved densely; above, by conjugate gradients on the sparse information matrix
+    (one product costs the pairs that met), so nothing is parameters squared."""
+    k = design.k
+    label = np.zeros(k, dtype=np.intp)
+    for number, pool in enumerate(members):
+        label[pool] = number
+    size = np.bincount(label, minlength=len(members)).astype(np.float64)
+    theta = np.zeros(k)
     ll, grad, info = design.evaluate(theta)
     for _ in range(100):
-        step = np.linalg.solve(info + gauge, grad)
+        if k <= DENSE_LIMIT:
+            gauge = (label[:, None] == label[None, :]) / size[label][:, None]
+            step = np.linalg.solve(info.dense() + gauge, grad)
+        else:
+            step = _conjugate_gradient(info.compact(), label, size, grad)
         t = 1.0
         while True:
             trial = theta + t * step
@@ -310,3 +406,89 @@ def _newton(design: Design, gauge: FloatArray) -> tuple[FloatArray, FloatArray]:
         if float(np.max(np.abs(t * step))) < 1e-11:
             break
     return theta, info
+
+
+def _conjugate_gradient(
+    info: Sparse, label: IntArray, size: FloatArray, rhs: FloatArray
+) -> FloatArray:
+    """Solve (I + sum_pools J/m) x = rhs by preconditioned conjugate gradients (Jacobi)."""
+
+    def apply(v: FloatArray) -> FloatArray:
+        means = np.bincount(label, weights=v, minlength=len(size)) / size
+        return info.matvec(v) + means[label]
+
+    inv_diag = 1.0 / (info.diagonal() + 1.0 / size[label])
+    x = np.zeros_like(rhs)
+    r = rhs.copy()
+    z = inv_diag * r
+    d = z.copy()
+    rz = _dot(r, z)
+    goal = 1e-26 * _dot(rhs, rhs)
+    for _ in range(CG_MAX_ITER):
+        if _dot(r, r) <= goal:
+            break
+        ad = apply(d)
+        alpha = rz / _dot(d, ad)
+        x += alpha * d
+        r -= alpha * ad
+        z = inv_diag * r
+        rz_new = _dot(r, z)
+        d = z + (rz_new / rz) * d
+        rz = rz_new
+    return x
+
+
+def _dot(a: FloatArray, b: FloatArray) -> float:
+    """a . b without BLAS: a BLAS dot of this size can wait milliseconds on its threads on a
+    busy machine, and conjugate gradients take thousands of them."""
+    return float(np.einsum("i,i->", a, b))
+
+
+def _covariances(
+    members: list[list[int]], info: Sparse, meat: Sparse
+) -> list[tuple[FloatArray, FloatArray]]:
+    """Per pool (in ``members`` order, the ghost last): the model covariance I^+ (in the pool's
+    gauge, (I + J/m)^-1 - J/m) and the sandwich I^+ B I^+, as dense matrices; for a pool of
+    more than ``DENSE_LIMIT`` players only their diagonals, approximated by each player's own
+    terms (1 / I_ii and B_ii / I_ii^2: the others held at their estimates), which needs no
+    inverse. The information and the meat only join players of one pool, so the pools'
+    blocks are all there is."""
+    k = info.k
+    label = np.zeros(k, dtype=np.intp)
+    local = np.zeros(k, dtype=np.intp)
+    for number, pool in enumerate(members):
+        label[pool] = number
+        local[pool] = np.arange(len(pool))
+    parts = [_by_pool(matrix, label, len(members)) for matrix in (info, meat)]
+    out: list[tuple[FloatArray, FloatArray]] = []
+    for number, pool in enumerate(members):
+        m = len(pool)
+        (ir, ic, iv), (mr, mc, mv) = parts[0][number], parts[1][number]
+        if m > DENSE_LIMIT:
+            on, mon = ir == ic, mr == mc
+            diag = np.bincount(local[ir[on]], weights=iv[on], minlength=m)
+            bdiag = np.bincount(local[mr[mon]], weights=mv[mon], minlength=m)
+            out.append((1.0 / diag, bdiag / (diag * diag)))
+            continue
+        dense = np.bincount(local[ir] * m + local[ic], weights=iv, minlength=m * m)
+        bmat = np.bincount(local[mr] * m + local[mc], weights=mv, minlength=m * m)
+        model = np.linalg.inv(dense.reshape(m, m) + 1.0 / m) - 1.0 / m
+        out.append((model, model @ bmat.reshape(m, m) @ model))
+    return out
+
+
+def _by_pool(
+    matrix: Sparse, label: IntArray, count: int
+) -> list[tuple[IntArray, IntArray, FloatArray]]:
+    """The entries of ``matrix`` split by the pool of their row (in one sort)."""
+    order = np.argsort(label[matrix.rows], kind="stable")
+    bounds = np.searchsorted(label[matrix.rows][order], np.arange(count + 1))
+    rows, cols, vals = matrix.rows[order], matrix.cols[order], matrix.vals[order]
+    return [
+        (
+            rows[bounds[p] : bounds[p + 1]],
+            cols[bounds[p] : bounds[p + 1]],
+            vals[bounds[p] : bounds[p + 1]],
+        )
+        for p in range(count)
+    ]
