@@ -123,7 +123,7 @@ def leaderboard_command(
 
     fixed = parse_anchor(anchor)
     _check_db(db)
-    sessions = open_db(db)
+    sessions = open_db(db, write=False)
     try:
         with sessions() as session:
             text = render_leaderboard(
@@ -159,7 +159,7 @@ def crosstable_command(
     from bot_arena.arena.ratings.query import LeaderboardError, render_crosstable
 
     _check_db(db)
-    sessions = open_db(db)
+    sessions = open_db(db, write=False)
     try:
         with sessions() as session:
             text = render_crosstable(

@@ -511,7 +511,7 @@ def resume_command(
     if jobs is not None and jobs < 1:
         fail(f"--jobs must be >= 1, not {jobs}")
     confinement = sandbox_options(sandbox, allow_read)  # before anything is stored
-    factory = open_existing_db(db)
+    factory = open_existing_db(db, write=True)
 
     def lookup(name: str) -> BotRef | None:
         with factory() as session:
