@@ -53,7 +53,7 @@ TIMEOUT_ENV_VAR = "ARENA_DB_TIMEOUT"  # seconds, instead of BUSY_TIMEOUT_S
 T = TypeVar("T")
 _PG_MIGRATION_LOCK = 0x4172656E61  # advisory lock key: one migrator at a time on PostgreSQL
 SCHEMA_CHECK_S = 10.0  # the most time SQLite may spend on the schema check (a hostile file)
-SHOWN_URL = 80  # characters of a URL quoted in a message
+SHOWN_URL = 200  # characters of a URL quoted in a message
 
 
 class DatabaseOpenError(Exception):
@@ -102,10 +102,10 @@ def exists(url: str) -> bool:
         return True
 
 
-def short(text: str) -> str:
-    """At most SHOWN_URL characters of ``text`` (a URL, a path), for a message."""
-    cut = "".join(c if c.isprintable() else "?" for c in text[:SHOWN_URL])
-    return cut + ("…" if len(text) > SHOWN_URL else "")
+def short(text: str, limit: int = SHOWN_URL) -> str:
+    """At most ``limit`` characters of ``text`` (a URL, a path), printable, for a message."""
+    cut = "".join(c if c.isprintable() else "?" for c in text[:limit])
+    return cut + ("…" if len(text) > limit else "")
 
 
 def check_url(url: str | None, *, write: bool) -> None:
@@ -122,11 +122,11 @@ def check_url(url: str | None, *, write: bool) -> None:
         return  # make_engine says why, in one line
     if parsed.get_backend_name() != "sqlite":
         return
-    shown = short(display_url(full))
+    shown = short(full)  # no password in a SQLite URL
     if parsed.query:
         names = ", ".join(sorted(parsed.query))
         raise DatabaseOpenError(
-            f"database {shown}: SQLite URLs take no parameters here ({short(names)}); give the "
+            f"database {shown}: SQLite URLs take no parameters here ({short(names, 40)}); give the "
             "file's path (read commands open it read-only themselves)"
         )
     if write and parsed.database in (None, "", ":memory:"):

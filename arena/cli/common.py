@@ -242,14 +242,14 @@ def open_existing_db(url: str | None, *, write: bool = False) -> sessionmaker[Se
     """The database for a command that reads it (``write``: and changes what is stored in it):
     a SQLite file that is not there is an error (a wrong directory or URL), not a new empty
     database."""
-    from bot_arena.db.session import DatabaseOpenError, check_url, database_url, exists
+    from bot_arena.db.session import DatabaseOpenError, check_url, database_url, exists, short
 
     try:
         check_url(url, write=write)
     except DatabaseOpenError as exc:
         fail(str(exc))
     if not exists(database_url(url)):
-        fail(f"no database at {database_url(url)} (give --db or $ARENA_DB)")
+        fail(f"no database at {short(database_url(url))} (give --db or $ARENA_DB)")
     return open_db(url, write=write)
 
 
