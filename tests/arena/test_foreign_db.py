@@ -9,6 +9,7 @@ mtime)."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -173,19 +174,30 @@ def test_reads_never_migrate_and_open_read_only(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(TIMEOUT)
-def test_a_read_of_a_wal_database_in_use_works_and_writes_nothing(tmp_path: Path) -> None:
-    """Another process has the database open in WAL mode (its -wal and -shm there): a read
-    opens it read-only beside it and changes nothing of the database file."""
+def test_a_read_of_a_wal_database_writes_nothing(tmp_path: Path) -> None:
+    """A WAL database with a commit not yet checkpointed into the file: a read opens it
+    read-only, beside another process that has it open and alone (a connection that could
+    write would checkpoint the WAL into the file as it closes), and the database file's bytes
+    and mtime stay as they were."""
     db = arena_db(tmp_path)
+    alone = tmp_path / "alone"
+    alone.mkdir()
     holder = sqlite3.connect(db)
     try:
+        holder.execute("PRAGMA wal_autocheckpoint = 0")
         holder.execute("INSERT INTO bots (name, registered, created) VALUES ('x', 0, '2026-01-01')")
         holder.commit()  # a commit left in the WAL, not yet in the file
         assert Path(f"{db}-wal").stat().st_size > 0 and Path(f"{db}-shm").exists()
-        before = state(db)
-        listed = run("matches", "--json", "--db", str(db), cwd=tmp_path)
-        assert listed.returncode == 0 and len(json.loads(listed.stdout)) == 1, listed.stderr
-        assert state(db) == before
+        for suffix in ("", "-wal", "-shm"):  # the same files, with nobody holding them
+            shutil.copy(f"{db}{suffix}", alone / f"their.db{suffix}")
+        for path in (db, alone / "their.db"):
+            before = state(path)
+            listed = run("bots", "list", "--json", "--db", str(path), cwd=tmp_path)
+            assert listed.returncode == 0, listed.stderr
+            assert [b["name"] for b in json.loads(listed.stdout)] == [], listed.stdout
+            shown = run("matches", "--json", "--db", str(path), cwd=tmp_path)
+            assert shown.returncode == 0 and len(json.loads(shown.stdout)) == 1, shown.stderr
+            assert state(path) == before, path
     finally:
         holder.close()
 
@@ -230,6 +242,15 @@ def test_a_json_value_of_the_wrong_shape_is_one_line(tmp_path: Path) -> None:
     sql(db, "UPDATE matches SET params = '[]'")
     line = one_line(run("replay", "1", "--db", str(db), cwd=tmp_path))
     assert "match 1: matches.params: a stored JSON value is a list, not an object" in line, line
+    escape = "\\u001b[2J"  # a terminal's clear-screen, written as JSON escapes it
+    sql(
+        db,
+        "UPDATE matches SET params = '{}';"
+        f'UPDATE seats SET fault = \'{{"termination": "{escape}nope"}}\' WHERE seat = 0',
+    )
+    line = one_line(run("replay", "1", "--db", str(db), cwd=tmp_path))
+    assert line.startswith(f"error: database sqlite:///{db}: match 1: fault: unknown"), line
+    assert "\x1b" not in line, line
 
 
 @pytest.mark.timeout(TIMEOUT)
