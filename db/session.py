@@ -255,7 +255,7 @@ def check_sqlite_schema(path: Path, timeout: float, shown: str) -> None:
 
 def _known(revision: str) -> bool:
     try:
-        return ScriptDirectory.from_config(alembic_config()).get_revision(revision) is not None
+        return _scripts().get_revision(revision) is not None
     except CommandError:
         return False
 
@@ -327,8 +327,14 @@ def alembic_config() -> Config:
     return cfg
 
 
+@cache
+def _scripts() -> ScriptDirectory:
+    """The migration scripts, loaded once per process (each load imports every script)."""
+    return ScriptDirectory.from_config(alembic_config())
+
+
 def head_revision() -> str | None:
-    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+    return _scripts().get_current_head()
 
 
 def current_revision(engine: Engine) -> str | None:
