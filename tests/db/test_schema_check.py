@@ -69,3 +69,27 @@ def test_a_trigger_is_refused_without_reading_the_revision(tmp_path: Path) -> No
         conn.execute("CREATE TRIGGER t AFTER DELETE ON bots BEGIN SELECT 1; END")
     with pytest.raises(DatabaseOpenError, match="its trigger 't' \\(on 'bots'\\) is not Bot"):
         check_sqlite_schema(path, 5.0, "t.db")
+
+
+def test_the_check_is_bounded_in_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite's work during the check is bounded by a progress handler: with no time left, a
+    schema of many objects stops it (one line) rather than being read to the end."""
+    path = tmp_path / "many.db"
+    with sqlite3.connect(path) as conn:
+        conn.executescript("".join(f"CREATE TABLE t{i} (x);" for i in range(3000)))
+    monkeypatch.setattr(session, "SCHEMA_CHECK_S", -1.0)
+    with pytest.raises(DatabaseOpenError, match="its schema took more than -1 s to read"):
+        check_sqlite_schema(path, 5.0, "many.db")
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_every_connection_distrusts_the_schema(tmp_path: Path, read_only: bool) -> None:
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    make_engine(url).dispose()
+    engine = make_engine(url, read_only=read_only)
+    try:
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA trusted_schema").scalar() == 0
+            assert conn.exec_driver_sql("PRAGMA cell_size_check").scalar() == 1
+    finally:
+        engine.dispose()
