@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from sqlalchemy import (
-    JSON,
     BigInteger,
     CheckConstraint,
     DateTime,
@@ -36,6 +35,8 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from bot_arena.db.stored import StoredJSON
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -93,7 +94,10 @@ def _in(column: str, values: tuple[str, ...]) -> str:
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
-    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, datetime: UTCDateTime}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        dict[str, Any]: StoredJSON(dict),
+        datetime: UTCDateTime,
+    }
 
 
 class Bot(Base):
@@ -128,7 +132,9 @@ class BotVersion(Base):
     target: Mapped[str] = mapped_column(Text)  # spec, path / module:attr, or command line
     source: Mapped[str | None] = mapped_column(Text)  # module source text (kind "module")
     # a file bot's other Python files: [[path relative to its folder, text], ...] (0004)
-    files: Mapped[list[list[str]] | None] = mapped_column(JSON(none_as_null=True))
+    files: Mapped[list[list[str]] | None] = mapped_column(
+        StoredJSON(list, what="bot_versions.files", none_as_null=True)
+    )
     sha256: Mapped[str] = mapped_column(String(64))
     created: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -146,10 +152,16 @@ class Tournament(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str | None] = mapped_column(String(200))
     game: Mapped[str] = mapped_column(String(100))
-    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    time_control: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    params: Mapped[dict[str, Any]] = mapped_column(
+        StoredJSON(dict, what="tournaments.params"), default=dict
+    )
+    time_control: Mapped[dict[str, Any]] = mapped_column(
+        StoredJSON(dict, what="tournaments.time_control"), default=dict
+    )
     format: Mapped[str] = mapped_column(String(20))
-    settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    settings: Mapped[dict[str, Any]] = mapped_column(
+        StoredJSON(dict, what="tournaments.settings"), default=dict
+    )
     seed: Mapped[int] = mapped_column(BigInteger)
     status: Mapped[str] = mapped_column(String(16), default="running")
     created: Mapped[datetime] = mapped_column(default=utcnow)
@@ -203,8 +215,12 @@ class Match(Base):
     )
     round: Mapped[int] = mapped_column(default=0)
     game: Mapped[str] = mapped_column(String(100))
-    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    time_control: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    params: Mapped[dict[str, Any]] = mapped_column(
+        StoredJSON(dict, what="matches.params"), default=dict
+    )
+    time_control: Mapped[dict[str, Any]] = mapped_column(
+        StoredJSON(dict, what="matches.time_control"), default=dict
+    )
     players: Mapped[int]
     seed: Mapped[int] = mapped_column(BigInteger, default=0)
     opening: Mapped[str] = mapped_column(Text, default="")  # opening moves, space-separated
@@ -221,7 +237,9 @@ class Match(Base):
     # the sandbox level its bots ran under (SANDBOX_LEVELS); NULL: not recorded (unconfined)
     sandbox: Mapped[str | None] = mapped_column(String(16))
     # an adjudicated match's verdict: the rule, the winner and the scores it went on (0007)
-    adjudication: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    adjudication: Mapped[dict[str, Any] | None] = mapped_column(
+        StoredJSON(dict, what="matches.adjudication", none_as_null=True)
+    )
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="match",
@@ -262,7 +280,9 @@ class Seat(Base):
     utility: Mapped[float | None]
     rank: Mapped[int | None]
     score: Mapped[float | None]
-    fault: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    fault: Mapped[dict[str, Any] | None] = mapped_column(
+        StoredJSON(dict, what="seats.fault", none_as_null=True)
+    )
 
     match: Mapped[Match] = relationship(back_populates="seats")
     version: Mapped[BotVersion] = relationship()
@@ -283,7 +303,9 @@ class Move(Base):
     seat: Mapped[int]
     move: Mapped[str] = mapped_column(Text)
     time_ms: Mapped[float]
-    info: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    info: Mapped[dict[str, Any] | None] = mapped_column(
+        StoredJSON(dict, what="moves.info", none_as_null=True)
+    )
     forced: Mapped[bool] = mapped_column(default=False)
 
     match: Mapped[Match] = relationship(back_populates="moves")

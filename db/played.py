@@ -7,12 +7,14 @@ games does not build ten thousand ORM objects with their relationships.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from bot_arena.db.models import Bot, BotVersion, Match, Move, Seat
+from bot_arena.db.stored import lenient, malformed_matches
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,30 +71,80 @@ def played_matches(
 ) -> list[PlayedMatch]:
     """The done matches of a tournament and/or game with their seats and moves, in play order
     (finish time, then id: the order the ratings read them)."""
-    rows = session.execute(
-        _done(
-            select(
-                Match.id,
-                Match.round,
-                Match.game,
-                Match.params,
-                Match.seed,
-                Match.opening,
-                Match.start_position,
-                Match.final_position,
-                Match.termination,
-                Match.fault_reason,
-                Match.adjudication,
-                Match.sandbox,
-                Match.finished,
-                Match.duration_s,
-            ),
-            tournament_id,
-            game,
-        ).order_by(Match.finished, Match.id)
+    rows = list(
+        session.execute(
+            _done(
+                select(
+                    Match.id,
+                    Match.round,
+                    Match.game,
+                    lenient(Match.params).label("params"),
+                    Match.seed,
+                    Match.opening,
+                    Match.start_position,
+                    Match.final_position,
+                    Match.termination,
+                    Match.fault_reason,
+                    lenient(Match.adjudication).label("adjudication"),
+                    Match.sandbox,
+                    Match.finished,
+                    Match.duration_s,
+                ),
+                tournament_id,
+                game,
+            ).order_by(Match.finished, Match.id)
+        )
+    )
+    if not rows:
+        return []
+    seats = list(
+        session.execute(
+            _done(
+                select(
+                    Seat.match_id,
+                    Seat.seat,
+                    Bot.name,
+                    BotVersion.sha256,
+                    Seat.rank,
+                    Seat.score,
+                    Seat.utility,
+                    lenient(Seat.fault).label("fault"),
+                )
+                .join(Match, Match.id == Seat.match_id)
+                .join(BotVersion, BotVersion.id == Seat.bot_version_id)
+                .join(Bot, Bot.id == BotVersion.bot_id),
+                tournament_id,
+                game,
+            ).order_by(Seat.match_id, Seat.seat)
+        )
+    )
+    moves = list(
+        session.execute(
+            _done(
+                select(
+                    Move.match_id,
+                    Move.seat,
+                    Move.move,
+                    Move.time_ms,
+                    lenient(Move.info).label("info"),
+                    Move.forced,
+                ).join(Match, Match.id == Move.match_id),
+                tournament_id,
+                game,
+            ).order_by(Move.match_id, Move.ply)
+        )
+    )
+    bad = malformed_matches(
+        chain(
+            ((r.id, v) for r in rows for v in (r.params, r.adjudication)),
+            ((s.match_id, s.fault) for s in seats),
+            ((m.match_id, m.info) for m in moves),
+        )
     )
     matches: dict[int, PlayedMatch] = {}
     for r in rows:
+        if r.id in bad:
+            continue
         matches[r.id] = PlayedMatch(
             r.id,
             r.round,
@@ -109,41 +161,15 @@ def played_matches(
             r.finished.isoformat(timespec="seconds") if r.finished else None,
             r.duration_s,
         )
-    if not matches:
-        return []
-    seats = session.execute(
-        _done(
-            select(
-                Seat.match_id,
-                Seat.seat,
-                Bot.name,
-                BotVersion.sha256,
-                Seat.rank,
-                Seat.score,
-                Seat.utility,
-                Seat.fault,
-            )
-            .join(Match, Match.id == Seat.match_id)
-            .join(BotVersion, BotVersion.id == Seat.bot_version_id)
-            .join(Bot, Bot.id == BotVersion.bot_id),
-            tournament_id,
-            game,
-        ).order_by(Seat.match_id, Seat.seat)
-    )
     for s in seats:
+        if s.match_id in bad:
+            continue
         matches[s.match_id].seats.append(
             PlayedSeat(s.seat, s.name, s.sha256, s.rank, s.score, s.utility, s.fault)
         )
-    moves = session.execute(
-        _done(
-            select(Move.match_id, Move.seat, Move.move, Move.time_ms, Move.info, Move.forced).join(
-                Match, Match.id == Move.match_id
-            ),
-            tournament_id,
-            game,
-        ).order_by(Move.match_id, Move.ply)
-    )
     for m in moves:
+        if m.match_id in bad:
+            continue
         matches[m.match_id].moves.append(
             PlayedMove(m.seat, m.move, m.time_ms, m.info, bool(m.forced))
         )

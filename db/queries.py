@@ -14,6 +14,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from bot_arena.db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
+from bot_arena.db.stored import lenient, load_each, malformed_matches
 
 
 @dataclass(slots=True)
@@ -69,7 +70,7 @@ def entry_names(session: Session, tournament_id: int) -> list[str]:
 def results(session: Session, tournament_id: int | None = None) -> list[Result]:
     """Done matches (of a tournament, or all), seats in seat order, oldest first."""
     query = (
-        select(Seat.match_id, Bot.name, Seat.rank, Seat.score, Seat.fault)
+        select(Seat.match_id, Bot.name, Seat.rank, Seat.score, lenient(Seat.fault))
         .join(Match, Match.id == Seat.match_id)
         .join(BotVersion, BotVersion.id == Seat.bot_version_id)
         .join(Bot, Bot.id == BotVersion.bot_id)
@@ -78,8 +79,12 @@ def results(session: Session, tournament_id: int | None = None) -> list[Result]:
     )
     if tournament_id is not None:
         query = query.where(Match.tournament_id == tournament_id)
+    rows = list(session.execute(query))
+    bad = malformed_matches((row[0], row[4]) for row in rows)
     out: list[Result] = []
-    for match_id, name, rank, score, fault in session.execute(query):
+    for match_id, name, rank, score, fault in rows:
+        if match_id in bad:
+            continue
         if not out or out[-1].match_id != match_id:
             out.append(Result(match_id, []))
         term = fault.get("termination") if isinstance(fault, dict) else None
@@ -224,8 +229,13 @@ def find_matches(
     bot: str | None = None,
     status: str | None = None,
 ) -> list[Match]:
-    """Matches (of a tournament, with a bot, of a status) with their seats and bots, by id."""
-    return list(session.scalars(_matches_query(tournament_id, bot, status)))
+    """Matches (of a tournament, with a bot, of a status) with their seats and bots, by id
+    (one with a malformed stored value left out, said on stderr)."""
+    query = _matches_query(tournament_id, bot, status)
+    ids = list(session.scalars(query.with_only_columns(Match.id)))
+    return load_each(
+        session, ids, lambda some: list(session.scalars(query.where(Match.id.in_(some))))
+    )
 
 
 def match_ids(

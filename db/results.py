@@ -9,6 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot_arena.db.models import Bot, BotVersion, Match, Seat
+from bot_arena.db.stored import lenient, malformed_matches
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +45,7 @@ def rated_seats(
     """The ranked seats of the done matches (of a tournament, of a game, or all), in play
     order: by finish time, then match, then seat."""
     query = (
-        select(Match.id, Seat.rank, Seat.fault, Bot.name, BotVersion.sha256, Match.sandbox)
+        select(Match.id, Seat.rank, lenient(Seat.fault), Bot.name, BotVersion.sha256, Match.sandbox)
         .join(Seat, Seat.match_id == Match.id)
         .join(BotVersion, BotVersion.id == Seat.bot_version_id)
         .join(Bot, Bot.id == BotVersion.bot_id)
@@ -55,6 +56,8 @@ def rated_seats(
         query = query.where(Match.tournament_id == tournament_id)
     if game is not None:
         query = query.where(Match.game == game)
+    rows = list(session.execute(query))
+    bad = malformed_matches((match_id, fault) for match_id, _, fault, *_ in rows)
     return [
         RatedSeat(
             match_id,
@@ -64,5 +67,6 @@ def rated_seats(
             sha,
             sandbox,
         )
-        for match_id, rank, fault, name, sha, sandbox in session.execute(query)
+        for match_id, rank, fault, name, sha, sandbox in rows
+        if match_id not in bad
     ]

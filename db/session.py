@@ -11,17 +11,30 @@ that several arena processes and readers share one file safely:
   crash of the process; a power cut may lose the last commits but never consistency).
 
 The schema is created and upgraded by the Alembic scripts shipped in ``db/migrations`` whenever an
-engine is made, so a database written by an older version opens and is brought up to date.
+engine is made for writing, so a database written by an older version opens and is brought up to
+date; an engine made ``read_only`` opens the file with SQLite's ``mode=ro`` (it cannot write,
+not even a WAL checkpoint) and refuses a schema that is not the latest (``arena db upgrade``).
+
+A SQLite file may come from someone else: before any connection of ours uses it, its schema is
+checked to be exactly the one our migrations build for its revision (``db/schema.py``; a
+trigger, a view, a foreign DEFAULT or CHECK is refused by name), on a read-only connection with
+``trusted_schema=OFF`` and a bound on the work SQLite may do. Every connection keeps
+``trusted_schema=OFF`` (no function of the file's schema runs) and ``cell_size_check=ON``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Callable
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from alembic import command
 from alembic.config import Config
@@ -32,6 +45,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, exc, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena.arena.transport.strict_json import dumps
+from bot_arena.db.schema import Schema, first_difference, schema_of
 
 DEFAULT_URL = "sqlite:///arena.db"
 ENV_VAR = "ARENA_DB"
@@ -39,6 +53,8 @@ BUSY_TIMEOUT_S = 60.0  # how long a write waits for another process's (SQLite)
 TIMEOUT_ENV_VAR = "ARENA_DB_TIMEOUT"  # seconds, instead of BUSY_TIMEOUT_S
 T = TypeVar("T")
 _PG_MIGRATION_LOCK = 0x4172656E61  # advisory lock key: one migrator at a time on PostgreSQL
+SCHEMA_CHECK_S = 10.0  # the most time SQLite may spend on the schema check (a hostile file)
+SHOWN_URL = 200  # characters of a URL quoted in a message
 
 
 class DatabaseOpenError(Exception):
@@ -87,10 +103,171 @@ def exists(url: str) -> bool:
         return True
 
 
-def _configure_sqlite(engine: Engine, timeout: float) -> None:
+def short(text: str, limit: int = SHOWN_URL) -> str:
+    """At most ``limit`` characters of ``text`` (a URL, a path), printable, for a message."""
+    cut = "".join(c if c.isprintable() else "?" for c in text[:limit])
+    return cut + ("…" if len(text) > limit else "")
+
+
+def check_url(url: str | None, *, write: bool) -> None:
+    """Refuse (DatabaseOpenError, one line) a SQLite URL that would not do what it says: query
+    parameters (SQLite ignores ``mode=ro`` without ``uri=true``, and with it ``mode=memory``
+    keeps nothing; read commands open read-only by themselves), and, for a command that
+    stores results, a database in memory or without a path, where they would be lost. Other
+    databases' parameters are their driver's to check. The Python API (``make_engine``) takes
+    any URL: tests use in-memory databases."""
+    full = database_url(url)
+    try:
+        parsed = make_url(full)
+    except exc.ArgumentError:
+        return  # make_engine says why, in one line
+    if parsed.get_backend_name() != "sqlite":
+        return
+    shown = short(full)  # no password in a SQLite URL
+    if parsed.query:
+        names = ", ".join(sorted(parsed.query))
+        raise DatabaseOpenError(
+            f"database {shown}: SQLite URLs take no parameters here ({short(names, 40)}); give the "
+            "file's path (read commands open it read-only themselves)"
+        )
+    if write and parsed.database in (None, "", ":memory:"):
+        raise DatabaseOpenError(
+            f"database {shown} is in memory: the results would be lost; give a file's path"
+        )
+
+
+def _harden(dbapi_conn: Any) -> None:
+    """What every SQLite connection of ours keeps: functions named in the file's schema do not
+    run (``trusted_schema``), and damaged pages are caught before they are used."""
+    dbapi_conn.execute("PRAGMA trusted_schema = OFF")
+    dbapi_conn.execute("PRAGMA cell_size_check = ON")
+
+
+def _read_only(path: Path, timeout: float) -> sqlite3.Connection:
+    """A read-only connection to the SQLite file at ``path`` (``mode=ro``: no write, no WAL
+    checkpoint), hardened."""
+    conn = sqlite3.connect(
+        f"file:{quote(str(path))}?mode=ro", uri=True, timeout=timeout, check_same_thread=False
+    )
+    try:
+        _harden(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+SCHEMA_FILE = "schema.json"  # in db/migrations: each revision's schema, as built_schema makes it
+
+
+def built_schema(revision: str | None) -> Schema:
+    """The schema our migrations build for ``revision``, in a database in memory (about 0.2 s
+    of migrations: ``expected_schema`` reads it from SCHEMA_FILE instead)."""
+    if revision is None:
+        return Counter()
+    engine = create_engine("sqlite://")
+    try:
+        upgrade(engine, revision)
+        with engine.connect() as conn:
+            rows = conn.exec_driver_sql("SELECT type, name, tbl_name, sql FROM sqlite_master")
+            return schema_of(tuple(row) for row in rows)
+    finally:
+        engine.dispose()
+
+
+def schema_file_text() -> str:
+    """SCHEMA_FILE's text for the migrations as they are; after adding one::
+
+    python -c "from bot_arena.db.session import schema_file_text as t; print(t(), end='')" \\
+        > db/migrations/schema.json
+    """
+    script = ScriptDirectory.from_config(alembic_config())
+    revisions = sorted(r.revision for r in script.walk_revisions())
+    parts = []
+    for r in revisions:
+        rows = sorted([*key, count] for key, count in built_schema(r).items())
+        parts.append(f"{json.dumps(r)}: [\n  " + ",\n  ".join(map(json.dumps, rows)) + "\n]")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+@cache
+def expected_schema(revision: str | None) -> Schema:
+    """The schema of ``revision`` (SCHEMA_FILE, else built: a revision newer than the file)."""
+    if revision is None:
+        return Counter()
+    text = resources.files("bot_arena.db.migrations").joinpath(SCHEMA_FILE).read_text()
+    stored = json.loads(text).get(revision)
+    if stored is None:
+        return built_schema(revision)
+    return Counter({tuple(row[:-1]): int(row[-1]) for row in stored})
+
+
+def check_sqlite_schema(path: Path, timeout: float, shown: str) -> None:
+    """Refuse (DatabaseOpenError) the SQLite file at ``path`` unless its schema is exactly Bot
+    Arena's for its revision (``db/schema.py``). Runs no SQL of the file's: it reads
+    ``sqlite_master`` on a read-only connection, and the revision only once the
+    ``alembic_version`` table is found to be ours and the file holds no trigger or view; a
+    progress handler stops SQLite after SCHEMA_CHECK_S whatever it is doing."""
+    conn = _read_only(path, timeout)
+    deadline = time.monotonic() + SCHEMA_CHECK_S
+    conn.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
+    try:
+        rows = [
+            tuple(r) for r in conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")
+        ]
+        actual = schema_of(rows)
+        code = Counter({k: n for k, n in actual.items() if k[0] in ("trigger", "view")})
+        revision: str | None = None
+        if not code and any(r[2] == "alembic_version" for r in rows):
+            version_table = Counter(
+                {
+                    k: n
+                    for k, n in expected_schema(head_revision()).items()
+                    if k[2] == "alembic_version"
+                }
+            )
+            mine = Counter({k: n for k, n in actual.items() if k[2] == "alembic_version"})
+            if (difference := first_difference(mine, version_table)) is not None:
+                raise DatabaseOpenError(f"database {shown} is not an arena database: {difference}")
+            found = [v for (v,) in conn.execute("SELECT version_num FROM alembic_version LIMIT 2")]
+            revision = str(found[0]) if len(found) == 1 else None
+            if revision is None or not _known(revision):
+                raise DatabaseOpenError(
+                    f"database {shown} has a schema this version does not know "
+                    f"(revision {short(repr(found))})"
+                )
+        difference = first_difference(
+            code or actual, Counter() if code else expected_schema(revision)
+        )
+        if difference is not None:
+            raise DatabaseOpenError(
+                f"database {shown} is not an arena database: {difference}; nothing in it was run"
+            )
+    except sqlite3.OperationalError as err:
+        if "interrupted" not in str(err):
+            raise
+        raise DatabaseOpenError(
+            f"database {shown}: its schema took more than {SCHEMA_CHECK_S:g} s to read; "
+            "it is not an arena database"
+        ) from None
+    finally:
+        conn.close()
+
+
+def _known(revision: str) -> bool:
+    try:
+        return _scripts().get_revision(revision) is not None
+    except CommandError:
+        return False
+
+
+def _configure_sqlite(engine: Engine, timeout: float, read_only: bool = False) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (see module docstring)
+        _harden(dbapi_conn)
+        if read_only:
+            return  # the file's journal mode is the writer's business
         cursor = dbapi_conn.cursor()
         try:
             cursor.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
@@ -105,7 +282,9 @@ def _configure_sqlite(engine: Engine, timeout: float) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # a read-only connection cannot take the write lock; in WAL mode it reads the last
+        # commit without waiting for a writer
+        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
 def busy_timeout_s() -> float:
@@ -149,8 +328,14 @@ def alembic_config() -> Config:
     return cfg
 
 
+@cache
+def _scripts() -> ScriptDirectory:
+    """The migration scripts, loaded once per process (each load imports every script)."""
+    return ScriptDirectory.from_config(alembic_config())
+
+
 def head_revision() -> str | None:
-    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+    return _scripts().get_current_head()
 
 
 def current_revision(engine: Engine) -> str | None:
@@ -211,16 +396,22 @@ def _migrate(engine: Engine, revision: str, step: Callable[[Config, str], None])
                 _driver_execute(conn, "PRAGMA foreign_keys = ON")
 
 
-def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
-    """An engine for ``url`` (see :func:`database_url`), schema migrated to the latest revision.
+def make_engine(url: str | None = None, *, migrate: bool = True, read_only: bool = False) -> Engine:
+    """An engine for ``url`` (see :func:`database_url`), schema migrated to the latest revision
+    (``migrate=False``: left as it is). A SQLite file's schema is checked first
+    (:func:`check_sqlite_schema`): nothing is migrated or read in a file that is not ours.
+
+    ``read_only``: a SQLite file is opened with ``mode=ro`` and never migrated; a schema older
+    than the latest is refused with the advice to run ``arena db upgrade``.
 
     Raises DatabaseOpenError with a one-line reason when the URL is invalid, the file is not a
-    database or cannot be created, the server does not answer, or the schema is from a newer
-    version of Bot Arena.
+    database (or not an arena database) or cannot be created, the server does not answer, or
+    the schema is from a newer version of Bot Arena.
     """
     url = database_url(url)
     shown = display_url(url)
     timeout = busy_timeout_s()
+    path = sqlite_path(url)
     try:
         parsed = make_url(url)
         # JSON columns are written as strict JSON: a NaN or an infinity is an error, not a
@@ -228,6 +419,8 @@ def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
         kwargs: dict[str, Any] = {"json_serializer": dumps}
         if parsed.get_backend_name() == "sqlite":
             kwargs["connect_args"] = {"timeout": timeout}
+            if read_only and path is not None:
+                kwargs = {"json_serializer": dumps, "creator": lambda: _read_only(path, timeout)}
         engine = create_engine(parsed, **kwargs)
     except (exc.NoSuchModuleError, ImportError) as err:
         driver = _DRIVERS.get(url.partition(":")[0].partition("+")[0])
@@ -240,12 +433,20 @@ def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
     except (exc.ArgumentError, ValueError) as err:
         raise DatabaseOpenError(f"invalid database URL {shown!r}: {_first_line(err)}") from None
     if engine.dialect.name == "sqlite":
-        _configure_sqlite(engine, timeout)
+        _configure_sqlite(engine, timeout, read_only)
 
     def bring_up_to_date() -> None:
-        if migrate and current_revision(engine) != head_revision():
+        if path is not None and _exists(path):
+            check_sqlite_schema(path, timeout, shown)
+        if read_only:
+            if (found := current_revision(engine)) != head_revision():
+                raise DatabaseOpenError(
+                    f"database {shown} has an older schema (revision {found or 'none'}); "
+                    f"bring it up to date with: arena db upgrade --db {short(url)}"
+                )
+        elif migrate and current_revision(engine) != head_revision():
             upgrade(engine)
-        elif not migrate:
+        else:
             with engine.connect():
                 pass
 
@@ -265,6 +466,13 @@ def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
     return engine
 
 
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:
+        return True  # opening it says why
+
+
 def describe_error(err: BaseException, url: str | None = None) -> str:
     """One line for the user about a database failure met while a command ran (``url``: the
     database, for the message): what happened to which database and what to do about it."""
@@ -273,7 +481,9 @@ def describe_error(err: BaseException, url: str | None = None) -> str:
     path = sqlite_path(url)
     reason = _first_line(getattr(err, "orig", None) or err)
     low = reason.lower()
-    if "malformed" in low or "not a database" in low or "disk i/o error" in low:
+    if "not a database" in low:  # not even SQLite's: no advice to run tools on it
+        return f"database {shown} is not an arena database ({reason})"
+    if "malformed" in low or "disk i/o error" in low:
         fix = f"sqlite3 {path} .recover" if path else "restore it from a backup"
         return f"database {shown} is damaged ({reason}); save what is intact with: {fix}"
     if "readonly" in low or "read-only" in low:

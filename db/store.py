@@ -19,9 +19,17 @@ from sqlalchemy.orm import Session, selectinload
 from sqlalchemy.sql.dml import Insert
 
 from bot_arena.arena.match.botref import BotRef, UnloadableBot, files_from
-from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
+from bot_arena.arena.match.record import (
+    Fault,
+    MatchRecord,
+    MoveRecord,
+    RecordError,
+    SeatResult,
+    Termination,
+)
 from bot_arena.db.core_writer import insert_moves, match_values
 from bot_arena.db.models import Bot, BotVersion, Match, Seat
+from bot_arena.db.stored import StoredDataError, at_match, load_each, warn_skipped
 from bot_arena.db.writer import Completion, ScheduledMatch, writer_for
 
 
@@ -325,17 +333,31 @@ def load_matches(session: Session, match_ids: Sequence[int]) -> list[Match]:
     )
 
 
-def load_matches_chunked(session: Session, match_ids: Sequence[int], chunk: int) -> Iterator[Match]:
-    """``load_matches`` ``chunk`` ids at a time, each chunk let go by the session once the next
-    is asked for (exports can be large)."""
+def load_matches_chunked(
+    session: Session, match_ids: Sequence[int], chunk: int
+) -> Iterator[tuple[Match, MatchRecord]]:
+    """Matches and their records (``record_of``), ``chunk`` ids at a time, each chunk let go
+    by the session once the next is asked for (exports can be large). A match with a malformed
+    stored value is left out, said on stderr (``warn_skipped``)."""
     for start in range(0, len(match_ids), chunk):
-        yield from load_matches(session, match_ids[start : start + chunk])
+        ids = match_ids[start : start + chunk]
+        for match in load_each(session, ids, lambda some: load_matches(session, some)):
+            try:
+                record = record_of(match)
+            except StoredDataError as err:
+                warn_skipped(match.id, str(err).removeprefix(f"match {match.id}: "))
+                continue
+            yield match, record
         session.expunge_all()
 
 
 def load_match(session: Session, match_id: int) -> Match | None:
-    """A match with its seats (and their bots) and moves loaded."""
-    found = load_matches(session, [match_id])
+    """A match with its seats (and their bots) and moves loaded (StoredDataError naming it
+    when a stored value of it is malformed)."""
+    try:
+        found = load_matches(session, [match_id])
+    except StoredDataError as err:
+        raise at_match(err, match_id) from None
     return found[0] if found else None
 
 
@@ -344,6 +366,14 @@ def record_of(match: Match) -> MatchRecord:
     ``arena play --json`` printed it."""
     if match.status not in ("done", "void") or match.termination is None:
         raise ValueError(f"match {match.id} is {match.status}, not played")
+    try:
+        return _record(match)
+    except (RecordError, ValueError, TypeError) as err:  # a row no Bot Arena wrote
+        raise at_match(err, match.id) from None
+
+
+def _record(match: Match) -> MatchRecord:
+    assert match.termination is not None
     started = match.started.timestamp() if match.started else 0.0
     finished = match.finished.timestamp() if match.finished else started
     return MatchRecord(

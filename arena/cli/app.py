@@ -9,6 +9,7 @@ import typer
 from bot_arena.arena.cli.analyze_cmd import analyze_command
 from bot_arena.arena.cli.bots_cmd import bots_app
 from bot_arena.arena.cli.common import ArenaCommand, command_group
+from bot_arena.arena.cli.db_cmd import db_app
 from bot_arena.arena.cli.games_cmd import games_command
 from bot_arena.arena.cli.matches_cmd import export_command, matches_app, replay_command
 from bot_arena.arena.cli.play_cmd import play_command
@@ -59,6 +60,7 @@ app.command("crosstable", cls=ArenaCommand)(crosstable_command)
 app.command("rate", cls=ArenaCommand)(rate_command)
 app.command("sprt", cls=ArenaCommand)(sprt_command)
 app.command("report", cls=ArenaCommand)(report_command)
+app.add_typer(db_app, name="db")
 
 
 def main() -> None:

@@ -158,14 +158,17 @@ def echo_err(message: str) -> None:
 _opened: list[str | None] = []  # the --db of the database this command opened (for messages)
 
 
-def open_db(url: str | None) -> sessionmaker[Session]:
-    """A session factory for the database (migrated to the latest schema); one-line error and
-    exit 2 when it cannot be opened."""
-    from bot_arena.db.session import DatabaseOpenError, make_engine, session_factory
+def open_db(url: str | None, *, write: bool = True) -> sessionmaker[Session]:
+    """A session factory for the database; one-line error and exit 2 when it cannot be opened.
+    ``write``: a command that stores results (a database in memory is refused, the schema is
+    migrated to the latest); else one that only reads (the file opened read-only, never
+    migrated: an older schema is refused with the advice to run ``arena db upgrade``)."""
+    from bot_arena.db.session import DatabaseOpenError, check_url, make_engine, session_factory
 
     _opened.append(url)
     try:
-        return session_factory(make_engine(url))
+        check_url(url, write=write)
+        return session_factory(make_engine(url, read_only=not write))
     except DatabaseOpenError as exc:
         fail(str(exc))
 
@@ -223,6 +226,12 @@ class ArenaGroup(TyperGroup):
             # a command that never loaded SQLAlchemy cannot have met one of its errors (and
             # --help, games, ... must not pay for importing it)
             alchemy = sys.modules.get("sqlalchemy.exc")
+            stored = sys.modules.get("bot_arena.db.stored")
+            if stored is not None and isinstance(err, stored.StoredDataError):
+                from bot_arena.db.session import database_url, display_url
+
+                where = display_url(database_url(_opened[-1] if _opened else None))
+                fail(f"database {where}: {err}")
             if not isinstance(err, sqlite3.DatabaseError) and not (
                 alchemy is not None and isinstance(err, alchemy.SQLAlchemyError)
             ):
@@ -232,14 +241,19 @@ class ArenaGroup(TyperGroup):
             fail(describe_error(err, _opened[-1] if _opened else None))
 
 
-def open_existing_db(url: str | None) -> sessionmaker[Session]:
-    """The database for a command that only reads it: a SQLite file that is not there is an
-    error (a wrong directory or URL), not a new empty database."""
-    from bot_arena.db.session import database_url, exists
+def open_existing_db(url: str | None, *, write: bool = False) -> sessionmaker[Session]:
+    """The database for a command that reads it (``write``: and changes what is stored in it):
+    a SQLite file that is not there is an error (a wrong directory or URL), not a new empty
+    database."""
+    from bot_arena.db.session import DatabaseOpenError, check_url, database_url, exists, short
 
+    try:
+        check_url(url, write=write)
+    except DatabaseOpenError as exc:
+        fail(str(exc))
     if not exists(database_url(url)):
-        fail(f"no database at {database_url(url)} (give --db or $ARENA_DB)")
-    return open_db(url)
+        fail(f"no database at {short(database_url(url))} (give --db or $ARENA_DB)")
+    return open_db(url, write=write)
 
 
 @dataclass(frozen=True)

@@ -168,7 +168,7 @@ def void_command(
     """
     from bot_arena.arena.tournament.voiding import VoidError, void_matches
 
-    factory = open_existing_db(db)
+    factory = open_existing_db(db, write=True)
     try:
         with factory.begin() as session:
             voided = void_matches(session, match_ids, reason, replay=replay)
@@ -314,11 +314,10 @@ class ExportFormat(StrEnum):
 def _done_matches(session: Session, tournament: int | None) -> Iterator[tuple[Match, MatchRecord]]:
     """Done matches with their records, loaded in chunks (exports can be large)."""
     from bot_arena.db import queries
-    from bot_arena.db.store import load_matches_chunked, record_of
+    from bot_arena.db.store import load_matches_chunked
 
     ids = queries.match_ids(session, tournament, "done")
-    for match in load_matches_chunked(session, ids, EXPORT_CHUNK):
-        yield match, record_of(match)
+    yield from load_matches_chunked(session, ids, EXPORT_CHUNK)
 
 
 def export_command(

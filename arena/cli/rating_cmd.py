@@ -84,11 +84,22 @@ def parse_anchor(text: str | None) -> tuple[str, float] | None:
 
 
 def _check_db(url: str | None) -> None:
-    from bot_arena.db.session import database_url, display_url, exists
+    from bot_arena.db.session import (
+        DatabaseOpenError,
+        check_url,
+        database_url,
+        display_url,
+        exists,
+        short,
+    )
 
+    try:
+        check_url(url, write=False)
+    except DatabaseOpenError as exc:
+        fail(str(exc))
     full = database_url(url)
     if not exists(full):
-        fail(f"no database at {display_url(full)} (run a tournament first, or pass --db)")
+        fail(f"no database at {short(display_url(full))} (run a tournament first, or pass --db)")
 
 
 def leaderboard_command(
@@ -124,7 +135,7 @@ def leaderboard_command(
 
     fixed = parse_anchor(anchor)
     _check_db(db)
-    sessions = open_db(db)
+    sessions = open_db(db, write=False)
     try:
         with sessions() as session:
             text = render_leaderboard(
@@ -160,7 +171,7 @@ def crosstable_command(
     from bot_arena.arena.ratings.query import LeaderboardError, render_crosstable
 
     _check_db(db)
-    sessions = open_db(db)
+    sessions = open_db(db, write=False)
     try:
         with sessions() as session:
             text = render_crosstable(

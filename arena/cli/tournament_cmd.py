@@ -559,7 +559,7 @@ def resume_command(
         fail(f"--jobs must be >= 1, not {jobs}")
     confinement = sandbox_options(sandbox, allow_read)  # before anything is stored
     check_ray_confinement(executor, confinement, ray_allow_unconfined)
-    factory = open_existing_db(db)
+    factory = open_existing_db(db, write=True)
 
     def lookup(name: str) -> BotRef | None:
         with factory() as session:
