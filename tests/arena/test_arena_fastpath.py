@@ -58,7 +58,10 @@ def test_request_writer_writes_the_encoded_request(
 @given(
     st.integers(-5, 10**12) | st.none() | st.text(max_size=4) | st.booleans(),
     texts,
-    st.none() | st.dictionaries(texts, st.integers() | texts | st.floats(allow_nan=False)),
+    st.none()
+    | st.dictionaries(
+        texts, st.integers() | texts | st.floats(allow_nan=False, allow_infinity=False)
+    ),
 )
 def test_move_answer_is_the_encoded_answer(request_id: Any, move: str, info: Any) -> None:
     message: dict[str, Any] = {"type": "move", "id": request_id, "move": move}
@@ -75,7 +78,11 @@ def test_move_answer_is_the_encoded_answer(request_id: Any, move: str, info: Any
 @settings(max_examples=150, deadline=None)
 @given(
     st.recursive(
-        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | texts,
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | texts,
         lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
         max_leaves=8,
     ).map(json.dumps),
@@ -83,6 +90,8 @@ def test_move_answer_is_the_encoded_answer(request_id: Any, move: str, info: Any
     st.sampled_from(["", " ", "\n"]),
 )
 def test_loads_agrees_with_json_loads(text: str, after: str, before: str) -> None:
+    """On JSON (finite numbers: NaN and the infinities are refused, see
+    test_nonfinite_numbers.py)."""
     line = before + text + after
     try:
         expected = json.loads(line)
