@@ -154,6 +154,12 @@ class Game(ABC, Generic[S, M]):
             state = self.apply(state, rng.choice(self.legal_moves(state)))
         return state
 
+    def input_files(self) -> tuple[str, ...]:
+        """The files this game reads when it is built from its parameters (absolute paths; a
+        tree game's JSON). A bot's process builds the game again, so a confined bot may read
+        them (``arena.match.confinement``)."""
+        return ()
+
     def describe(self) -> str:
         """One line: name, parameters, players and kind."""
         shown = ", ".join(f"{k}={v}" for k, v in self.params.items())

@@ -82,10 +82,15 @@ class TreeGame(Game[int, int]):
             raise GameError(f"tree: {shown(tree)} is not valid JSON ({cut(exc)})") from None
         del raw
         self._build(data, max_nodes)
-        self.params = {"tree": str(tree)}
+        # absolute: a bot's process rebuilds the game in a private working folder, and a stored
+        # match is replayed from wherever the reader stands
+        self.params = {"tree": str(path.resolve())}
         if max_nodes != DEFAULT_NODES:
             self.params["max_nodes"] = max_nodes
-        self.source = path
+        self.source: Path | None = path
+
+    def input_files(self) -> tuple[str, ...]:
+        return () if self.source is None else (self.params["tree"],)
 
     @classmethod
     def from_data(cls, data: Any, max_nodes: int = DEFAULT_NODES) -> TreeGame:
@@ -93,6 +98,7 @@ class TreeGame(Game[int, int]):
         game = cls.__new__(cls)
         game._build(data, max_nodes)
         game.params = {"tree": "<data>"}
+        game.source = None
         return game
 
     # --- building ----------------------------------------------------------------------------

@@ -78,6 +78,7 @@ class Confiner:
         self.limits = limits
         self._runtime: list[str] | None = None
         self.bot_files: set[str] = set()  # the real paths of the file bots the pool knows
+        self.game_files: tuple[str, ...] = ()  # what the game being played reads (a tree)
         self._known: set[BotRef] = set()
         self._reserved: tuple[str, cgroups.Unit | None] | None = None  # see ``reserve``
         if self.active:
@@ -151,7 +152,7 @@ class Confiner:
             self._runtime = paths.runtime_paths()
         plan = dataclasses.replace(
             self._base(work, unit),
-            read=(*self._runtime, *read, *self.settings.readable(ref.name)),
+            read=(*self._runtime, *read, *self.game_files, *self.settings.readable(ref.name)),
             listed=tuple(listed),
             env=confine.clean_env(work),
         )

@@ -312,6 +312,7 @@ class BotPool:
         )
         started = time.time()
         self.confiner.know(bots)
+        self.confiner.game_files = game.input_files()
         faults: list[Fault | None] = [None] * n
         seats: list[Seat | None] = []
         for i, ref in enumerate(bots):

@@ -1,0 +1,45 @@
+"""A tree game played by confined bots: each bot's process builds the game again from its
+parameters, so it must be able to read the tree file (``Game.input_files``), named as the user
+wrote it (a path relative to the current folder) while the bot runs in a private one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot_arena.arena.transport.sandbox import support
+
+ROOT = Path(__file__).resolve().parents[2]
+ARENA = (sys.executable, "-m", "bot_arena.arena.cli.app")
+FLAGS = ("--json", "--no-save", "--sandbox", "on")
+TREE = ROOT / "tests" / "bots" / "data" / "trees" / "textbook-three-by-three.json"
+
+
+@pytest.mark.timeout(300)
+def test_confined_bots_play_a_tree_named_relative_to_the_current_folder(tmp_path: Path) -> None:
+    missing = support.probe()[1]
+    if missing:
+        reason = "this machine cannot confine bots fully: missing " + ", ".join(missing)
+        if os.environ.get("ARENA_SANDBOX_REQUIRED") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    (tmp_path / "t.json").write_bytes(TREE.read_bytes())
+    done = subprocess.run(
+        [*ARENA, "play", "tree", "--tree", "t.json", "-b", "alphabeta", "-b", "minimax", *FLAGS],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=os.environ,
+    )
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["sandbox"] == "confined"
+    assert [seat["fault"] for seat in record["seats"]] == [None, None], record["seats"]
+    assert record["termination"] == "normal"
+    assert record["params"]["tree"] == str(tmp_path / "t.json")
