@@ -16,11 +16,8 @@ from typer.core import TyperCommand, TyperGroup
 
 from bot_arena.arena.transport.sandbox.mode import (
     CONFINED,
-    ENV_VAR,
     Mode,
     SandboxSettings,
-    SandboxUnavailable,
-    parse_mode,
 )
 from bot_arena.games.base import Game, GameError
 
@@ -278,10 +275,12 @@ def sandbox_options(mode: str | None, allow_read: list[str] | None) -> Confineme
     """The sandbox options checked before anything is stored or started: a word that is not a
     mode (given, or in $ARENA_SANDBOX), a path that does not exist, or ``on`` on a machine that
     cannot confine bots fully is a one-line error (exit 2). Paths are made absolute."""
+    from bot_arena.arena.api import checks
+
     try:
-        chosen = parse_mode(mode)
-    except ValueError as exc:
-        fail(str(exc) if mode is not None else f"${ENV_VAR}: {exc}")
+        chosen = checks.sandbox_mode(mode)
+    except checks.ArenaError as exc:
+        fail(str(exc))
     paths: list[str] = []
     per_bot: list[str] = []
     for given in allow_read or []:
@@ -293,11 +292,9 @@ def sandbox_options(mode: str | None, allow_read: list[str] | None) -> Confineme
             per_bot.append(given)  # BOT=PATH, read once the bots are known (``for_bots``)
         else:
             fail(f"--allow-read {given}: no such file or folder")
-    from bot_arena.arena.transport.sandbox import support
-
     try:
-        level, missing = support.level_for(chosen)
-    except SandboxUnavailable as exc:
+        level, missing = checks.sandbox_level(chosen)
+    except checks.ArenaError as exc:
         fail(str(exc))
     return Confinement(SandboxSettings(chosen, tuple(paths)), level, tuple(missing), tuple(per_bot))
 
