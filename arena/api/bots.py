@@ -31,6 +31,8 @@ def spec_of(bot: object, folder: Path) -> str:
         return str(os.fspath(bot))
     if isinstance(bot, types.FunctionType) or inspect.isclass(bot):
         name = bot.__name__
+        if not name.isidentifier():  # a lambda's source is the line it sits in
+            raise ArenaError(f"a bot written in Python needs a name: define {name} with def")
         own = folder / f"bot{len(list(folder.iterdir()))}"
         own.mkdir()
         path = own / f"{name}.py"

@@ -121,6 +121,11 @@ def test_a_closure_is_refused_before_anything_starts() -> None:
         play("tictactoe", [closure, "random"])
 
 
+def test_a_lambda_is_refused() -> None:
+    with pytest.raises(ArenaError, match="needs a name: define <lambda> with def"):
+        play("tictactoe", [lambda game, state, budget: 0, "random"])
+
+
 def test_a_global_that_cannot_travel_is_refused() -> None:
     with pytest.raises(ArenaError, match=r"'PLACES' .* cannot be carried"):
         play("tictactoe", [uses_a_list, "random"])
