@@ -205,30 +205,62 @@ def test_rate_a_tournament() -> None:
     assert [r["games"] for r in rows] == [4, 4]
 
 
+TWO = ["random", "random:seed=1"]
 BAD = [
-    # (the API call's keyword arguments, the same options for `arena tournament run`)
-    ({"game": "nosuchgame"}, ["nosuchgame", "--bot", "random", "--bot", "random"]),
-    ({"jobs": 0}, ["tictactoe", "--bot", "random", "--bot", "random", "--jobs", "0"]),
-    ({"opening_plies": -1}, ["tictactoe", "-b", "random", "-b", "random", "--opening-plies", "-1"]),
-    ({"bots": ["random"]}, ["tictactoe", "--bot", "random"]),
-    ({"bots": ["random", "nosuchbot"]}, ["tictactoe", "--bot", "random", "--bot", "nosuchbot"]),
-    ({"rounds": 2}, ["tictactoe", "-b", "random", "-b", "random", "--rounds", "2"]),
-    ({"games": 0}, ["tictactoe", "-b", "random", "-b", "random", "--games", "0"]),
-    ({"move_time": -1.0}, ["tictactoe", "-b", "random", "-b", "random", "--move-time", "-1"]),
-    ({"memory_mb": 0}, ["tictactoe", "-b", "random", "-b", "random", "--memory-mb", "0"]),
-    ({"sandbox": "maybe"}, ["tictactoe", "-b", "random", "-b", "random", "--sandbox", "maybe"]),
+    # (API keyword arguments, `arena tournament run` arguments, the message)
+    ({"game": "nosuchgame"}, ["nosuchgame", "-b", TWO[0], "-b", TWO[1]], "unknown game"),
+    ({"jobs": 0}, ["--jobs", "0"], "--jobs must be >= 1, not 0"),
+    ({"opening_plies": -1}, ["--opening-plies", "-1"], "--opening-plies must be >= 0, not -1"),
+    ({"bots": ["random"]}, ["tictactoe", "-b", "random"], "needs at least two --bot entrants"),
+    (
+        {"bots": ["random", "nosuchbot"]},
+        ["tictactoe", "-b", "random", "-b", "nosuchbot"],
+        "unknown bot 'nosuchbot'",
+    ),
+    (
+        {"bots": ["random", "random"]},
+        ["tictactoe", "-b", "random", "-b", "random"],
+        "bot 'random' is in the field twice",
+    ),
+    ({"rounds": 2}, ["--rounds", "2"], "--rounds is for --format swiss"),
+    (
+        {"format": "swiss", "rounds": 0},
+        ["--format", "swiss", "--rounds", "0"],
+        "--rounds must be >= 1, not 0",
+    ),
+    ({"tiebreak_pairs": -1}, ["--tiebreak-pairs", "-1"], "--tiebreak-pairs must be >= 0, not -1"),
+    ({"games": 0}, ["--games", "0"], "--games must be >= 1, not 0"),
+    (
+        {"move_time": [1.0, 2.0, 3.0]},
+        ["--move-time", "1", "--move-time", "2", "--move-time", "3"],
+        "--move-time given 3 times",
+    ),
+    ({"memory_mb": 0}, ["--memory-mb", "0"], "memory limit must be >= 16 MB, not 0"),
+    ({"sandbox": "maybe"}, ["--sandbox", "maybe"], "sandbox mode must be auto|on|off, not 'maybe'"),
+    (
+        {"openings_plies": 2},
+        ["--openings-plies", "2"],
+        "--openings-plies cuts the games of an --openings book",
+    ),
+    ({"params": {"size": 9}}, ["-p", "size=9"], "tictactoe"),
 ]
+BAD_IDS = [
+    "game", "jobs", "opening-plies", "one-bot", "unknown-bot", "twice", "rounds", "rounds-0",
+    "tiebreak", "games", "move-time-count", "memory", "sandbox", "openings-plies", "param",
+]  # fmt: skip
 
 
-@pytest.mark.parametrize(("kwargs", "argv"), BAD, ids=[str(k) for k, _ in BAD])
+@pytest.mark.parametrize(("kwargs", "argv", "message"), BAD, ids=BAD_IDS)
 def test_bad_input_raises_the_cli_message(
-    kwargs: dict[str, Any], argv: list[str], tmp_path: Path
+    kwargs: dict[str, Any], argv: list[str], message: str, tmp_path: Path
 ) -> None:
-    call: dict[str, Any] = {"game": "tictactoe", "bots": ["random", "random"], "db": None}
-    call.update(kwargs)
+    call: dict[str, Any] = {"game": "tictactoe", "bots": TWO, "db": None, **kwargs}
     with pytest.raises(ArenaError) as caught:
         tournament(call.pop("game"), call.pop("bots"), **call)
     assert isinstance(caught.value, ValueError)
+    assert message in str(caught.value)
+    if not argv[0].isalpha():  # options after the default field
+        argv = ["tictactoe", "-b", TWO[0], "-b", TWO[1], *argv]
     cli = run_cli("tournament", "run", *argv, "--db", str(tmp_path / "x.db"), cwd=tmp_path)
     assert cli.returncode == 2
     assert cli.stderr.strip() == f"error: {caught.value}"
@@ -236,18 +268,20 @@ def test_bad_input_raises_the_cli_message(
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "argv"),
+    ("kwargs", "argv", "message"),
     [
-        ({"elo0": 5.0, "elo1": 0.0}, ["--elo0", "5", "--elo1", "0"]),
-        ({"max_games": 1}, ["--max-games", "1"]),
-        ({"alpha": 0.0}, ["--alpha", "0"]),
+        ({"elo0": 5.0, "elo1": 0.0}, ["--elo0", "5", "--elo1", "0"], "must be less than elo1"),
+        ({"max_games": 1}, ["--max-games", "1"], "--max-games must be >= 2 (one pair), not 1"),
+        ({"alpha": 0.0}, ["--alpha", "0"], "SPRT alpha must be between 0 and 1, not 0"),
     ],
+    ids=["elo-order", "max-games", "alpha"],
 )
 def test_bad_sprt_options_raise_the_cli_message(
-    kwargs: dict[str, Any], argv: list[str], tmp_path: Path
+    kwargs: dict[str, Any], argv: list[str], message: str, tmp_path: Path
 ) -> None:
     with pytest.raises(ArenaError) as caught:
         sprt("tictactoe", "alphabeta", "random", **kwargs)
+    assert message in str(caught.value)
     cli = run_cli(
         "sprt", "tictactoe", "-b", "alphabeta", "-b", "random", *argv,
         "--db", str(tmp_path / "x.db"), cwd=tmp_path,
@@ -276,3 +310,17 @@ def test_the_package_imports_the_api_only_when_asked() -> None:
     assert set(front.__all__) <= set(dir(front))
     with pytest.raises(AttributeError):
         _ = front.no_such_name  # type: ignore[attr-defined]
+
+
+def test_an_sprt_of_one_bot_is_refused_by_the_shared_spec(tmp_path: Path) -> None:
+    """``arena sprt`` checks its field with the API's SprtSpec: one line, exit 2, no file."""
+    from bot_arena.arena.api.spec import SprtSpec
+
+    with pytest.raises(ArenaError, match="an SPRT tests two bots"):
+        SprtSpec().validate(3)
+    cli = run_cli("sprt", "tictactoe", "-b", "alphabeta", "--db", "x.db", cwd=tmp_path)
+    assert (cli.returncode, cli.stderr) == (
+        2,
+        "error: an SPRT tests two bots: give --bot NEW --bot BASE\n",
+    )
+    assert list(tmp_path.iterdir()) == []
