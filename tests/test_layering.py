@@ -4,7 +4,8 @@ package), and the installed package list matches the folders.
 Layers, lowest first: the game rules, the bots, the match layer (talking to bot processes, the
 worker that hosts a bot, the match itself with its records and bot references), the results
 database, then what is built on stored results (ratings; tournaments; file formats; reports),
-then the Python API and the command line over it. Imports inside functions count too: a lazy import is still a dependency.
+then the Python API and the command line over it. Imports inside functions count too: a lazy
+import is still a dependency.
 """
 
 from __future__ import annotations

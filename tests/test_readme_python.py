@@ -1,6 +1,6 @@
-"""The README's "From Python" section runs as printed: each ```python block, in a fresh
-interpreter in an empty folder (as a script), finishes and prints exactly the ```text block under it; the
-tournament, the SPRT and the rating each take at most five lines of code."""
+"""The README's "From Python" section runs as printed: each ```python block, run as a script
+by a fresh interpreter in an empty folder, finishes and prints exactly the ```text block under
+it; the tournament, the SPRT and the rating each take at most five lines of code."""
 
 from __future__ import annotations
 
