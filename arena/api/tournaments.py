@@ -293,8 +293,23 @@ def _database(url: str | None, folder: str) -> Iterator[sessionmaker[Session]]:
     """The database named by ``url``, else a SQLite file in ``folder`` (the call's temporary
     folder): the runner's writer thread and its jobs open connections of their own, which an
     in-memory database would not share."""
-    from bot_arena.db.session import DatabaseOpenError, make_engine, session_factory
+    from bot_arena.db.session import (
+        DatabaseOpenError,
+        database_url,
+        make_engine,
+        session_factory,
+        sqlite_path,
+    )
 
+    if (
+        url is not None
+        and database_url(url).startswith("sqlite")
+        and not sqlite_path(database_url(url))
+    ):
+        raise ArenaError(
+            f"db={url!r} is an in-memory database, which the tournament's writer and jobs "
+            "cannot share: leave db out (a temporary database) or name a file"
+        )
     try:
         engine = make_engine(url or f"sqlite:///{Path(folder, 'arena.db')}")
     except DatabaseOpenError as exc:

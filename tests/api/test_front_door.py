@@ -177,6 +177,18 @@ def test_tournament_without_db_leaves_no_file(
     assert list(scratch.iterdir()) == []
 
 
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
+def test_an_in_memory_db_is_refused(url: str) -> None:
+    with pytest.raises(ArenaError, match="is an in-memory database"):
+        tournament("tictactoe", TWO, db=url)
+
+
+@pytest.mark.timeout(TIMEOUT)
+def test_a_bot_file_given_as_a_path() -> None:
+    record = play("tictactoe", [FIXTURES / "first_legal.py", "random"], move_time=2, seed=1)
+    assert record.seats[0].bot == "first_legal" and record.seats[0].fault is None
+
+
 @pytest.mark.timeout(TIMEOUT)
 def test_sprt_decides() -> None:
     result = sprt(
