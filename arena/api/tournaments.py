@@ -70,11 +70,16 @@ def tournament(
     clock: str | Sequence[str] | None = None,
     margin: float = DEFAULT_MARGIN,
     max_moves: int | None = None,
+    draw_adjudicate: str | None = None,
+    resign_adjudicate: str | None = None,
+    depth: int | None = None,
+    nodes: int | None = None,
     jobs: int | None = None,
     seed: int | None = None,
     params: dict[str, object] | Sequence[str] | None = None,
     opening_plies: int = 0,
     openings: str | None = None,
+    openings_order: str = "sequential",
     openings_plies: int | None = None,
     memory_mb: int = 1024,
     startup_time: float = 10.0,
@@ -93,6 +98,11 @@ def tournament(
         options,
         opening_plies=opening_plies,
         openings=openings,
+        openings_order=openings_order,
+        draw_adjudicate=draw_adjudicate,
+        resign_adjudicate=resign_adjudicate,
+        depth=depth,
+        nodes=nodes,
         openings_plies=openings_plies,
         memory_mb=memory_mb,
         startup_time=startup_time,
@@ -137,11 +147,16 @@ def sprt(
     clock: str | Sequence[str] | None = None,
     margin: float = DEFAULT_MARGIN,
     max_moves: int | None = None,
+    draw_adjudicate: str | None = None,
+    resign_adjudicate: str | None = None,
+    depth: int | None = None,
+    nodes: int | None = None,
     jobs: int | None = None,
     seed: int | None = None,
     params: dict[str, object] | Sequence[str] | None = None,
     opening_plies: int = 0,
     openings: str | None = None,
+    openings_order: str = "sequential",
     memory_mb: int = 1024,
     startup_time: float = 10.0,
     sandbox: str | None = None,
@@ -156,6 +171,11 @@ def sprt(
         options,
         opening_plies=opening_plies,
         openings=openings,
+        openings_order=openings_order,
+        draw_adjudicate=draw_adjudicate,
+        resign_adjudicate=resign_adjudicate,
+        depth=depth,
+        nodes=nodes,
         memory_mb=memory_mb,
         startup_time=startup_time,
         sandbox=sandbox,
@@ -183,6 +203,11 @@ class _Options:
     opening_plies: int = 0
     openings: str | None = None
     openings_plies: int | None = None
+    openings_order: str = "sequential"
+    draw_adjudicate: str | None = None
+    resign_adjudicate: str | None = None
+    depth: int | None = None
+    nodes: int | None = None
     memory_mb: int = 1024
     startup_time: float = 10.0
     sandbox: str | None = None
@@ -229,7 +254,9 @@ def _run(
             except TournamentError as exc:
                 raise ArenaError(str(exc)) from None
             checks.check_engines(refs, checked.game)
-            rules = checks.adjudication(None, None, options.max_moves)
+            rules = checks.adjudication(
+                options.draw_adjudicate, options.resign_adjudicate, options.max_moves
+            )
             tcs = checks.time_controls(
                 refs,
                 floats(options.move_time),
@@ -237,6 +264,8 @@ def _run(
                 options.margin,
                 DEFAULT_MOVE_TIME,
                 each="--bot",
+                depth=options.depth,
+                nodes=options.nodes,
             )
             seed = options.seed if options.seed is not None else secrets.randbits(31)
             extra = settings(refs)
@@ -257,12 +286,13 @@ def _run(
                         time_controls=tcs,
                         limits=checked.limits,
                         book=checked.book,
+                        book_order=options.openings_order,
                         adjudication=rules,
                         book_settings=None
                         if options.openings is None
                         else {
                             "file": os.path.abspath(options.openings),
-                            "order": "sequential",
+                            "order": options.openings_order,
                             "plies": options.openings_plies,
                             "entries": len(checked.book),
                         },

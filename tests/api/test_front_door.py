@@ -255,10 +255,13 @@ BAD = [
         "--openings-plies cuts the games of an --openings book",
     ),
     ({"params": {"size": 9}}, ["-p", "size=9"], "tictactoe"),
+    ({"draw_adjudicate": "movenumber=x"}, ["--draw-adjudicate", "movenumber=x"], "movenumber"),
+    ({"depth": 0}, ["--depth", "0"], "depth"),
 ]
 BAD_IDS = [
     "game", "jobs", "opening-plies", "one-bot", "unknown-bot", "twice", "rounds", "rounds-0",
     "tiebreak", "games", "move-time-count", "memory", "sandbox", "openings-plies", "param",
+    "draw-adjudicate", "depth",
 ]  # fmt: skip
 
 
