@@ -133,3 +133,19 @@ def resolve_bots(
         return [resolve(spec, lookup) for spec in specs]
     except BotSpecError as exc:
         raise ArenaError(str(exc)) from None
+
+
+def position(game: Game[Any, Any], text: str | None) -> Any:
+    """The start position: the game's initial one, or ``text`` read in its notation."""
+    if text is None:
+        return game.initial_state()
+    try:
+        return game.parse_position(text)
+    except GameError as exc:
+        raise ArenaError(str(exc)) from None
+
+
+def seat_count(game: Game[Any, Any], bots: int) -> None:
+    """One bot per seat of ``game``."""
+    if bots != game.num_players:
+        raise ArenaError(f"{game.name} takes {game.num_players} bots, got {bots}")

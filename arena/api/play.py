@@ -10,7 +10,6 @@ from pathlib import Path
 
 from bot_arena.arena.api import checks
 from bot_arena.arena.api.bots import BotLike, spec_of
-from bot_arena.arena.api.errors import ArenaError
 from bot_arena.arena.match.record import MatchRecord as MatchRecord  # the API's result type
 from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN
 
@@ -41,17 +40,10 @@ def play(
     from bot_arena.arena.transport.sandbox.mode import SandboxSettings
 
     the_game = checks.load_game(game, param_list(params))
-    if position is not None:
-        from bot_arena.games.base import GameError
-
-        try:
-            the_game.parse_position(position)
-        except GameError as exc:
-            raise ArenaError(str(exc)) from None
+    checks.position(the_game, position)
     mode = checks.sandbox_mode(sandbox)
     checks.sandbox_level(mode)
-    if len(bots) != the_game.num_players:
-        raise ArenaError(f"{the_game.name} takes {the_game.num_players} bots, got {len(bots)}")
+    checks.seat_count(the_game, len(bots))
     with tempfile.TemporaryDirectory(prefix="arena-bots-") as folder:
         refs = checks.resolve_bots([spec_of(b, Path(folder)) for b in bots])
         checks.check_engines(refs, the_game)

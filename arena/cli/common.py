@@ -19,7 +19,7 @@ from bot_arena.arena.transport.sandbox.mode import (
     Mode,
     SandboxSettings,
 )
-from bot_arena.games.base import Game, GameError
+from bot_arena.games.base import Game
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
@@ -135,11 +135,11 @@ def load_game(
 
 
 def load_position(game: Game[Any, Any], text: str | None) -> Any:
-    if text is None:
-        return game.initial_state()
+    from bot_arena.arena.api import checks
+
     try:
-        return game.parse_position(text)
-    except GameError as exc:
+        return checks.position(game, text)
+    except checks.ArenaError as exc:
         fail(str(exc))
 
 

@@ -305,9 +305,23 @@ def test_bad_sprt_options_raise_the_cli_message(
     assert cli.stderr.strip() == f"error: {caught.value}"
 
 
-def test_play_refuses_a_wrong_number_of_bots() -> None:
-    with pytest.raises(ArenaError, match="tictactoe takes 2 bots, got 3"):
-        play("tictactoe", ["random"] * 3)
+@pytest.mark.parametrize(
+    ("kwargs", "argv", "message"),
+    [
+        ({"bots": ["random"] * 3}, ["-b", "random"] * 3, "tictactoe takes 2 bots, got 3"),
+        ({"position": "not a position"}, ["--position", "not a position"], "not a position"),
+    ],
+    ids=["seats", "position"],
+)
+def test_play_refuses_bad_input_as_arena_play_does(
+    kwargs: dict[str, Any], argv: list[str], message: str, tmp_path: Path
+) -> None:
+    call: dict[str, Any] = {"bots": ["random", "random"], **kwargs}
+    with pytest.raises(ArenaError) as caught:
+        play("tictactoe", call.pop("bots"), **call)
+    assert message in str(caught.value)
+    cli = run_cli("play", "tictactoe", *argv, "--no-save", cwd=tmp_path)
+    assert (cli.returncode, cli.stderr) == (2, f"error: {caught.value}\n")
 
 
 def test_the_package_imports_the_api_only_when_asked() -> None:
