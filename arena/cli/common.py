@@ -14,17 +14,13 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from bot_arena import games
 from bot_arena.arena.match.text import shown
 from bot_arena.arena.transport.sandbox.mode import (
     CONFINED,
-    ENV_VAR,
     Mode,
     SandboxSettings,
-    SandboxUnavailable,
-    parse_mode,
 )
-from bot_arena.games.base import Game, GameError
+from bot_arena.games.base import Game
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
@@ -114,11 +110,11 @@ MemoryOption = Annotated[
 
 def resource_limits(memory_mb: int, startup_s: float) -> ResourceLimits:
     """``--memory-mb`` and ``--startup-time`` as limits (one-line error when out of range)."""
-    from bot_arena.arena.transport.limits import ResourceLimits
+    from bot_arena.arena.api import checks
 
     try:
-        return ResourceLimits(memory_mb=memory_mb, startup_s=startup_s)
-    except ValueError as exc:
+        return checks.resource_limits(memory_mb, startup_s)
+    except checks.ArenaError as exc:
         fail(str(exc))
 
 
@@ -133,21 +129,20 @@ def load_game(
     name: str, params: list[str] | None = None, tree: str | None = None
 ) -> Game[Any, Any]:
     """The game from CLI arguments (``--param k=v`` items and ``--tree FILE``)."""
+    from bot_arena.arena.api import checks
+
     try:
-        kwargs: dict[str, Any] = games.parse_params(params or [])
-        if tree is not None:
-            kwargs["tree"] = tree
-        return games.get(name, **kwargs)
-    except GameError as exc:
+        return checks.load_game(name, params, tree)
+    except checks.ArenaError as exc:
         fail(str(exc))
 
 
 def load_position(game: Game[Any, Any], text: str | None) -> Any:
-    if text is None:
-        return game.initial_state()
+    from bot_arena.arena.api import checks
+
     try:
-        return game.parse_position(text)
-    except GameError as exc:
+        return checks.position(game, text)
+    except checks.ArenaError as exc:
         fail(str(exc))
 
 
@@ -297,10 +292,12 @@ def sandbox_options(mode: str | None, allow_read: list[str] | None) -> Confineme
     """The sandbox options checked before anything is stored or started: a word that is not a
     mode (given, or in $ARENA_SANDBOX), a path that does not exist, or ``on`` on a machine that
     cannot confine bots fully is a one-line error (exit 2). Paths are made absolute."""
+    from bot_arena.arena.api import checks
+
     try:
-        chosen = parse_mode(mode)
-    except ValueError as exc:
-        fail(str(exc) if mode is not None else f"${ENV_VAR}: {exc}")
+        chosen = checks.sandbox_mode(mode)
+    except checks.ArenaError as exc:
+        fail(str(exc))
     paths: list[str] = []
     per_bot: list[str] = []
     for given in allow_read or []:
@@ -312,11 +309,9 @@ def sandbox_options(mode: str | None, allow_read: list[str] | None) -> Confineme
             per_bot.append(given)  # BOT=PATH, read once the bots are known (``for_bots``)
         else:
             fail(f"--allow-read {given}: no such file or folder")
-    from bot_arena.arena.transport.sandbox import support
-
     try:
-        level, missing = support.level_for(chosen)
-    except SandboxUnavailable as exc:
+        level, missing = checks.sandbox_level(chosen)
+    except checks.ArenaError as exc:
         fail(str(exc))
     return Confinement(SandboxSettings(chosen, tuple(paths)), level, tuple(missing), tuple(per_bot))
 
@@ -367,23 +362,22 @@ def command_group(**settings: Any) -> typer.Typer:
 def check_engines(refs: Sequence[BotRef], game: Game[Any, Any]) -> None:
     """Refuse (one line, exit 2) a bot that cannot play ``game`` at all: a chess engine (UCI,
     xboard) plays chess only. The user's setup, so no match is played and nobody loses one."""
-    from bot_arena.arena.match.botref import ENGINES, UCI
-    from bot_arena.arena.match.uci import GAME
+    from bot_arena.arena.api import checks
 
-    for ref in refs:
-        if ref.kind in ENGINES and game.name != GAME:
-            protocol = "a UCI" if ref.kind == UCI else "an xboard"
-            fail(f"{ref.name}: {protocol} engine plays {GAME}, not {game.name}")
+    try:
+        checks.check_engines(refs, game)
+    except checks.ArenaError as exc:
+        fail(str(exc))
 
 
 def adjudication(draw: str | None, resign: str | None, max_moves: int | None) -> Adjudication:
     """The adjudication rules of ``--draw-adjudicate``/``--resign-adjudicate``/``--max-moves``
     (a bad value is one line, exit 2)."""
-    from bot_arena.arena.match.adjudication import Adjudication, AdjudicationError
+    from bot_arena.arena.api import checks
 
     try:
-        return Adjudication.parse(draw, resign, max_moves)
-    except AdjudicationError as exc:
+        return checks.adjudication(draw, resign, max_moves)
+    except checks.ArenaError as exc:
         fail(str(exc))
 
 
@@ -402,24 +396,14 @@ def time_controls(
     odds). With neither, bots get ``default_move_time`` per move and humans no limit.
     ``depth``/``nodes`` limit every engine's search. A bad count or value is a one-line error
     (exit 2); ``each`` names the bots in it."""
-    from bot_arena.arena.match.botref import HUMAN
-    from bot_arena.arena.match.timecontrol import TimeControl, TimeControlError
+    from bot_arena.arena.api import checks
 
-    n = len(refs)
-    for what, values in (("--move-time", move_time), ("--clock", clock)):
-        if len(values) not in (0, 1, n):
-            fail(f"{what} given {len(values)} times: give it once or once per {each} ({n})")
-    out = []
-    for i, ref in enumerate(refs):
-        mt = move_time[i if len(move_time) == n else 0] if move_time else None
-        ck = clock[i if len(clock) == n else 0] if clock else None
-        if mt is None and ck is None and ref.kind != HUMAN:
-            mt = default_move_time
-        try:
-            out.append(TimeControl.parse(mt, ck, margin, depth, nodes))
-        except TimeControlError as exc:
-            fail(str(exc))
-    return out
+    try:
+        return checks.time_controls(
+            refs, move_time, clock, margin, default_move_time, each, depth, nodes
+        )
+    except checks.ArenaError as exc:
+        fail(str(exc))
 
 
 _FRAME = re.compile(r'^\s*File ".*", line \d+')  # a traceback's frame: file and line

@@ -184,8 +184,12 @@ def play_command(
     start = load_position(game, position)
     confinement = sandbox_options(sandbox, allow_read)
     specs = bot or ["random"] * game.num_players
-    if len(specs) != game.num_players:
-        fail(f"{game.name} takes {game.num_players} bots, got {len(specs)}")
+    from bot_arena.arena.api import checks
+
+    try:  # the rule lives in the API's checks, shared with ``bot_arena.arena.play()``
+        checks.seat_count(game, len(specs))
+    except checks.ArenaError as exc:
+        fail(str(exc))
     lookup = registered_lookup(db)
     try:
         refs = resolve_all(specs, lookup)

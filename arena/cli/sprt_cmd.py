@@ -126,18 +126,16 @@ def sprt_command(
     ratio. It is a tournament like any other: stored, resumable (`arena tournament resume ID`),
     shown by `arena tournament show ID`, and its games count in the leaderboard.
     """
-    from bot_arena.arena.ratings.sprt import SprtError, SprtSettings
+    from bot_arena.arena.api.errors import ArenaError
+    from bot_arena.arena.api.spec import SprtSpec
 
-    try:
-        test = SprtSettings(elo0, elo1, alpha, beta, model=model.value, statistics=statistics.value)
-    except SprtError as exc:
+    test = SprtSpec(
+        elo0, elo1, alpha, beta, model.value, statistics.value, max_games, report_interval
+    )
+    try:  # the checks live in the API's spec, shared with ``bot_arena.arena.sprt()``
+        test_settings = test.validate(len(bot or []))
+    except ArenaError as exc:
         fail(str(exc))
-    if max_games < 2:
-        fail(f"--max-games must be >= 2 (one pair), not {max_games}")
-    if report_interval < 1:
-        fail(f"--report-interval must be >= 1, not {report_interval}")
-    if len(bot or []) != 2:
-        fail("an SPRT tests two bots: give --bot NEW --bot BASE")
     new = NewTournament(
         game_name, bot, move_time, clock, margin, depth, nodes, draw_adjudicate,
         resign_adjudicate, max_moves, memory_mb, startup_time, jobs, seed, opening_plies,
@@ -148,6 +146,6 @@ def sprt_command(
     def settings(
         factory: sessionmaker[Session], game: str, refs: list[BotRef]
     ) -> dict[str, Any] | None:
-        return {**test.to_dict(), "max_games": max_games, "interval": report_interval}
+        return test_settings
 
     start_tournament(new, "sprt", 2, settings, "SPRT")

@@ -33,10 +33,8 @@ from bot_arena.arena.cli.common import (
     check_engines,
     command_group,
     fail,
-    load_game,
     open_db,
     open_existing_db,
-    resource_limits,
     sandbox_options,
     time_controls,
 )
@@ -52,7 +50,6 @@ if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.tournament.ray_executor import RayExecutor
     from bot_arena.arena.tournament.runner import Outcome
-    from bot_arena.arena.tournament.schedule import Opening
     from bot_arena.arena.transport.forkserver import ForkServer
     from bot_arena.arena.transport.limits import ResourceLimits
 
@@ -287,14 +284,13 @@ def run_command(
         openings, openings_order, openings_plies, name, param, sandbox, allow_read, db, as_json,
         executor, ray_address, ray_allow_unconfined,
     )  # fmt: skip
-    if rounds is not None and fmt != Format.SWISS:
-        fail("--rounds is for --format swiss")
-    if rounds is not None and rounds < 1:
-        fail(f"--rounds must be >= 1, not {rounds}")
-    if tiebreak_pairs < 0:
-        fail(f"--tiebreak-pairs must be >= 0, not {tiebreak_pairs}")
-    if games_per is not None and games_per < 1:
-        fail(f"--games must be >= 1, not {games_per}")
+    from bot_arena.arena.api.errors import ArenaError
+    from bot_arena.arena.api.spec import check_format
+
+    try:
+        check_format(fmt.value, games_per, rounds, tiebreak_pairs)
+    except ArenaError as exc:
+        fail(str(exc))
 
     def format_settings(
         factory: sessionmaker[Session], game_name: str, refs: list[BotRef]
@@ -360,6 +356,8 @@ def start_tournament(
 ) -> None:
     """Check the options, store the tournament, play it and print its result (``what``: the
     banner's name for it)."""
+    from bot_arena.arena.api.errors import ArenaError
+    from bot_arena.arena.api.spec import TournamentSpec
     from bot_arena.arena.match.botref import BotSpecError, UnloadableBot
     from bot_arena.arena.match.botspec import distinct_names, resolve
     from bot_arena.arena.match.confinement import server_env
@@ -367,28 +365,16 @@ def start_tournament(
     from bot_arena.arena.tournament.job_handle import start_job_server
     from bot_arena.arena.tournament.schedule import ScheduleError
 
-    game = load_game(new.game_name, new.param)
-    limits = resource_limits(new.memory_mb, new.startup_time)
     jobs, opening_plies, openings = new.jobs, new.opening_plies, new.openings
-    if jobs is not None and jobs < 1:
-        fail(f"--jobs must be >= 1, not {jobs}")
-    if opening_plies < 0:
-        fail(f"--opening-plies must be >= 0, not {opening_plies}")
-    if openings is not None and opening_plies:
-        fail("give --openings (a book) or --opening-plies (random openings), not both")
-    if openings is None and new.openings_plies is not None:
-        fail("--openings-plies cuts the games of an --openings book: give the book")
-    book: list[Opening] = []
-    if openings is not None:
-        from bot_arena.arena.tournament.book import read_book
-
-        try:
-            book = read_book(game, openings, new.openings_plies)
-        except ScheduleError as exc:
-            fail(str(exc))
-    specs = [s.strip() for s in new.bot or []]
-    if len(specs) < 2:
-        fail("a tournament needs at least two --bot entrants")
+    spec = TournamentSpec(
+        new.game_name, new.bot or [], new.param, new.memory_mb, new.startup_time, jobs,
+        opening_plies, openings, new.openings_plies,
+    )  # fmt: skip
+    try:  # the checks live in the API's spec, shared with ``bot_arena.arena.tournament()``
+        checked = spec.validate()
+    except ArenaError as exc:
+        fail(str(exc))
+    game, limits, book, specs = checked.game, checked.limits, checked.book, checked.specs
     confinement = sandbox_options(new.sandbox, new.allow_read)  # before anything is stored
     check_ray_confinement(new.executor, confinement, new.ray_allow_unconfined)
     lookup, opened = _lookup(new.db)

@@ -1,0 +1,127 @@
+"""What a new tournament is asked to be (``arena tournament run``, ``arena sprt`` and the
+Python API share it) and the checks made before anything is stored or started."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from bot_arena.arena.api import checks
+from bot_arena.arena.api.errors import ArenaError
+
+if TYPE_CHECKING:
+    from bot_arena.arena.tournament.schedule import Opening
+    from bot_arena.arena.transport.limits import ResourceLimits
+    from bot_arena.games.base import Game
+
+DEFAULT_MOVE_TIME = 1.0  # seconds per move in a tournament when no time control is given
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A TournamentSpec once checked: the game, the limits, the opening book, the specs."""
+
+    game: Game[Any, Any]
+    limits: ResourceLimits
+    book: list[Opening]
+    specs: list[str]
+
+
+@dataclass(frozen=True)
+class TournamentSpec:
+    """The options of a new tournament that need no database (the bots as spec strings)."""
+
+    game: str
+    bots: list[str]
+    params: list[str] | None = None
+    memory_mb: int = 1024
+    startup_time: float = 10.0
+    jobs: int | None = None
+    opening_plies: int = 0
+    openings: str | None = None
+    openings_plies: int | None = None
+
+    def validate(self) -> Checked:
+        """The checks of a new tournament, in the order the CLI has always made them; the
+        first that fails raises ArenaError with the CLI's line."""
+        game = checks.load_game(self.game, self.params)
+        limits = checks.resource_limits(self.memory_mb, self.startup_time)
+        jobs, opening_plies, openings = self.jobs, self.opening_plies, self.openings
+        if jobs is not None and jobs < 1:
+            raise ArenaError(f"--jobs must be >= 1, not {jobs}")
+        if opening_plies < 0:
+            raise ArenaError(f"--opening-plies must be >= 0, not {opening_plies}")
+        if openings is not None and opening_plies:
+            raise ArenaError(
+                "give --openings (a book) or --opening-plies (random openings), not both"
+            )
+        if openings is None and self.openings_plies is not None:
+            raise ArenaError("--openings-plies cuts the games of an --openings book: give the book")
+        book: list[Opening] = []
+        if openings is not None:
+            from bot_arena.arena.tournament.book import read_book
+            from bot_arena.arena.tournament.schedule import ScheduleError
+
+            try:
+                book = read_book(game, openings, self.openings_plies)
+            except ScheduleError as exc:
+                raise ArenaError(str(exc)) from None
+        specs = [s.strip() for s in self.bots]
+        if len(specs) < 2:
+            raise ArenaError("a tournament needs at least two --bot entrants")
+        return Checked(game, limits, book, specs)
+
+
+FORMATS = ("round-robin", "gauntlet", "swiss", "knockout")
+
+
+def check_format(fmt: str, games: int | None, rounds: int | None, tiebreak_pairs: int) -> None:
+    """The options of ``tournament run`` that belong to one format, checked."""
+    if fmt not in FORMATS:
+        raise ArenaError(f"unknown format {fmt!r} (use {', '.join(FORMATS)})")
+    if rounds is not None and fmt != "swiss":
+        raise ArenaError("--rounds is for --format swiss")
+    if rounds is not None and rounds < 1:
+        raise ArenaError(f"--rounds must be >= 1, not {rounds}")
+    if tiebreak_pairs < 0:
+        raise ArenaError(f"--tiebreak-pairs must be >= 0, not {tiebreak_pairs}")
+    if games is not None and games < 1:
+        raise ArenaError(f"--games must be >= 1, not {games}")
+
+
+@dataclass(frozen=True)
+class SprtSpec:
+    """An SPRT's own options: the hypotheses, the error rates, the model, the game limit."""
+
+    elo0: float = 0.0
+    elo1: float = 5.0
+    alpha: float = 0.05
+    beta: float = 0.05
+    model: str = "normalized"
+    statistics: str = "pentanomial"
+    max_games: int = 100_000
+    report_interval: int = 10
+
+    def validate(self, bots: int) -> dict[str, Any]:
+        """The tournament's SPRT settings, for ``bots`` entrants; ArenaError with the CLI's
+        line when an option is out of range."""
+        from bot_arena.arena.ratings.sprt import SprtError, SprtSettings
+
+        try:
+            test = SprtSettings(
+                self.elo0,
+                self.elo1,
+                self.alpha,
+                self.beta,
+                model=self.model,
+                statistics=self.statistics,
+            )
+        except SprtError as exc:
+            raise ArenaError(str(exc)) from None
+        if self.max_games < 2:
+            raise ArenaError(f"--max-games must be >= 2 (one pair), not {self.max_games}")
+        if self.report_interval < 1:
+            raise ArenaError(f"--report-interval must be >= 1, not {self.report_interval}")
+        if bots != 2:
+            raise ArenaError("an SPRT tests two bots: give --bot NEW --bot BASE")
+        return {**test.to_dict(), "max_games": self.max_games, "interval": self.report_interval}
