@@ -381,11 +381,11 @@ def start_tournament(
     left_out: list[str] = []  # registered bots that can no longer be loaded
     try:
         refs = []
-        for spec in list(specs):
+        for bot_spec in list(specs):
             try:
-                refs.append(resolve(spec, lookup))
+                refs.append(resolve(bot_spec, lookup))
             except UnloadableBot as exc:
-                specs.remove(spec)
+                specs.remove(bot_spec)
                 left_out.append(f"{exc}: left out of the tournament, none of its games played")
                 typer.echo(f"warning: {left_out[-1]}", err=True)
         if len(refs) < 2:
