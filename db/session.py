@@ -17,27 +17,28 @@ engine is made, so a database written by an older version opens and is brought u
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.util import CommandError
 from sqlalchemy import Connection, Engine, create_engine, event, exc, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena.arena.transport.strict_json import dumps
+
+if TYPE_CHECKING:  # Alembic loads only when a schema is to be read or changed (see at_head)
+    from alembic.config import Config
 
 DEFAULT_URL = "sqlite:///arena.db"
 ENV_VAR = "ARENA_DB"
 BUSY_TIMEOUT_S = 60.0  # how long a write waits for another process's (SQLite)
 TIMEOUT_ENV_VAR = "ARENA_DB_TIMEOUT"  # seconds, instead of BUSY_TIMEOUT_S
 T = TypeVar("T")
+VERSIONS = Path(__file__).with_name("migrations") / "versions"  # the migration scripts
+_SCRIPT_NAME = re.compile(r"(\d{4})_\w+\.py")  # 0009_dynamic_formats.py: revision 0009
 _PG_MIGRATION_LOCK = 0x4172656E61  # advisory lock key: one migrator at a time on PostgreSQL
 
 
@@ -144,16 +145,43 @@ def _while_locked(step: Callable[[], T], timeout: float) -> T:
 
 def alembic_config() -> Config:
     """Alembic configuration built in code: the scripts are package data of ``db``."""
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", "bot_arena.db:migrations")
     return cfg
 
 
 def head_revision() -> str | None:
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
+def newest_script() -> str | None:
+    """The revision of the newest migration script, read from the scripts' file names alone
+    (``0009_dynamic_formats.py`` is revision ``0009``; tests/db/test_fast_open.py checks that
+    every script is named so and that this is Alembic's head)."""
+    numbers = [m[1] for name in os.listdir(VERSIONS) if (m := _SCRIPT_NAME.fullmatch(name))]
+    return max(numbers, default=None)
+
+
+def at_head(engine: Engine) -> bool:
+    """Whether the database's schema is the newest script's, by one query of Alembic's
+    version table, without loading Alembic (a third of the start-up of a read command):
+    False when the table is missing, holds another revision or several, or cannot be read,
+    and the full check of :func:`make_engine` then says why."""
+    with engine.connect() as conn:
+        try:
+            rows = conn.exec_driver_sql("SELECT version_num FROM alembic_version").all()
+        except exc.DBAPIError:
+            return False
+    return [tuple(row) for row in rows] == [(newest_script(),)]
+
+
 def current_revision(engine: Engine) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
     with engine.connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
 
@@ -179,12 +207,16 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     driver connection before the transaction begins and set back afterwards; before the commit
     ``PRAGMA foreign_key_check`` must find no violation that was not there before.
     """
+    from alembic import command
+
     _migrate(engine, revision, command.upgrade)
 
 
 def downgrade(engine: Engine, revision: str) -> None:
     """Take the schema back to ``revision``, as :func:`upgrade` takes it forward (for a user
     returning to an older Bot Arena, and for the migrations' own tests)."""
+    from alembic import command
+
     _migrate(engine, revision, command.downgrade)
 
 
@@ -243,8 +275,8 @@ def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
         _configure_sqlite(engine, timeout)
 
     def bring_up_to_date() -> None:
-        if migrate and current_revision(engine) != head_revision():
-            upgrade(engine)
+        if migrate and not at_head(engine):
+            _upgrade_if_due(engine, shown)
         elif not migrate:
             with engine.connect():
                 pass
@@ -254,15 +286,24 @@ def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
     except DatabaseOpenError:
         engine.dispose()
         raise
-    except CommandError as err:
-        engine.dispose()
-        raise DatabaseOpenError(
-            f"database {shown} has a schema this version does not know: {_first_line(err)}"
-        ) from None
     except (exc.SQLAlchemyError, sqlite3.DatabaseError) as err:
         engine.dispose()
         raise DatabaseOpenError(describe_error(err, url)) from None
     return engine
+
+
+def _upgrade_if_due(engine: Engine, shown: str) -> None:
+    """Migrate to the head unless the schema is there (Alembic's own check); a revision this
+    version does not know raises DatabaseOpenError."""
+    from alembic.util import CommandError
+
+    try:
+        if current_revision(engine) != head_revision():
+            upgrade(engine)
+    except CommandError as err:
+        raise DatabaseOpenError(
+            f"database {shown} has a schema this version does not know: {_first_line(err)}"
+        ) from None
 
 
 def describe_error(err: BaseException, url: str | None = None) -> str:
