@@ -12,6 +12,8 @@ that several arena processes and readers share one file safely:
 
 The schema is created and upgraded by the Alembic scripts shipped in ``db/migrations`` whenever an
 engine is made, so a database written by an older version opens and is brought up to date.
+A database already at the newest script's revision is seen so by one query (``at_head``),
+without loading Alembic: about a third of the start-up of a read command.
 """
 
 from __future__ import annotations
