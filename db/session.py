@@ -26,32 +26,35 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.util import CommandError
 from sqlalchemy import Connection, Engine, create_engine, event, exc, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena.arena.transport.strict_json import dumps
 from bot_arena.db.schema import Schema, first_difference, schema_of
 
+if TYPE_CHECKING:  # Alembic loads only when a schema is to be read or changed (see at_head)
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
 DEFAULT_URL = "sqlite:///arena.db"
 ENV_VAR = "ARENA_DB"
 BUSY_TIMEOUT_S = 60.0  # how long a write waits for another process's (SQLite)
 TIMEOUT_ENV_VAR = "ARENA_DB_TIMEOUT"  # seconds, instead of BUSY_TIMEOUT_S
 T = TypeVar("T")
+VERSIONS = Path(__file__).with_name("migrations") / "versions"  # the migration scripts
+_SCRIPT_NAME = re.compile(r"(\d{4})_\w+\.py")  # 0009_dynamic_formats.py: revision 0009
 _PG_MIGRATION_LOCK = 0x4172656E61  # advisory lock key: one migrator at a time on PostgreSQL
 SCHEMA_CHECK_S = 10.0  # the most time SQLite may spend on the schema check (a hostile file)
 SHOWN_URL = 200  # characters of a URL quoted in a message
@@ -181,7 +184,7 @@ def schema_file_text() -> str:
     python -c "from bot_arena.db.session import schema_file_text as t; print(t(), end='')" \\
         > db/migrations/schema.json
     """
-    script = ScriptDirectory.from_config(alembic_config())
+    script = _scripts()
     revisions = sorted(r.revision for r in script.walk_revisions())
     parts = []
     for r in revisions:
@@ -222,7 +225,7 @@ def check_sqlite_schema(path: Path, timeout: float, shown: str) -> None:
             version_table = Counter(
                 {
                     k: n
-                    for k, n in expected_schema(head_revision()).items()
+                    for k, n in expected_schema(newest_script()).items()
                     if k[2] == "alembic_version"
                 }
             )
@@ -255,6 +258,10 @@ def check_sqlite_schema(path: Path, timeout: float, shown: str) -> None:
 
 
 def _known(revision: str) -> bool:
+    if revision == newest_script():  # the usual case, told without loading Alembic
+        return True
+    from alembic.util import CommandError
+
     try:
         return _scripts().get_revision(revision) is not None
     except CommandError:
@@ -323,6 +330,8 @@ def _while_locked(step: Callable[[], T], timeout: float) -> T:
 
 def alembic_config() -> Config:
     """Alembic configuration built in code: the scripts are package data of ``db``."""
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", "bot_arena.db:migrations")
     return cfg
@@ -331,6 +340,8 @@ def alembic_config() -> Config:
 @cache
 def _scripts() -> ScriptDirectory:
     """The migration scripts, loaded once per process (each load imports every script)."""
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory.from_config(alembic_config())
 
 
@@ -338,7 +349,30 @@ def head_revision() -> str | None:
     return _scripts().get_current_head()
 
 
+def newest_script() -> str | None:
+    """The revision of the newest migration script, read from the scripts' file names alone
+    (``0009_dynamic_formats.py`` is revision ``0009``; tests/db/test_fast_open.py checks that
+    every script is named so and that this is Alembic's head)."""
+    numbers = [m[1] for name in os.listdir(VERSIONS) if (m := _SCRIPT_NAME.fullmatch(name))]
+    return max(numbers, default=None)
+
+
+def at_head(engine: Engine) -> bool:
+    """Whether the database's schema is the newest script's, by one query of Alembic's
+    version table, without loading Alembic (a third of the start-up of a read command):
+    False when the table is missing, holds another revision or several, or cannot be read,
+    and the full check of :func:`make_engine` then says why."""
+    with engine.connect() as conn:
+        try:
+            rows = conn.exec_driver_sql("SELECT version_num FROM alembic_version").all()
+        except exc.DBAPIError:
+            return False
+    return [tuple(row) for row in rows] == [(newest_script(),)]
+
+
 def current_revision(engine: Engine) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
     with engine.connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
 
@@ -364,12 +398,16 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     driver connection before the transaction begins and set back afterwards; before the commit
     ``PRAGMA foreign_key_check`` must find no violation that was not there before.
     """
+    from alembic import command
+
     _migrate(engine, revision, command.upgrade)
 
 
 def downgrade(engine: Engine, revision: str) -> None:
     """Take the schema back to ``revision``, as :func:`upgrade` takes it forward (for a user
     returning to an older Bot Arena, and for the migrations' own tests)."""
+    from alembic import command
+
     _migrate(engine, revision, command.downgrade)
 
 
@@ -438,7 +476,10 @@ def make_engine(url: str | None = None, *, migrate: bool = True, read_only: bool
     def bring_up_to_date() -> None:
         if path is not None and _exists(path):
             check_sqlite_schema(path, timeout, shown)
-        if read_only:
+        if at_head(engine):  # one query, without loading Alembic
+            with engine.connect():
+                pass
+        elif read_only:
             if (found := current_revision(engine)) != head_revision():
                 raise DatabaseOpenError(
                     f"database {shown} has an older schema (revision {found or 'none'}); "
@@ -455,15 +496,24 @@ def make_engine(url: str | None = None, *, migrate: bool = True, read_only: bool
     except DatabaseOpenError:
         engine.dispose()
         raise
-    except CommandError as err:
+    except (exc.SQLAlchemyError, sqlite3.DatabaseError) as err:
+        engine.dispose()
+        raise DatabaseOpenError(describe_error(err, url)) from None
+    except Exception as err:
+        if not _is_command_error(err):
+            raise
         engine.dispose()
         raise DatabaseOpenError(
             f"database {shown} has a schema this version does not know: {_first_line(err)}"
         ) from None
-    except (exc.SQLAlchemyError, sqlite3.DatabaseError) as err:
-        engine.dispose()
-        raise DatabaseOpenError(describe_error(err, url)) from None
     return engine
+
+
+def _is_command_error(err: BaseException) -> bool:
+    """Whether ``err`` is Alembic's CommandError (an unknown revision), without loading
+    Alembic to ask: if it is not loaded, nothing of it raised."""
+    util = sys.modules.get("alembic.util")
+    return util is not None and isinstance(err, util.CommandError)
 
 
 def _exists(path: Path) -> bool:

@@ -9,17 +9,15 @@ import os
 import socket
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena.arena.match.adjudication import Adjudication
 from bot_arena.arena.match.botref import BotRef, BotSpecError
-from bot_arena.arena.match.botspec import distinct_names, resolve
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.tournament import directors
 from bot_arena.arena.tournament.book import book_openings, ordered_book, read_book
-from bot_arena.arena.tournament.dynamic import book_digest
 from bot_arena.arena.tournament.schedule import (
     Opening,
     Pairing,
@@ -29,11 +27,16 @@ from bot_arena.arena.tournament.schedule import (
     random_opening,
     schedule,
 )
-from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.db import tournaments as stored
 from bot_arena.db.models import Tournament
-from bot_arena.db.store import insert_schedule, versions_for
 from bot_arena.games.base import Game
+
+if TYPE_CHECKING:
+    from bot_arena.arena.transport.limits import ResourceLimits
+
+# Playing a tournament's matches (resolving bots, storing a schedule, a dynamic format's book)
+# loads its modules in the functions that do it: ``tournament show`` and ``arena report`` read
+# a tournament through this module without them.
 
 
 class TournamentError(ValueError):
@@ -84,6 +87,9 @@ def create(
     The schedule and the openings are computed before anything is written, so a schedule error
     (ScheduleError) leaves the database untouched.
     """
+    from bot_arena.arena.tournament.dynamic import book_digest
+    from bot_arena.db.store import insert_schedule, versions_for
+
     check_field(refs)
     dynamic = fmt in directors.DYNAMIC
     pairings: list[Pairing] = []
@@ -151,6 +157,8 @@ def tournament_book(game: Game[Any, Any], tournament: Tournament) -> list[Openin
     """The opening book of a Swiss, knockout or SPRT, read again from its file, in the order
     its game pairs take it; TournamentError if the file no longer holds the same openings.
     Empty for a tournament without a book (and for the formats stored whole)."""
+    from bot_arena.arena.tournament.dynamic import book_digest
+
     book = tournament.settings.get("openings")
     if tournament.format not in directors.DYNAMIC or not isinstance(book, dict):
         return []
@@ -204,6 +212,8 @@ def resolve_field(
 ) -> tuple[list[BotRef], list[str]]:
     """The field resolved again from the stored specs, and a line for each bot whose version
     (SHA-256) differs from the one the tournament started with."""
+    from bot_arena.arena.match.botspec import distinct_names, resolve
+
     refs: list[BotRef] = []
     changed: list[str] = []
     for entry in tournament.entries:
