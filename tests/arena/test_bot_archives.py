@@ -33,6 +33,9 @@ from bot_arena.arena.match import archives, bundles
 from bot_arena.arena.match.archives import ArchiveError, Limits
 from tests import needs
 
+# each test runs the arena command (tournaments, several processes): seconds a test
+pytestmark = pytest.mark.slow
+
 ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 MAIN = b"def choose_move(game, state, budget):\n    return game.legal_moves(state)[0]\n"
 MIB = 1 << 20

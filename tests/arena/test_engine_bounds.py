@@ -31,6 +31,9 @@ from bot_arena.arena.transport.process import ReadStatus
 from tests import needs
 from tests.db.dbtest import BACKENDS, database
 
+# each test runs the arena command (tournaments, several processes): seconds a test
+pytestmark = pytest.mark.slow
+
 ARENA = [sys.executable, "-P", "-m", "bot_arena.arena.cli.app"]
 COMMAND_TIMEOUT = 300.0  # seconds: a bound for a hung run, far above a normal one (~5-20 s)
 # docs/security.md, "How much a game can store": the most one engine's info stores (its JSON

@@ -19,6 +19,9 @@ import pytest
 
 from tests import needs
 
+# each test runs the arena command (tournaments, several processes): seconds a test
+pytestmark = pytest.mark.slow
+
 INCIDENTS = Path(__file__).resolve().parent / "fixtures" / "incidents"
 RUN_TIMEOUT = 300.0  # seconds: a bound for a hung run, far above a normal one (10-30 s)
 GAMES = 2  # per pairing: three bots, six matches, four of them the attacker's
