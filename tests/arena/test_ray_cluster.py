@@ -31,8 +31,8 @@ from tests import needs
 from tests.arena.test_tournament_crash import Db, Gate, started, wait_until
 from tests.db.dbtest import database
 
-# one cluster at a time: every test of the module runs on one xdist worker
-pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.xdist_group("ray")]
+# one cluster at a time: every test of the module runs on one xdist worker (--dist loadfile)
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 BOTS = ["alphabeta:depth=3", "alphabeta:depth=2", "random"]
 LIMIT_S = 120.0  # a bound on waits for the cluster, never a guess at how long it takes

@@ -20,7 +20,7 @@ Each attack is played three ways, and judged from outside the arena:
   what counts as getting through; the confined tests require none of it).
 
 The runs of each kind happen once per test session, the attacks of a run concurrently (session
-fixtures; the module is one xdist group, so a parallel run plays them on one worker only); each
+fixtures; a parallel run keeps a file on one worker, so it plays them there only); each
 test then judges one attack. A bot in an unconfined run is aimed at the test's own arena only
 (see hostile_lib.py): its real pid is known before it starts (a small wrapper execs the arena
 once the bots' config is written), and a stopped arena is continued by the test.
@@ -53,7 +53,7 @@ import pytest
 from bot_arena.arena.match.confinement import PROCESS_CAP
 from bot_arena.arena.transport.process import descendants
 
-pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.xdist_group("sandbox-attacks")]
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 ARENA = [sys.executable, "-P", "-m", "bot_arena.arena.cli.app"]
 # Holds the process until the test has written the bots' config (the arena's pid in it), then

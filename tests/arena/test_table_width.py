@@ -16,9 +16,6 @@ from typer.testing import CliRunner
 from bot_arena.arena.cli.app import app
 from bot_arena.arena.cli.tournament_cmd import _crosstable_text
 
-# its tournament is played once, by a module fixture: one worker plays it
-pytestmark = pytest.mark.xdist_group("table-width")
-
 runner = CliRunner()
 
 LONG = [f"a_bot_whose_name_goes_on_and_on_number_{i}" for i in range(6)]

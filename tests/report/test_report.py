@@ -23,8 +23,8 @@ from bot_arena.arena.cli.app import app
 from bot_arena.arena.report.boards import board_view
 from tests.db.dbtest import BACKENDS, database
 
-# its tournaments are played once, by a module fixture: one worker plays them
-pytestmark = pytest.mark.xdist_group("report-played")
+# its tournaments are played by a module fixture: once, on one worker (--dist loadfile)
+pytestmark = pytest.mark.slow
 
 runner = CliRunner()
 FIXTURES = Path(__file__).resolve().parents[1] / "arena" / "fixtures"
