@@ -24,6 +24,9 @@ from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.sandbox.mode import Mode, SandboxSettings
 from tests import needs
 
+# real chess engines and engine tournaments: seconds a test
+pytestmark = pytest.mark.slow
+
 FAKE = Path(__file__).parent / "fixtures" / "fake_uci.py"
 FIRST_LEGAL = str(Path(__file__).parent / "fixtures" / "first_legal.py")
 STOCKFISH = shutil.which("stockfish", path=os.environ.get("PATH", "") + os.pathsep + "/usr/games")

@@ -7,6 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from bot_arena import games
@@ -19,6 +20,9 @@ from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.match.xboard import level_command, parse_thinking
 from bot_arena.arena.transport.limits import ResourceLimits
 from tests import needs
+
+# real chess engines and engine tournaments: seconds a test
+pytestmark = pytest.mark.slow
 
 PATH = os.environ.get("PATH", "") + os.pathsep + "/usr/games"
 FAIRYMAX = shutil.which("fairymax", path=PATH)
