@@ -1,11 +1,18 @@
-"""Shared fixtures for the whole suite."""
+"""Shared fixtures for the whole suite, and the markers given by what a test uses.
+
+A run may be split between processes (``pytest -n 2``, pytest-xdist): each worker gets a bundle
+cache of its own and, with ``$ARENA_TEST_PG_URL``, a PostgreSQL database of its own.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.db.dbtest import PG_ENV, worker_url
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,3 +32,39 @@ def shared_data() -> Path:
         where = os.environ.get("ARENA_DATA") or str(REPO_ROOT.parent / "shared" / "data")
         pytest.skip(f"shared data folder not found at {where} (set ARENA_DATA to use it)")
     return folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def own_bundle_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Archives are unpacked into a cache of this run's (and worker's) own, never the user's
+    ``/tmp/arena-bundles-UID`` that other runs share: a test that counts bundles sees its own."""
+    from bot_arena.arena.match import bundles
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(bundles.ROOT_ENV, str(tmp_path_factory.mktemp("bundles")))
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def own_postgres_database() -> Iterator[None]:
+    """Under ``pytest -n``, each worker's tests use a database of their own on the server."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    base = os.environ.get(PG_ENV)
+    if not worker or not base:
+        yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(PG_ENV, worker_url(base, worker))
+        yield
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Markers from what a test uses: ``browser`` for the fixtures that open Chromium,
+    ``postgres`` for the PostgreSQL side of a parametrized database test."""
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        if "browser" in fixtures or "page" in fixtures:
+            item.add_marker(pytest.mark.browser)
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "postgresql" in callspec.params.values():
+            item.add_marker(pytest.mark.postgres)

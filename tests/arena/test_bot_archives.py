@@ -31,6 +31,10 @@ import pytest
 
 from bot_arena.arena.match import archives, bundles
 from bot_arena.arena.match.archives import ArchiveError, Limits
+from tests import needs
+
+# each test runs the arena command (tournaments, several processes): seconds a test
+pytestmark = pytest.mark.slow
 
 ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 MAIN = b"def choose_move(game, state, budget):\n    return game.legal_moves(state)[0]\n"
@@ -286,9 +290,7 @@ def confined_play(archive: Path, cache: Path, tmp: Path) -> dict[str, Any]:
         cwd=tmp,
     )
     if proc.returncode == 2 and "sandbox on:" in proc.stderr:
-        if os.environ.get("ARENA_SANDBOX_REQUIRED") == "1":
-            pytest.fail(f"ARENA_SANDBOX_REQUIRED, and {proc.stderr}")
-        pytest.skip(proc.stderr.strip())
+        needs.missing(needs.SANDBOX, proc.stderr.strip())
     assert proc.returncode == 0, proc.stderr
     record: dict[str, Any] = json.loads(proc.stdout)
     return record

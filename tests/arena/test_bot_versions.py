@@ -14,7 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot_arena.arena.match.botspec import resolve
+
+# each test runs the arena command (tournaments, several processes): seconds a test
+pytestmark = pytest.mark.slow
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]

@@ -13,9 +13,13 @@ from typing import Any
 
 import chess
 import chess.pgn
+import pytest
 from typer.testing import CliRunner
 
 from bot_arena.arena.cli.app import app
+
+# each test runs the arena command (tournaments, several processes): seconds a test
+pytestmark = pytest.mark.slow
 
 FAKE = Path(__file__).parent / "fixtures" / "fake_uci.py"
 ENGINE = f"uci:{sys.executable} {FAKE} good"

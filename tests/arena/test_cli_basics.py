@@ -10,6 +10,11 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+# each test runs the arena command (tournaments, several processes): seconds a test
+pytestmark = pytest.mark.slow
+
 ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 
 

@@ -21,6 +21,9 @@ from typer.testing import CliRunner
 
 from bot_arena.arena.cli.app import app
 
+# each test runs the arena command (tournaments, several processes): seconds a test
+pytestmark = pytest.mark.slow
+
 ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 NOBODY = 65534
 

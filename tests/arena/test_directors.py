@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -196,6 +197,7 @@ def test_an_sprt_stops_making_pairs_once_decided() -> None:
     assert max(m.round for m in matches) <= pairs + 4
 
 
+@pytest.mark.slow  # 25 examples, each a whole SPRT run
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 1000), stops=st.sets(st.integers(1, 60), max_size=4))
 def test_an_sprt_director_counts_as_its_stored_matches_give(seed: int, stops: set[int]) -> None:

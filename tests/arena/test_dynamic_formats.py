@@ -20,6 +20,9 @@ from bot_arena.arena.cli.app import app
 from tests.arena.test_tournament_crash import started, wait_until
 from tests.db.dbtest import Db
 
+# each test runs the arena command (tournaments, several processes): seconds a test
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 # five bots of different strength whose games are a function of the match's seed
 FIELD = ["random", "random:seed=1", "alphabeta:depth=1", "alphabeta:depth=2", "alphabeta"]

@@ -7,7 +7,6 @@ written by the tests into tmp_path and run confined (the default sandbox) throug
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -29,7 +28,11 @@ from bot_arena.arena.match.xboard import XboardSeat, parse_thinking
 from bot_arena.arena.transport import protocol
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.process import ReadStatus
+from tests import needs
 from tests.db.dbtest import BACKENDS, database
+
+# each test runs the arena command (tournaments, several processes): seconds a test
+pytestmark = pytest.mark.slow
 
 ARENA = [sys.executable, "-P", "-m", "bot_arena.arena.cli.app"]
 COMMAND_TIMEOUT = 300.0  # seconds: a bound for a hung run, far above a normal one (~5-20 s)
@@ -257,7 +260,7 @@ def check_stored(db: Path, growth: int) -> list[dict[str, Any]]:
         db, "SELECT id, termination, sandbox, fault_reason FROM matches ORDER BY id DESC"
     )
     assert termination in ("normal", "adjudicated") and reason is None
-    if os.environ.get("ARENA_SANDBOX_REQUIRED") == "1":
+    if needs.required(needs.SANDBOX):
         assert sandbox == "confined"
     assert rows(db, f"SELECT fault FROM seats WHERE match_id = {match_id}") == [(None,), (None,)]
     moves = rows(db, f"SELECT move, info FROM moves WHERE match_id = {match_id} ORDER BY ply")

@@ -9,7 +9,6 @@ real tournaments run by the CLI: with ``--jobs 2`` (the runner watches its job p
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -17,6 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests import needs
+
+# each test runs the arena command (tournaments, several processes): seconds a test
+pytestmark = pytest.mark.slow
 
 INCIDENTS = Path(__file__).resolve().parent / "fixtures" / "incidents"
 RUN_TIMEOUT = 300.0  # seconds: a bound for a hung run, far above a normal one (10-30 s)
@@ -119,9 +123,9 @@ def test_the_attackers_fail_when_confined(tmp_path: Path) -> None:
     from bot_arena.arena.transport.sandbox import confine, support
 
     if confine.NAMESPACES not in support.probe()[0]:
-        if os.environ.get("ARENA_SANDBOX_REQUIRED") == "1":
-            pytest.fail("ARENA_SANDBOX_REQUIRED, and this machine lacks namespaces")
-        pytest.skip("this machine lacks namespaces: the arena's processes are in sight")
+        needs.missing(
+            needs.SANDBOX, "this machine lacks namespaces: the arena's processes are in sight"
+        )
     db = tmp_path / "arena.db"
     cmd = [sys.executable, "-m", "bot_arena.arena.cli.app", "tournament", "run", "tictactoe"]
     for name in ("referee_killer", "referee_stopper", "server_killer"):

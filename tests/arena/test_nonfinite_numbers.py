@@ -143,6 +143,7 @@ def test_play_stores_strict_json_and_the_bots_moves_count(played: Path) -> None:
         assert token.encode() not in raw
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_exports_are_strict_json_even_of_an_older_database(played: Path) -> None:
     """The tokens written into moves.info by hand (an older Bot Arena stored them) come out
@@ -183,6 +184,7 @@ UNCONFINED = (
         ["sprt", "tictactoe", "--bot", "random", "--bot", "random:seed=1"],
     ],
 )
+@pytest.mark.slow
 def test_ray_refuses_unconfined_bots_unless_told(command: list[str], tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
 

@@ -27,12 +27,13 @@ from typing import Any
 import pytest
 
 from bot_arena.arena.transport.process import descendants
+from tests import needs
 from tests.arena.test_tournament_crash import Db, Gate, started, wait_until
 from tests.db.dbtest import database
 
-pytestmark = pytest.mark.ray
+# one cluster at a time: every test of the module runs on one xdist worker (--dist loadfile)
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
-REQUIRED = bool(os.environ.get("ARENA_RAY_REQUIRED"))
 BOTS = ["alphabeta:depth=3", "alphabeta:depth=2", "random"]
 LIMIT_S = 120.0  # a bound on waits for the cluster, never a guess at how long it takes
 # for the nodes and for every driver the tests start: no usage reports, and no token (the
@@ -48,10 +49,7 @@ def _ray_cli() -> str:
     except ImportError:
         found = ""
     if not found or not os.path.exists(found):
-        reason = "Ray is not installed (pip install 'bot-arena[ray]')"
-        if REQUIRED:
-            raise RuntimeError(f"ARENA_RAY_REQUIRED is set but {reason}")
-        pytest.skip(reason)
+        needs.missing(needs.RAY, "Ray is not installed (pip install 'bot-arena[ray]')")
     return found
 
 

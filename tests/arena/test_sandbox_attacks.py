@@ -19,10 +19,11 @@ Each attack is played three ways, and judged from outside the arena:
   attacks are real and the confined tests mean something (each ``evidence`` function below says
   what counts as getting through; the confined tests require none of it).
 
-The runs of each kind happen once, concurrently (module fixtures); each test then judges one
-attack. A bot in an unconfined run is aimed at the test's own arena only (see hostile_lib.py):
-its real pid is known before it starts (a small wrapper execs the arena once the bots' config is
-written), and a stopped arena is continued by the test.
+The runs of each kind happen once per test session, the attacks of a run concurrently (session
+fixtures; a parallel run keeps a file on one worker, so it plays them there only); each
+test then judges one attack. A bot in an unconfined run is aimed at the test's own arena only
+(see hostile_lib.py): its real pid is known before it starts (a small wrapper execs the arena
+once the bots' config is written), and a stopped arena is continued by the test.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ import pytest
 
 from bot_arena.arena.match.confinement import PROCESS_CAP
 from bot_arena.arena.transport.process import descendants
+
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 ARENA = [sys.executable, "-P", "-m", "bot_arena.arena.cli.app"]
 # Holds the process until the test has written the bots' config (the arena's pid in it), then
@@ -667,7 +670,7 @@ def play_all(mode: str, root: Path, template: Path) -> dict[str, Outcome]:
 
 
 # --- fixtures -------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A database with earlier results: a finished tournament of two built-in bots."""
     folder = tmp_path_factory.mktemp("earlier")
@@ -690,19 +693,19 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def confined_plays(template: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
     return play_all("on", tmp_path_factory.mktemp("on"), template)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def unconfined_plays(
     template: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Outcome]:
     return play_all("off", tmp_path_factory.mktemp("off"), template)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def tournament(template: Path, tmp_path_factory: pytest.TempPathFactory) -> Outcome:
     """Every hostile bot in one gauntlet against the opponent, in the default mode."""
     names = [a.name for a in ATTACKS]

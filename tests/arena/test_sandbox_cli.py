@@ -36,6 +36,8 @@ from bot_arena.arena.transport.sandbox.mode import (
 from bot_arena.db.session import make_engine, session_factory
 from tests.db.dbtest import BACKENDS, database
 
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]  # tournaments through the arena command
+
 runner = CliRunner()
 FIELD = ["random", "random:seed=1", "random:seed=2"]  # tictactoe: 6 matches
 WARNING = "arena: sandbox partial: missing landlock (file access)"

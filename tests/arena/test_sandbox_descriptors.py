@@ -17,6 +17,8 @@ import pytest
 
 from bot_arena.arena.transport.sandbox import confine, support
 
+pytestmark = pytest.mark.sandbox
+
 CHECK = """
 import errno, os, resource, sys
 from bot_arena.arena.transport.sandbox import confine, kernel

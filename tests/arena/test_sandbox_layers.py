@@ -26,6 +26,9 @@ from bot_arena.arena.transport.sandbox.mode import (
     SandboxUnavailable,
     parse_mode,
 )
+from tests.needs import SANDBOX, missing, required
+
+pytestmark = pytest.mark.sandbox
 
 LAYERS, MISSING = support.probe()
 
@@ -33,9 +36,7 @@ LAYERS, MISSING = support.probe()
 def needs(layer: str) -> None:
     """Skip when this machine lacks ``layer``; fail where CI says every layer must work."""
     if layer not in LAYERS:
-        if os.environ.get("ARENA_SANDBOX_REQUIRED") == "1":
-            pytest.fail(f"ARENA_SANDBOX_REQUIRED, and the probe finds no {support.WHAT[layer]}")
-        pytest.skip(f"this machine lacks {support.WHAT[layer]}")
+        missing(SANDBOX, f"this machine lacks {support.WHAT[layer]}")
 
 
 def in_child(test: Callable[[], object]) -> object:
@@ -262,8 +263,8 @@ def test_modes_parse_and_on_refuses_a_machine_that_lacks_a_layer(
 
 def test_this_machine_confines_fully_when_ci_says_it_must() -> None:
     """CI sets ARENA_SANDBOX_REQUIRED=1: there, a missing layer is a failure, not a skip."""
-    if os.environ.get("ARENA_SANDBOX_REQUIRED") != "1":
-        pytest.skip("ARENA_SANDBOX_REQUIRED is not set (only CI insists on every layer)")
+    if not required(SANDBOX):
+        pytest.skip(f"{SANDBOX} is not set (only CI insists on every layer)")
     assert support.level_for(Mode.AUTO) == (CONFINED, ()), MISSING
 
 

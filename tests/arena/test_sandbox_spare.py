@@ -21,6 +21,9 @@ from bot_arena.arena.match.record import MoveRecord
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.transport.sandbox import cgroups, confine, support
 from bot_arena.arena.transport.sandbox.mode import Mode, SandboxSettings
+from tests import needs
+
+pytestmark = pytest.mark.sandbox
 
 LAYERS, _ = support.probe()
 
@@ -59,9 +62,8 @@ def choose_move(game, state, budget):
 def needs_every_layer() -> None:
     missing = set(confine.LAYERS) - LAYERS
     if missing:
-        if os.environ.get("ARENA_SANDBOX_REQUIRED") == "1":
-            pytest.fail(f"ARENA_SANDBOX_REQUIRED, and this machine lacks {sorted(missing)}")
-        pytest.skip(f"this machine lacks {', '.join(support.WHAT[m] for m in sorted(missing))}")
+        what = ", ".join(support.WHAT[m] for m in sorted(missing))
+        needs.missing(needs.SANDBOX, f"this machine lacks {what}")
 
 
 def wait_for(condition: Any, what: str, timeout: float = 10.0) -> Any:

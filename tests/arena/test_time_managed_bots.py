@@ -30,6 +30,9 @@ from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import BotPool
 from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN, TimeControl
 
+# each test plays tournaments or whole games through separate processes: seconds a test
+pytestmark = pytest.mark.slow
+
 TIME_MANAGED = ("iterative", "mcts")
 # (seed, bots in seat order): both bots play both seats
 SERIES = [(1, ["iterative", "mcts"]), (2, ["mcts", "iterative"])]

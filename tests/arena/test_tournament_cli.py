@@ -22,6 +22,9 @@ from bot_arena.arena.tournament.create import create
 from bot_arena.db.session import make_engine, session_factory
 from tests.db.dbtest import BACKENDS, database
 
+# each test plays tournaments or whole games through separate processes: seconds a test
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 TTT_FIELD = ["random", "random:seed=1", "random:seed=2"]
 

@@ -28,6 +28,9 @@ from bot_arena.arena.tournament.schedule import schedule
 from bot_arena.arena.transport.process import descendants
 from tests.db.dbtest import Db
 
+# each test plays tournaments or whole games through separate processes: seconds a test
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 GAMES = 40
 SEED = 3

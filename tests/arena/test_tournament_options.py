@@ -11,6 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+# each test plays tournaments or whole games through separate processes: seconds a test
+pytestmark = pytest.mark.slow
+
 ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 SLOW_START = (  # a bot that takes 1.5 s to load
     "import time\ntime.sleep(1.5)\n\n"

@@ -22,14 +22,16 @@ from bot_arena.arena.match.timecontrol import Clock, TimeControl
 from bot_arena.arena.match.uci import go_command, parse_info, position_command
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.sandbox.mode import Mode, SandboxSettings
+from tests import needs
+
+# real chess engines and engine tournaments: seconds a test
+pytestmark = pytest.mark.slow
 
 FAKE = Path(__file__).parent / "fixtures" / "fake_uci.py"
 FIRST_LEGAL = str(Path(__file__).parent / "fixtures" / "first_legal.py")
 STOCKFISH = shutil.which("stockfish", path=os.environ.get("PATH", "") + os.pathsep + "/usr/games")
-if STOCKFISH is None and os.environ.get("ARENA_ENGINES_REQUIRED"):  # CI installs it
-    raise RuntimeError("ARENA_ENGINES_REQUIRED is set but stockfish is not installed")
-needs_stockfish = pytest.mark.skipif(
-    STOCKFISH is None, reason="stockfish is not installed (apt-get install stockfish)"
+needs_stockfish = needs.skip_unless(
+    STOCKFISH is not None, needs.ENGINES, "stockfish is not installed (apt-get install stockfish)"
 )
 
 
@@ -305,9 +307,7 @@ def test_an_engine_is_confined_like_every_bot(tmp_path: Path, protocol: str) -> 
         with BotPool(ResourceLimits(startup_s=5.0), sandbox=SandboxSettings(Mode.ON)) as pool:
             record = pool.play(games.get("chess"), refs, time_control=TimeControl(move_time=2))
     except SandboxUnavailable as exc:
-        if os.environ.get("ARENA_SANDBOX_REQUIRED") == "1":
-            pytest.fail(f"ARENA_SANDBOX_REQUIRED, and {exc}")
-        pytest.skip(f"bots cannot be fully confined here: {exc}")
+        needs.missing(needs.SANDBOX, f"bots cannot be fully confined here: {exc}")
     assert not log.exists()
     fault = record.seats[0].fault
     assert fault is not None and fault.termination is Termination.STALL, record.seats

@@ -18,7 +18,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot_arena import games
+
+# each test plays tournaments or whole games through separate processes: seconds a test
+pytestmark = pytest.mark.slow
 
 # The ``arena`` console script without the current folder on sys.path (as the installed script).
 ARENA = [sys.executable, "-P", "-m", "bot_arena.arena.cli.app"]

@@ -25,6 +25,9 @@ from bot_arena.db.session import make_engine, session_factory
 from tests.arena.test_tournament_cli import _error_line, arena, run_args, sql
 from tests.db.dbtest import BACKENDS, database
 
+# each test plays tournaments or whole games through separate processes: seconds a test
+pytestmark = pytest.mark.slow
+
 FIELD = ["random", "random:seed=1", "random:seed=2"]
 REASON = "random:seed=1 ran a debug build"
 

@@ -19,13 +19,15 @@ from bot_arena.arena.match.record import MatchRecord, Termination
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.match.xboard import level_command, parse_thinking
 from bot_arena.arena.transport.limits import ResourceLimits
+from tests import needs
+
+# real chess engines and engine tournaments: seconds a test
+pytestmark = pytest.mark.slow
 
 PATH = os.environ.get("PATH", "") + os.pathsep + "/usr/games"
 FAIRYMAX = shutil.which("fairymax", path=PATH)
-if FAIRYMAX is None and os.environ.get("ARENA_ENGINES_REQUIRED"):  # CI installs it
-    raise RuntimeError("ARENA_ENGINES_REQUIRED is set but fairymax is not installed")
-needs_fairymax = pytest.mark.skipif(
-    FAIRYMAX is None, reason="fairymax is not installed (apt-get install fairymax)"
+needs_fairymax = needs.skip_unless(
+    FAIRYMAX is not None, needs.ENGINES, "fairymax is not installed (apt-get install fairymax)"
 )
 
 

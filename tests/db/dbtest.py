@@ -24,6 +24,26 @@ BACKENDS = [
 ]
 
 
+def worker_url(base: str, worker: str) -> str:
+    """The URL of a PostgreSQL database of this test worker's own (``pytest -n``: ``gw0``,
+    ``gw1``...), made on the server of ``base`` if missing: workers never share a database, so
+    nothing database-wide (the migrations' advisory lock, a table left by a failed drop) is
+    seen by another worker."""
+    url = make_url(base)
+    name = f"{url.database or 'arena'}_{worker}"
+    if not name.replace("_", "").isalnum():
+        raise ValueError(f"unexpected database name {name!r}")
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            known = conn.exec_driver_sql("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+            if known.first() is None:
+                conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    finally:
+        admin.dispose()
+    return url.set(database=name).render_as_string(hide_password=False)
+
+
 @contextmanager
 def database(kind: str, tmp_path: Path) -> Iterator[str]:
     """The URL of an empty database of ``kind``, removed afterwards (PostgreSQL: a schema)."""

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from tests import needs
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BROWSER_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 #: Flags for a headless Chromium on a machine with no network (as root, no GPU).
@@ -45,12 +47,6 @@ def test_output() -> Path:
     return output_dir()
 
 
-def _skip_or_fail(reason: str) -> None:
-    if os.environ.get("ARENA_BROWSER_REQUIRED") == "1":
-        pytest.fail(f"{reason} (ARENA_BROWSER_REQUIRED=1)")
-    pytest.skip(reason)
-
-
 def chromium_path() -> str | None:
     for candidate in BROWSER_CANDIDATES:
         if os.path.exists(candidate):
@@ -71,10 +67,10 @@ def browser() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _skip_or_fail("the browser tests need Playwright: pip install playwright")
+        needs.missing(needs.BROWSER, "the browser tests need Playwright: pip install playwright")
     executable = chromium_path()
     if executable is None:
-        _skip_or_fail("the browser tests need Chromium: apt-get install chromium")
+        needs.missing(needs.BROWSER, "the browser tests need Chromium: apt-get install chromium")
     with sync_playwright() as play:
         chromium = play.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:

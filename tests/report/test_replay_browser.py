@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +22,11 @@ import pytest
 from bot_arena import games
 from bot_arena.arena.report import boards
 from bot_arena.games.base import Game, GameError, ranks_from_utilities
+from tests import needs
 from tests.report.plugin_game import Countdown
 
-pytest.importorskip("playwright", reason="the browser tests need Playwright")
+if find_spec("playwright") is None:
+    needs.missing(needs.BROWSER, "the browser tests need Playwright: pip install playwright")
 from playwright.sync_api import Locator, Page, expect
 
 STATIC = Path(boards.__file__).resolve().parent / "static"
@@ -143,6 +147,8 @@ GAMES: dict[str, Callable[[], tuple[AnyGame, list[Any]]]] = {
     "chess": _chess,
 }
 SEATS = ["alpha-beta d6", "mcts 1000", "random", "greedy"]
+#: when the fake clock of the animation test starts (any fixed time: only steps matter)
+CLOCK_START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def _registered() -> list[str]:
@@ -315,14 +321,19 @@ def test_the_browser_decodes_like_python(page: tuple[Page, Any], tmp_path: Path)
 
 def test_the_game_plays_itself_as_an_animation(page: tuple[Page, Any], tmp_path: Path) -> None:
     """Play/pause (button and space bar) and the speed, on the page's own clock: Playwright's
-    fake timers move time on exactly as far as the test says, so no step depends on speed."""
+    fake timers move time on exactly as far as the test says, so no step depends on speed.
+
+    The clock is paused before the page loads: an installed clock that is not paused still runs
+    on with real time, so on a busy machine a 200 ms step could fire between a click and the
+    check that the board has not moved yet (2 runs in 4 failed so)."""
     browser_page, log = page
     game, moves = GAMES["connect4"]()
     data = replay_data(game, moves, SEATS[:2])
     frames = boards.decode_frames(data["board"])
     last = len(moves)
     assert last > 6
-    browser_page.clock.install()
+    browser_page.clock.install(time=CLOCK_START)
+    browser_page.clock.pause_at(CLOCK_START + timedelta(seconds=1))
     _open(browser_page, tmp_path, [data], "play")
     viewer = browser_page.locator("#viewer-0")
     play = viewer.locator(".replay-play")

@@ -23,6 +23,9 @@ from bot_arena.arena.cli.app import app
 from bot_arena.arena.report.boards import board_view
 from tests.db.dbtest import BACKENDS, database
 
+# its tournaments are played by a module fixture: once, on one worker (--dist loadfile)
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 FIXTURES = Path(__file__).resolve().parents[1] / "arena" / "fixtures"
 

@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 
+# a whole tournament, then a report of it
+pytestmark = pytest.mark.slow
+
 ARENA = str(Path(sys.executable).with_name("arena"))
 # what a bot could answer before the protocol refused it, and Python's json wrote as it came
 OLD_INFO = '{"values":[NaN,Infinity],"depth":-Infinity,"nodes":1e999,"pv":["5"]}'
