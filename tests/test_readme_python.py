@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCK = re.compile(r"```python\n(.*?)```\s*```text\n(.*?)```", re.S)
 

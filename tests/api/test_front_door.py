@@ -20,6 +20,8 @@ from bot_arena.arena import ArenaError, play, rate, sprt, tournament
 from bot_arena.arena.match.record import Termination
 from bot_arena.bots.base import Bot
 
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).resolve().parents[1] / "arena" / "fixtures"
 ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 TIMEOUT = 180

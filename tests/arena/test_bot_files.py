@@ -29,6 +29,8 @@ ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 LOOTER = """
 import pathlib
 
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
+
 HERE = pathlib.Path(__file__).parent
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from bot_arena.arena.transport.sandbox import support
+from tests import needs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
@@ -38,6 +39,8 @@ FORMULA = '=HYPERLINK("http:__evil","click")'
 BOT = f"""
 import sys
 from bot_arena.bots.base import Decision, SearchInfo
+
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 HOSTILE = {HOSTILE!r}
 moves = 0
@@ -59,8 +62,8 @@ def sandbox() -> str:
     _, missing = support.probe()
     if not missing:
         return "on"
-    if os.environ.get("ARENA_SANDBOX_REQUIRED") == "1":
-        pytest.fail(f"ARENA_SANDBOX_REQUIRED, and this machine lacks {', '.join(missing)}")
+    if needs.required(needs.SANDBOX):
+        needs.missing(needs.SANDBOX, "this machine lacks " + ", ".join(missing))
     return "auto"
 
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 MEMORY_CAP = int(2.5 * (1 << 30))
 TIMEOUT = 120  # seconds a refused command may take at most, on the slowest machine

@@ -17,6 +17,8 @@ import pytest
 
 from tests.arena.test_db_errors import one_line, run
 
+pytestmark = pytest.mark.slow
+
 TIMEOUT = 120  # seconds a test may take: every command here ends quickly, or it is a bug
 
 

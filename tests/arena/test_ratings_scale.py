@@ -28,6 +28,8 @@ from bot_arena.arena.ratings.design import Design, aggregate_pairs
 from bot_arena.arena.ratings.prepare import prepare
 from bot_arena.arena.ratings.ties import _subsets, tie_terms
 
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 

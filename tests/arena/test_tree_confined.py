@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 from bot_arena.arena.transport.sandbox import support
+from tests import needs
+
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 ROOT = Path(__file__).resolve().parents[2]
 ARENA = (sys.executable, "-m", "bot_arena.arena.cli.app")
@@ -24,10 +27,9 @@ TREE = ROOT / "tests" / "bots" / "data" / "trees" / "textbook-three-by-three.jso
 def test_confined_bots_play_a_tree_named_relative_to_the_current_folder(tmp_path: Path) -> None:
     missing = support.probe()[1]
     if missing:
-        reason = "this machine cannot confine bots fully: missing " + ", ".join(missing)
-        if os.environ.get("ARENA_SANDBOX_REQUIRED") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        needs.missing(
+            needs.SANDBOX, "this machine cannot confine bots fully: lacks " + ", ".join(missing)
+        )
     (tmp_path / "t.json").write_bytes(TREE.read_bytes())
     done = subprocess.run(
         [*ARENA, "play", "tree", "--tree", "t.json", "-b", "alphabeta", "-b", "minimax", *FLAGS],
