@@ -23,13 +23,13 @@ from typing import Any
 
 import pytest
 
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
+
 ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 
 # a folder bot that sends whatever its folder's ``loot`` holds out in its move's info
 LOOTER = """
 import pathlib
-
-pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 HERE = pathlib.Path(__file__).parent
 

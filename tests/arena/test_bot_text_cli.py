@@ -28,6 +28,8 @@ import pytest
 from bot_arena.arena.transport.sandbox import support
 from tests import needs
 
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
+
 FIXTURES = Path(__file__).parent / "fixtures"
 ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 HOSTILE = "\x1b]0;TITLE\x07\x1b[2J"
@@ -39,8 +41,6 @@ FORMULA = '=HYPERLINK("http:__evil","click")'
 BOT = f"""
 import sys
 from bot_arena.bots.base import Decision, SearchInfo
-
-pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 HOSTILE = {HOSTILE!r}
 moves = 0

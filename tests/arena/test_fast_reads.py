@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 
 # The command runs as `arena` would, then the names of the modules it loaded go to a file.
 PROBE = """
 import json, runpy, sys
-
-pytestmark = pytest.mark.slow
 out = sys.argv[1]
 sys.argv = ["arena", *sys.argv[2:]]
 try:
