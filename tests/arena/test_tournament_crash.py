@@ -70,6 +70,9 @@ class Gate:
         folder.mkdir()
         shutil.copyfile(FIXTURES / "gated_random.py", folder / "gated_random.py")
         (folder / "move_gate").mkdir()
+        # a regular package (a data folder that is only a namespace package is not opened to
+        # a confined bot: paths._is_package)
+        (folder / "move_gate" / "__init__.py").write_text("")
         self.fifo = folder / "move_gate" / "tokens"
         os.mkfifo(self.fifo)
         self.bot = str(folder / "gated_random.py")
