@@ -441,49 +441,6 @@ def test_a_node_that_joins_mid_run_gets_actors(cluster: Cluster, db: Db, tmp_pat
     stored_once(db, tournament_id(log.read_text()), 60)
 
 
-def test_when_the_cluster_goes_away_the_run_stops_in_one_line_and_resumes_later(
-    cluster: Cluster, db: Db, tmp_path: Path
-) -> None:
-    """The last test of the module: it takes the whole cluster down while the gated bot holds
-    the run (it has tokens for a few of its games only)."""
-    if cluster.second_raylet is None:
-        cluster.add_second()
-    gate = Gate(tmp_path / "gated")
-    gate.hold()
-    gate.give(60)
-    log = tmp_path / "run.log"
-    cmd = [
-        sys.executable,
-        "-m",
-        "bot_arena.arena.cli.app",
-        *gated_args(db, gate, 20, cluster.address),
-    ]
-    try:
-        with started(cmd, log) as proc:
-            wait_until(
-                proc,
-                lambda: db.query("SELECT COUNT(*) FROM matches WHERE status = 'done'") >= [(5,)],
-                log,
-            )
-            cluster.stop()
-            assert proc.wait(timeout=LIMIT_S) == 1, log.read_text()
-    finally:
-        gate.release()
-    text = log.read_text()
-    errors = [line for line in text.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and "continue with: arena tournament resume" in errors[0], text
-    assert "Traceback" not in text
-    tid = tournament_id(text)
-    done = dict(db.query(f"SELECT id, final_position FROM matches WHERE tournament_id = {tid}"
-                         " AND status = 'done'"))  # fmt: skip
-    assert 5 <= len(done) < 60
-    resumed = arena("tournament", "resume", str(tid), "--jobs", "2", "--db", db.url, "--force")
-    assert resumed.returncode == 0, resumed.stderr
-    stored_once(db, tid, 60)
-    after = dict(db.query(f"SELECT id, final_position FROM matches WHERE tournament_id = {tid}"))
-    assert all(after[m] == final for m, final in done.items())
-
-
 # A bot that tries to reach the cluster it plays on (its session folder and address file, the
 # control store's port, Ray itself) as it loads, and reports how each try went in its moves'
 # info. Run confined (the default sandbox), every try must fail.
@@ -588,3 +545,46 @@ def test_a_confined_bot_cannot_reach_the_cluster(cluster: Cluster, db: Db) -> No
         f" WHERE m.tournament_id = {tid} AND s.fault IS NOT NULL"
     )
     assert faults == []
+
+
+def test_when_the_cluster_goes_away_the_run_stops_in_one_line_and_resumes_later(
+    cluster: Cluster, db: Db, tmp_path: Path
+) -> None:
+    """The last test of the module: it takes the whole cluster down while the gated bot holds
+    the run (it has tokens for a few of its games only)."""
+    if cluster.second_raylet is None:
+        cluster.add_second()
+    gate = Gate(tmp_path / "gated")
+    gate.hold()
+    gate.give(60)
+    log = tmp_path / "run.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "bot_arena.arena.cli.app",
+        *gated_args(db, gate, 20, cluster.address),
+    ]
+    try:
+        with started(cmd, log) as proc:
+            wait_until(
+                proc,
+                lambda: db.query("SELECT COUNT(*) FROM matches WHERE status = 'done'") >= [(5,)],
+                log,
+            )
+            cluster.stop()
+            assert proc.wait(timeout=LIMIT_S) == 1, log.read_text()
+    finally:
+        gate.release()
+    text = log.read_text()
+    errors = [line for line in text.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "continue with: arena tournament resume" in errors[0], text
+    assert "Traceback" not in text
+    tid = tournament_id(text)
+    done = dict(db.query(f"SELECT id, final_position FROM matches WHERE tournament_id = {tid}"
+                         " AND status = 'done'"))  # fmt: skip
+    assert 5 <= len(done) < 60
+    resumed = arena("tournament", "resume", str(tid), "--jobs", "2", "--db", db.url, "--force")
+    assert resumed.returncode == 0, resumed.stderr
+    stored_once(db, tid, 60)
+    after = dict(db.query(f"SELECT id, final_position FROM matches WHERE tournament_id = {tid}"))
+    assert all(after[m] == final for m, final in done.items())
