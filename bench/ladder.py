@@ -1,0 +1,239 @@
+"""How many games a ladder needs: its matchmaking by information against two baselines.
+
+A simulation, no processes: bots of known true strengths (Elo spread evenly at random over
+0-1000), games drawn from the BayesElo model (``P(win) = f(d - D)``, ``P(loss) = f(-d - D)``,
+the rest draws, ``f`` the logistic Elo curve; ``D = DRAW_ELO`` gives 41% draws between equals, as
+between chess engines of equal strength at short time controls). The ladder plays batches of
+``BATCH`` games (its jobs); after each batch every scheme's standings are the same maximum-
+likelihood fit over all its games (``arena.ratings.matchmaking.LadderModel``), so the schemes
+differ only in which games they choose:
+
+- ``information``: this ladder's rule (``choose_pairs``: the pairs that most shrink the
+  uncertainty of rank-adjacent differences, docs/ratings.md "Ladders");
+- ``uniform``: each game between two bots drawn uniformly at random;
+- ``kaggle``: Kaggle's simulation-competition scheme as its documentation describes it (the
+  "Evaluation" section of its simulation competitions, e.g. ConnectX and Lux AI: each submission
+  has a Gaussian skill N(mu, sigma^2) updated online after every episode, won games raise mu,
+  lost ones lower it, draws pull both to their mean, by amounts scaled by the surprise and by
+  sigma, and sigma shrinks with the information gained; newly submitted agents play more
+  episodes; opponents are chosen with similar ratings). Implemented here with TrueSkill's
+  two-player update with a draw margin (Herbrich, Minka, Graepel 2006), agents drawn in
+  proportion to sigma^2 (new, uncertain agents favoured) and opponents weighted by
+  ``exp(-(mu_a - mu_b)^2 / (2 * 200^2))`` (near in mu).
+
+Two questions, each over ``--seeds`` seeds (medians and quartiles printed):
+
+(a) **a newcomer**: a field of ``N - 1`` bots has played ``WARMUP`` uniform games per bot; one
+    bot of random strength joins. Games until its 95% rank interval spans at most its rank
+    +-2 places (``LadderModel.rank_intervals``).
+(b) **from scratch**: ``N`` new bots, no games. Games until the fitted order's normalised
+    Kendall distance to the true order is at most ``KENDALL``.
+
+Targets (issue 30): (a) at least 2x fewer games than uniform and 1.5x fewer than Kaggle's
+scheme; (b) never worse than either.
+
+    python bench/ladder.py [--bots 50] [--seeds 200] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+from bot_arena.arena.ratings.matchmaking import (
+    ELO_PER_UNIT,
+    LadderModel,
+    choose_pairs,
+)
+
+DRAW_ELO = 150.0
+BATCH = 8
+WARMUP = 20  # uniform games per bot before the newcomer joins
+KENDALL = 0.03
+NEAR = 2  # (a): rank interval within +-2 places
+CAP = 20_000  # games: a run that needs more is counted as CAP
+BETA = 200.0  # TrueSkill's performance spread, Elo
+SIGMA0 = 350.0  # a new agent's sigma, Elo
+
+Pair = tuple[int, int]
+Chooser = Callable[[LadderModel, list[int], np.random.Generator, int], list[Pair]]
+
+
+def logistic(diff: float) -> float:
+    return 1.0 / (1.0 + 10.0 ** (-diff / 400.0))
+
+
+def play(true_elo: np.ndarray, a: int, b: int, rng: np.random.Generator) -> float:
+    d = float(true_elo[a] - true_elo[b])
+    win, loss = logistic(d - DRAW_ELO), logistic(-d - DRAW_ELO)
+    x = rng.random()
+    return 1.0 if x < win else 0.0 if x < win + loss else 0.5
+
+
+class Kaggle:
+    """Online Gaussian skills (TrueSkill's two-player update with draws), in Elo."""
+
+    def __init__(self) -> None:
+        self.mu: list[float] = []
+        self.var: list[float] = []
+
+    def add(self) -> None:
+        self.mu.append(0.0)
+        self.var.append(SIGMA0**2)
+
+    def update(self, a: int, b: int, score: float) -> None:
+        if score == 0.0:
+            a, b = b, a
+        c = math.sqrt(2 * BETA**2 + self.var[a] + self.var[b])
+        t = (self.mu[a] - self.mu[b]) / c
+        eps = DRAW_ELO / c
+        pdf = lambda x: math.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)  # noqa: E731
+        cdf = lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2)))  # noqa: E731
+        if score == 0.5:
+            denom = max(cdf(eps - t) - cdf(-eps - t), 1e-12)
+            v = (pdf(-eps - t) - pdf(eps - t)) / denom
+            w = v * v + ((eps - t) * pdf(eps - t) + (eps + t) * pdf(eps + t)) / denom
+        else:
+            x = t - eps
+            v = pdf(x) / max(cdf(x), 1e-12)
+            w = v * (v + x)
+        for player, sign in ((a, 1.0), (b, -1.0)):
+            self.mu[player] += sign * self.var[player] / c * v
+            self.var[player] *= max(1.0 - self.var[player] / (c * c) * w, 1e-4)
+
+    def choose(self, active: list[int], rng: np.random.Generator, count: int) -> list[Pair]:
+        var = np.array([self.var[i] for i in active])
+        mu = np.array([self.mu[i] for i in active])
+        out = []
+        for _ in range(count):
+            i = int(rng.choice(len(active), p=var / var.sum()))
+            near = np.exp(-((mu - mu[i]) ** 2) / (2 * 200.0**2))
+            near[i] = 0.0
+            j = int(rng.choice(len(active), p=near / near.sum()))
+            out.append((active[i], active[j]))
+        return out
+
+
+def run(
+    scheme: str,
+    true_elo: np.ndarray,
+    rng: np.random.Generator,
+    done: Callable[[LadderModel], bool],
+    model: LadderModel,
+    kaggle: Kaggle,
+) -> int:
+    active = list(range(model.size))
+    games = 0
+    while games < CAP:
+        if scheme == "information":
+            pairs = choose_pairs(model, active, BATCH)
+        elif scheme == "uniform":
+            pairs = [
+                tuple(int(x) for x in rng.choice(active, 2, replace=False)) for _ in range(BATCH)
+            ]  # type: ignore[misc]
+        else:
+            pairs = kaggle.choose(active, rng, BATCH)
+        for a, b in pairs:
+            if rng.random() < 0.5:
+                a, b = b, a  # colours
+            score = play(true_elo, a, b, rng)
+            model.record(a, b, score)
+            kaggle.update(a, b, score)
+        games += len(pairs)
+        model.fit()
+        if done(model):
+            return games
+    return CAP
+
+
+def kendall(order: np.ndarray, true_elo: np.ndarray) -> float:
+    ranked = true_elo[order]
+    n = len(ranked)
+    discordant = sum(int((ranked[i] < ranked[i + 1 :]).sum()) for i in range(n))
+    return discordant / (n * (n - 1) / 2)
+
+
+def trial(args: tuple[int, int]) -> dict[str, tuple[int, int]]:
+    seed, bots = args
+    out: dict[str, tuple[int, int]] = {}
+    for scheme in ("information", "uniform", "kaggle"):
+        rng = np.random.default_rng(seed)
+        true_elo = rng.uniform(0.0, 1000.0, bots)
+        # (a): the field warmed up with uniform games, then the newcomer (the last bot)
+        model, kaggle = LadderModel(), Kaggle()
+        for _ in range(bots - 1):
+            model.add_bot()
+            kaggle.add()
+        warm = np.random.default_rng(seed + 1_000_000)
+        for _ in range(WARMUP * (bots - 1) // 2):
+            a, b = (int(x) for x in warm.choice(bots - 1, 2, replace=False))
+            score = play(true_elo, a, b, warm)
+            model.record(a, b, score)
+            kaggle.update(a, b, score)
+        model.fit()
+        new = model.add_bot()
+        kaggle.add()
+
+        def settled(m: LadderModel, new: int = new) -> bool:
+            iv = m.rank_intervals()[new]
+            return iv.rank - iv.best <= NEAR and iv.worst - iv.rank <= NEAR
+
+        newcomer = run(scheme, true_elo, rng, settled, model, kaggle)
+        # (b): from scratch
+        model, kaggle = LadderModel(bots), Kaggle()
+        for _ in range(bots):
+            kaggle.add()
+
+        def order_ok(m: LadderModel, true_elo: np.ndarray = true_elo) -> bool:
+            return kendall(m.order(), true_elo) <= KENDALL
+
+        scratch = run(
+            scheme, true_elo, np.random.default_rng(seed + 2_000_000), order_ok, model, kaggle
+        )
+        out[scheme] = (newcomer, scratch)
+    return out
+
+
+def quartiles(values: list[int]) -> str:
+    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return f"{q2:8.0f}  [{q1:.0f}-{q3:.0f}]"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bots", type=int, default=50)
+    parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    with ProcessPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(trial, [(s, args.bots) for s in range(args.seeds)]))
+    print(
+        f"{args.bots} bots, Elo 0-1000, draws D={DRAW_ELO:.0f}, "
+        f"batches of {BATCH}, {args.seeds} seeds"
+    )
+    print(
+        f"games until: (a) a newcomer's rank within +-2 places; (b) Kendall distance <= {KENDALL}"
+    )
+    print(f"{'scheme':12} {'(a) median [q1-q3]':>24} {'(b) median [q1-q3]':>24}")
+    medians = {}
+    for scheme in ("information", "uniform", "kaggle"):
+        a = [r[scheme][0] for r in results]
+        b = [r[scheme][1] for r in results]
+        medians[scheme] = (statistics.median(a), statistics.median(b))
+        print(f"{scheme:12} {quartiles(a):>24} {quartiles(b):>24}")
+    info = medians["information"]
+    for base in ("uniform", "kaggle"):
+        ma, mb = medians[base]
+        print(f"{base} / information: (a) {ma / info[0]:.2f}x  (b) {mb / info[1]:.2f}x")
+    print(
+        f"(games at the cap of {CAP:,} counted as {CAP:,}; Elo per natural unit {ELO_PER_UNIT:.1f})"
+    )
+
+
+if __name__ == "__main__":
+    main()

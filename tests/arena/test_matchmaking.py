@@ -1,0 +1,153 @@
+"""The ladder's model and its rule for choosing games (arena/ratings/matchmaking.py)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot_arena.arena.ratings import GameResult, fit_ml
+from bot_arena.arena.ratings.matchmaking import (
+    ELO_PER_UNIT,
+    LadderModel,
+    _candidates,
+    _ranked,
+    choose_pairs,
+    pair_gains,
+)
+
+
+def _model(n: int, results: list[tuple[int, int, float]], sd: float = 1000.0) -> LadderModel:
+    model = LadderModel(n, prior_elo_sd=sd)
+    model.record_all(results)
+    model.fit()
+    return model
+
+
+def _games(n: int, count: int, seed: int) -> list[tuple[int, int, float]]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(count):
+        a, b = (int(x) for x in rng.choice(n, 2, replace=False))
+        out.append((a, b, float(rng.integers(0, 3)) / 2))
+    return out
+
+
+def test_the_fit_is_the_leaderboards_maximum_likelihood_fit() -> None:
+    """With a vanishing prior, the strengths are the leaderboard's ML fit (Bradley-Terry on
+    scores, docs/ratings.md): the same Elo differences to a tiny fraction of an Elo."""
+    results = _games(6, 400, seed=3)
+    model = _model(6, results, sd=1e7)
+    names = [f"b{i}" for i in range(6)]
+    games = []
+    for a, b, score in results:
+        ranks = (1, 1) if score == 0.5 else (1, 2) if score == 1.0 else (2, 1)
+        games.append(GameResult((names[a], names[b]), ranks))
+    table = fit_ml(games, prior=0.0).elo()
+    ours = model.elo()
+    for i, j in itertools.combinations(range(6), 2):
+        assert ours[i] - ours[j] == pytest.approx(table[names[i]] - table[names[j]], abs=1e-3)
+
+
+def test_a_known_two_bot_fit() -> None:
+    """3 wins and 1 loss: expected score 0.75 at the optimum (no prior to speak of), so
+    the difference is 400 log10(3) Elo, and the variance of the difference is 1 / (n p q)."""
+    model = _model(2, [(0, 1, 1.0)] * 3 + [(0, 1, 0.0)], sd=1e7)
+    diff = model.elo()[0] - model.elo()[1]
+    assert diff == pytest.approx(400 * np.log10(3), abs=1e-6)
+    var = model.cov[0, 0] + model.cov[1, 1] - 2 * model.cov[0, 1]
+    assert var == pytest.approx(1 / (4 * 0.75 * 0.25), rel=1e-6)
+
+
+def test_a_newcomer_has_the_prior_and_spans_the_field() -> None:
+    model = _model(5, _games(5, 300, seed=1))
+    new = model.add_bot()
+    assert model.theta[new] == 0.0
+    assert model.cov[new, new] == pytest.approx((1000.0 / ELO_PER_UNIT) ** 2)
+    interval = model.rank_intervals()[new]
+    assert (interval.best, interval.worst) == (1, 6)
+
+
+def test_rank_intervals_narrow_with_games_and_hold_the_rank() -> None:
+    rng = np.random.default_rng(5)
+    strength = np.array([0.0, 300.0, 600.0, 900.0])
+    results = []
+    for _ in range(2000):
+        a, b = (int(x) for x in rng.choice(4, 2, replace=False))
+        p = 1 / (1 + 10 ** ((strength[b] - strength[a]) / 400))
+        results.append((a, b, float(rng.random() < p)))
+    model = _model(4, results)
+    intervals = model.rank_intervals()
+    assert [iv.rank for iv in intervals] == [4, 3, 2, 1]
+    assert all(iv.best == iv.rank == iv.worst for iv in intervals)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 9), count=st.integers(5, 80))
+def test_a_pairs_gain_is_the_shrink_an_explicit_refit_gives(seed: int, n: int, count: int) -> None:
+    """Sherman-Morrison against an explicit inverse: add one game's information ``p q`` along
+    ``e_a - e_b`` to the precision, invert, and measure the weighted shrink of the
+    rank-adjacent contrasts' variances directly."""
+    model = _model(n, _games(n, count, seed))
+    ranked = _ranked(model, range(n))
+    a, b = _candidates(ranked, n)
+    gains = pair_gains(model, ranked, a, b)
+    precision = np.linalg.inv(model.cov)
+    contrasts = np.zeros((n - 1, n))
+    contrasts[np.arange(n - 1), ranked[:-1]] = 1.0
+    contrasts[np.arange(n - 1), ranked[1:]] = -1.0
+    before = np.einsum("ki,ij,kj->k", contrasts, model.cov, contrasts)
+    gap = contrasts @ model.theta
+    weight = np.exp(-0.5 * gap**2 / before) / before
+    for x, y, gain in zip(a, b, gains, strict=True):
+        p = 1 / (1 + np.exp(model.theta[y] - model.theta[x]))
+        u = np.zeros(n)
+        u[x], u[y] = 1.0, -1.0
+        after_cov = np.linalg.inv(precision + p * (1 - p) * np.outer(u, u))
+        after = np.einsum("ki,ij,kj->k", contrasts, after_cov, contrasts)
+        assert gain == pytest.approx(float(weight @ (before - after)), rel=1e-6, abs=1e-12)
+
+
+def test_candidates_are_the_pairs_within_the_window() -> None:
+    model = _model(8, _games(8, 200, seed=2))
+    ranked = _ranked(model, range(8))
+    a, b = _candidates(ranked, 2)
+    place = {int(bot): pos for pos, bot in enumerate(ranked)}
+    expected = {
+        (min(x, y), max(x, y))
+        for x, y in itertools.combinations(range(8), 2)
+        if abs(place[x] - place[y]) <= 2
+    }
+    assert set(zip(a.tolist(), b.tolist(), strict=True)) == expected
+    assert len(a) == len(expected)
+
+
+def test_a_newcomer_is_chosen_first_and_choices_repeat() -> None:
+    model = _model(10, _games(10, 600, seed=4))
+    new = model.add_bot()
+    pairs = choose_pairs(model, range(11), 4)
+    assert new in pairs[0]
+    assert sum(new in pair for pair in pairs) >= 2
+    assert choose_pairs(model, range(11), 4) == pairs  # the same totals, the same pairs
+    assert model.cov[new, new] == pytest.approx((1000.0 / ELO_PER_UNIT) ** 2)  # left as it was
+
+
+def test_retired_bots_get_no_games_and_one_bot_gets_none() -> None:
+    model = _model(6, _games(6, 300, seed=6))
+    pairs = choose_pairs(model, [0, 2, 3], 10)
+    assert len(pairs) == 10 and all(set(pair) <= {0, 2, 3} for pair in pairs)
+    assert choose_pairs(model, [4], 3) == []
+
+
+def test_the_floor_feeds_a_starving_bot_first() -> None:
+    """Bot 5 has a settled rank far below the rest (its games carry little information) and
+    few games: below half the field's mean, it is paired first all the same."""
+    results = _games(5, 400, seed=7) + [(5, i % 5, 0.0) for i in range(40)]
+    model = _model(6, results)
+    played = model.games.sum(axis=1)
+    assert played[5] < 0.5 * played.mean()
+    assert 5 in choose_pairs(model, range(6), 1)[0]
+    assert all(5 not in pair for pair in choose_pairs(model, range(6), 3, floor=0.0))
