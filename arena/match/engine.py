@@ -13,8 +13,8 @@ from typing import Any
 
 from bot_arena.arena.match import faults
 from bot_arena.arena.match.record import Fault
-from bot_arena.arena.match.seat import ProcessSeat, Reply
-from bot_arena.arena.transport import pauses, protocol
+from bot_arena.arena.match.seat import MoveWait, ProcessSeat, Reply
+from bot_arena.arena.transport import protocol
 from bot_arena.arena.transport.process import ReadStatus
 from bot_arena.games.base import Game
 
@@ -53,34 +53,26 @@ class EngineSeat(ProcessSeat):
                 break
             late += len(raw) + 1
         text = self.move_request(request)
-        resumed = pauses.stalls()
-        sent = time.monotonic()
-        deadline = None if hard_limit is None else sent + hard_limit
-        unsent = self._send(text.encode(), sent, deadline, request)
+        wait = MoveWait(hard_limit)
+        unsent = self._send(text.encode(), wait, request)
         if unsent is not None:
             return unsent
         while True:
-            status, raw = process.read_line(deadline)
+            status, raw = process.read_line(wait.deadline)
             if status is ReadStatus.LINE:
                 answer = self.read_answer(raw)
                 if answer is not None:
-                    answer.elapsed = time.monotonic() - sent
-                    if pauses.stood_still(resumed) and request.deadline is not None:
-                        answer.elapsed = min(answer.elapsed, request.deadline)
+                    answer.elapsed = wait.charged(request)
                     return answer
-                if deadline is None or time.monotonic() < deadline:
+                if wait.deadline is None or time.monotonic() < wait.deadline:
                     continue
                 # a line is there whenever it is asked for: talk that goes on past the limit
                 # is no answer either (read_line only says TIMEOUT when none is)
                 status = ReadStatus.TIMEOUT
-            if status is ReadStatus.TIMEOUT and pauses.stood_still(resumed):
-                # the arena was stopped while the engine thought: the whole limit again
-                resumed = pauses.stalls()
-                if hard_limit is not None:
-                    deadline = time.monotonic() + hard_limit
-                continue
+            if status is ReadStatus.TIMEOUT and wait.extend():
+                continue  # the arena stood still while the engine thought (MoveWait's rule)
             break
-        elapsed = time.monotonic() - sent
+        elapsed = wait.elapsed()
         if status is ReadStatus.TIMEOUT:
             return Reply(elapsed, fault=self._timeout(elapsed, request))
         if status is ReadStatus.TOO_LONG:
