@@ -206,15 +206,33 @@ class ProcessSeat:
         request: protocol.MoveRequest,
         hard_limit: float | None,
     ) -> Reply:
-        process = self.process
-        stray = process.unsolicited()
-        if stray:  # a line nobody asked for would be taken for the next answer: refuse it
-            fault = faults.bad_output("output without a request", _text(stray), **self._evidence())
-            return Reply(0.0, fault=fault)
+        """One move, for every seat kind: what came since the last answer is dealt with
+        (``_before_request``), then the request (``_request_bytes``) is sent and its answer
+        read (``_answer``) under one MoveWait."""
+        refused = self._before_request()
+        if refused is not None:
+            return refused
+        data = self._request_bytes(request)
         wait = MoveWait(hard_limit)
-        unsent = self._send(request.line, wait, request)
+        unsent = self._send(data, wait, request)
         if unsent is not None:
             return unsent
+        return self._answer(wait, request)
+
+    def _before_request(self) -> Reply | None:
+        """A line nobody asked for would be taken for the next answer: refuse it."""
+        stray = self.process.unsolicited()
+        if not stray:
+            return None
+        fault = faults.bad_output("output without a request", _text(stray), **self._evidence())
+        return Reply(0.0, fault=fault)
+
+    def _request_bytes(self, request: protocol.MoveRequest) -> bytes:
+        return request.line
+
+    def _answer(self, wait: MoveWait, request: protocol.MoveRequest) -> Reply:
+        """The answer line, read by ``wait``'s deadline, judged."""
+        process = self.process
         status, raw = process.read_line(wait.deadline)
         if status is ReadStatus.TIMEOUT and wait.extend():
             status, raw = process.read_line(wait.deadline)
@@ -235,10 +253,22 @@ class ProcessSeat:
                 return Reply(elapsed, fault=fault)
             fault = faults.bad_output("expected a move answer", _text(raw), **self._evidence())
             return Reply(elapsed, fault=fault)
+        return self._unanswered(status, raw, elapsed, request, "answer line")
+
+    def _unanswered(
+        self,
+        status: ReadStatus,
+        raw: bytes,
+        elapsed: float,
+        request: protocol.MoveRequest,
+        line: str,
+    ) -> Reply:
+        """The fault of a wait that ended without an answer: the time ran out, a ``line`` too
+        long came, or the process closed its output."""
         if status is ReadStatus.TIMEOUT:
             return Reply(elapsed, fault=self._timeout(elapsed, request))
         if status is ReadStatus.TOO_LONG:
-            message = f"answer line longer than {protocol.MAX_LINE} bytes"
+            message = f"{line} longer than {protocol.MAX_LINE} bytes"
             return Reply(elapsed, fault=faults.bad_output(message, _text(raw), **self._evidence()))
         return Reply(elapsed, fault=self._crashed())
 
