@@ -4,12 +4,15 @@ parameters, a built-in bot's options, an engine's options and the adjudication o
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from bot_arena import bots, games
+from bot_arena.arena.cli.app import app
 from bot_arena.arena.match.adjudication import Adjudication, AdjudicationError
 from bot_arena.arena.match.botref import BotSpecError
 from bot_arena.arena.match.engines import split_engine
@@ -133,3 +136,25 @@ def test_adjudication_options() -> None:
         with pytest.raises(AdjudicationError) as caught:
             Adjudication.parse(draw, None, None)
         assert str(caught.value) == f"--draw-adjudicate {draw!r}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--param", "players=2", "--param", "players=3"], "parameter 'players' is given twice"),
+        (["--bot", "alphabeta:depth=1,depth=2"], "option 'depth' is given twice"),
+        (["--bot", "uci:stockfish option.Hash=1 option.Hash=2"], "'Hash' is given twice"),
+        (["--draw-adjudicate", "movenumber=1,movecount=1,score=1,score=2"], "score= is given"),
+    ],
+)
+def test_a_repeated_key_on_the_command_line_is_one_line_and_exit_code_2(
+    args: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    game = "nim" if "--param" in args else "tictactoe"
+    bots_given = ["--bot", "random"] * (2 - args.count("--bot"))
+    result = CliRunner().invoke(app, ["play", game, *args, *bots_given, "--no-save"])
+    assert result.exit_code == 2, result.output
+    err = result.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and message in err[0], err
+    assert "Traceback" not in result.output
