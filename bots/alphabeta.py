@@ -11,11 +11,12 @@ at least one child (a stop after the last child prunes nothing). A later
 child replaces the best only when strictly better, so without move ordering the best move is the
 first optimal move in move order, exactly as ``minimax`` picks it.
 
-Move ordering (``order=True``) is a separate search function so that the plain one pays nothing
-for it. It uses, in this order: the game's hint if it has one (an ``ordered_moves(state)`` method
-returning the legal moves best-first), then two killer moves per ply (moves that caused a cutoff
-at the same ply), then the history heuristic (cutoff counts per move, weighted by depth^2).
-Ordering never changes the value; among equally good root moves it may pick a different one.
+Move ordering (``order=True``) is a parameter of the one search (the plain search pays one
+test per node for it). It uses, in this order: the game's hint if it has one (an
+``ordered_moves(state)`` method returning the legal moves best-first), then two killer moves per
+ply (moves that caused a cutoff at the same ply), then the history heuristic (cutoff counts per
+move, weighted by depth^2). Ordering never changes the value; among equally good root moves it
+may pick a different one.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from bot_arena.bots.search_common import (
 )
 from bot_arena.games.base import Game
 
+Reward = Callable[[Any, int, int], None]
+
 
 def alphabeta(
     game: Game[Any, Any],
@@ -48,15 +51,19 @@ def alphabeta(
     beta: float = INF,
     order: bool = False,
 ) -> ScalarResult:
-    """Alpha-beta value of ``state`` for player ``me`` to ``depth`` plies (fail-soft)."""
-    if order:
-        return _alphabeta_ordered(game, state, depth, me, alpha, beta)
-    legal_moves = game.legal_moves
+    """Alpha-beta value of ``state`` for player ``me`` to ``depth`` plies (fail-soft); with
+    ``order``, the moves of each node are searched best-first (:func:`_ordering`)."""
+    hint: Callable[[Any], Sequence[Any]] | None = getattr(game, "ordered_moves", None)
+    legal_moves: Callable[[Any], Sequence[Any]] = (
+        hint if order and callable(hint) else game.legal_moves
+    )
     apply = game.apply
     utility = game.utility
     evaluate = game.evaluate
     current_player = game.current_player
-    lines: list[Line] = [None] * (min(depth, MAX_PLY) + 2)
+    size = min(depth, MAX_PLY) + 2
+    lines: list[Line] = [None] * size
+    order_moves, reward = _ordering(size) if order else (None, None)
     nodes = 0
     leaves = 0
     cutoffs = 0
@@ -78,6 +85,8 @@ def alphabeta(
                         if alpha >= beta:
                             if move != moves[-1]:
                                 cutoffs += 1
+                            if reward is not None:
+                                reward(move, 1, ply)
                             break
         else:
             best = INF
@@ -92,6 +101,8 @@ def alphabeta(
                         if alpha >= beta:
                             if move != moves[-1]:
                                 cutoffs += 1
+                            if reward is not None:
+                                reward(move, 1, ply)
                             break
         nodes += count
         leaves += count
@@ -109,14 +120,16 @@ def alphabeta(
             leaves += 1
             lines[ply] = None
             return utility(state)[me]
+        if order_moves is not None:
+            moves = order_moves(moves, ply)
         if depth == 1:  # the children are horizon leaves: evaluate them without a call each
             return frontier(state, moves, alpha, beta, ply)
-        depth -= 1
+        remaining = depth - 1
         child_ply = ply + 1
         if current_player(state) == me:
             best = -INF
             for move in moves:
-                value = search(apply(state, move), depth, alpha, beta, child_ply)
+                value = search(apply(state, move), remaining, alpha, beta, child_ply)
                 if value > best:
                     best = value
                     lines[ply] = (move, lines[child_ply])
@@ -125,11 +138,13 @@ def alphabeta(
                         if alpha >= beta:
                             if move != moves[-1]:
                                 cutoffs += 1
+                            if reward is not None:
+                                reward(move, depth, ply)
                             break
         else:
             best = INF
             for move in moves:
-                value = search(apply(state, move), depth, alpha, beta, child_ply)
+                value = search(apply(state, move), remaining, alpha, beta, child_ply)
                 if value < best:
                     best = value
                     lines[ply] = (move, lines[child_ply])
@@ -138,6 +153,8 @@ def alphabeta(
                         if alpha >= beta:
                             if move != moves[-1]:
                                 cutoffs += 1
+                            if reward is not None:
+                                reward(move, depth, ply)
                             break
         return best
 
@@ -145,30 +162,20 @@ def alphabeta(
     return ScalarResult(value, line_to_list(lines[0]), nodes, leaves, cutoffs)
 
 
-def _alphabeta_ordered(
-    game: Game[Any, Any], state: Any, depth: int, me: int, alpha: float, beta: float
-) -> ScalarResult:
-    """``alphabeta`` with game hints, killer moves and the history heuristic."""
-    hint: Callable[[Any], Sequence[Any]] | None = getattr(game, "ordered_moves", None)
-    legal_moves: Callable[[Any], Sequence[Any]] = hint if callable(hint) else game.legal_moves
-    apply = game.apply
-    utility = game.utility
-    evaluate = game.evaluate
-    current_player = game.current_player
-    size = min(depth, MAX_PLY) + 2
-    lines: list[Line] = [None] * size
-    killers: list[list[Hashable]] = [[None, None] for _ in range(size)]
+def _ordering(plies: int) -> tuple[Callable[[Sequence[Any], int], Sequence[Any]], Reward]:
+    """Move ordering for one search, as two closures (hot code: no attribute lookups):
+    ``ordered(moves, ply)`` puts the two killer moves of the ply (moves that caused a cutoff at
+    the same ply) in front of the rest in history order (cutoff counts per move, weighted by
+    depth^2; ties keep the game's order, the hint's when it gives one), and ``reward(move,
+    depth, ply)`` records that ``move`` caused a cutoff ``depth`` plies above the horizon."""
+    killers: list[list[Hashable]] = [[None, None] for _ in range(plies)]
     history: dict[Hashable, int] = {}
     history_get = history.get
-    nodes = 0
-    leaves = 0
-    cutoffs = 0
 
     def score(move: Any) -> int:
         return history_get(move, 0)
 
     def ordered(moves: Sequence[Any], ply: int) -> Sequence[Any]:
-        """History order (stable: ties keep the game's order), then the killers in front."""
         if len(moves) < 2:
             return moves
         out = sorted(moves, key=score, reverse=True) if history else list(moves)
@@ -178,71 +185,14 @@ def _alphabeta_ordered(
                 out.insert(0, killer)
         return out
 
-    def reward(move: Any, depth: int, ply: int, last: bool) -> None:
-        nonlocal cutoffs
-        if not last:
-            cutoffs += 1
+    def reward(move: Any, depth: int, ply: int) -> None:
         slot = killers[ply]
         if slot[0] != move:
             slot[1] = slot[0]
             slot[0] = move
         history[move] = history_get(move, 0) + depth * depth
 
-    def search(state: Any, depth: int, alpha: float, beta: float, ply: int) -> float:
-        nonlocal nodes, leaves
-        nodes += 1
-        if depth == 0:
-            leaves += 1
-            lines[ply] = None
-            return evaluate(state)[me]
-        moves = legal_moves(state)
-        if not moves:
-            leaves += 1
-            lines[ply] = None
-            return utility(state)[me]
-        moves = ordered(moves, ply)
-        remaining = depth - 1
-        child_ply = ply + 1
-        if current_player(state) == me:
-            best = -INF
-            for move in moves:
-                if remaining:
-                    value = search(apply(state, move), remaining, alpha, beta, child_ply)
-                else:  # a horizon leaf, evaluated without a call
-                    nodes += 1
-                    leaves += 1
-                    lines[child_ply] = None
-                    value = evaluate(apply(state, move))[me]
-                if value > best:
-                    best = value
-                    lines[ply] = (move, lines[child_ply])
-                    if value > alpha:
-                        alpha = value
-                        if alpha >= beta:
-                            reward(move, depth, ply, move == moves[-1])
-                            break
-        else:
-            best = INF
-            for move in moves:
-                if remaining:
-                    value = search(apply(state, move), remaining, alpha, beta, child_ply)
-                else:  # a horizon leaf, evaluated without a call
-                    nodes += 1
-                    leaves += 1
-                    lines[child_ply] = None
-                    value = evaluate(apply(state, move))[me]
-                if value < best:
-                    best = value
-                    lines[ply] = (move, lines[child_ply])
-                    if value < beta:
-                        beta = value
-                        if alpha >= beta:
-                            reward(move, depth, ply, move == moves[-1])
-                            break
-        return best
-
-    value = search(state, depth, alpha, beta, 0)
-    return ScalarResult(value, line_to_list(lines[0]), nodes, leaves, cutoffs)
+    return ordered, reward
 
 
 def scalar_info(

@@ -11,7 +11,7 @@ from importlib import import_module
 from typing import Any
 
 from bot_arena.bots.base import Bot, BotError
-from bot_arena.games import plugins
+from bot_arena.games import keyvalue, plugins
 from bot_arena.games.base import GameError
 from bot_arena.games.params import accepted, bind
 from bot_arena.games.quoting import shown
@@ -68,12 +68,16 @@ def names() -> list[str]:
 def split_spec(spec: str) -> tuple[str, dict[str, str]]:
     """``"alphabeta:depth=6,order=1"`` -> ``("alphabeta", {"depth": "6", "order": "1"})``."""
     name, _, rest = spec.strip().partition(":")
-    options: dict[str, str] = {}
-    for item in filter(None, (part.strip() for part in rest.split(","))):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise BotError(f"bot spec {shown(spec)}: option {shown(item)} is not key=value")
-        options[key.strip()] = value.strip()
+    try:
+        options = keyvalue.pairs(keyvalue.separated(rest))
+    except keyvalue.KeyValueError as exc:
+        if exc.duplicate:
+            raise BotError(
+                f"bot spec {shown(spec)}: option {shown(exc.key)} is given twice"
+            ) from None
+        raise BotError(
+            f"bot spec {shown(spec)}: option {shown(exc.word)} is not key=value"
+        ) from None
     if not name:
         raise BotError(f"bot spec {shown(spec)} has no bot name")
     return name, options

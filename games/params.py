@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from bot_arena.games import keyvalue
 from bot_arena.games.base import GameError
 from bot_arena.games.quoting import shown
 
@@ -178,12 +179,11 @@ def bind(
     return values
 
 
-def parse_items(items: list[str] | tuple[str, ...], sep: str = "=") -> dict[str, str]:
-    """``["k=v", ...]`` into a dict (GameError on a malformed item)."""
-    out: dict[str, str] = {}
-    for item in items:
-        key, found, value = item.partition(sep)
-        if not found or not key.strip():
-            raise GameError(f"parameter {shown(item)} is not of the form key=value")
-        out[key.strip()] = value.strip()
-    return out
+def parse_items(items: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """``["k=v", ...]`` into a dict (GameError on a malformed item or a repeated key)."""
+    try:
+        return keyvalue.pairs(items)
+    except keyvalue.KeyValueError as exc:
+        if exc.duplicate:
+            raise GameError(f"parameter {shown(exc.key)} is given twice") from None
+        raise GameError(f"parameter {shown(exc.word)} is not of the form key=value") from None

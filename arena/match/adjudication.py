@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from bot_arena.games import keyvalue
+
 MATE = 100_000  # a mate score in centipawns: beyond any adjudication threshold
 
 
@@ -103,15 +105,16 @@ def _fields(
 ) -> dict[str, str]:
     if text is None:
         return {}
-    out: dict[str, str] = {}
-    for item in text.replace(" ", ",").split(","):
-        if not item:
-            continue
-        key, eq, value = item.partition("=")
-        if not eq or key not in (*required, *optional):
-            names = ", ".join(f"{k}=N" for k in required)
-            raise AdjudicationError(f"{option} {text!r}: give {names}")
-        out[key] = value
+    known = (*required, *optional)
+    try:
+        out = keyvalue.pairs(keyvalue.separated(text, ", "))
+    except keyvalue.KeyValueError as exc:
+        if exc.key in known:
+            raise AdjudicationError(f"{option} {text!r}: {exc.key}= is given twice") from None
+        out = {exc.key: ""}  # not key=value, or an unknown key: the options are named
+    if any(key not in known for key in out):
+        names = ", ".join(f"{k}=N" for k in required)
+        raise AdjudicationError(f"{option} {text!r}: give {names}")
     missing = [k for k in required if k not in out]
     if missing:
         raise AdjudicationError(f"{option} {text!r}: {missing[0]}= is missing")

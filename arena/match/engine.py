@@ -9,14 +9,12 @@ A subclass says how a move is asked (``move_request``) and reads each line of th
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from bot_arena.arena.match import faults
 from bot_arena.arena.match.record import Fault
-from bot_arena.arena.match.seat import ProcessSeat, Reply
-from bot_arena.arena.transport import pauses, protocol
+from bot_arena.arena.match.seat import MoveWait, ProcessSeat, Reply
+from bot_arena.arena.transport import protocol
 from bot_arena.arena.transport.process import ReadStatus
-from bot_arena.games.base import Game
 
 MAX_START_LINES = 1000  # lines (option names) kept of what an engine says before it is ready
 MAX_START_LINE = 1000  # characters kept of each of them (an option's name is in its start)
@@ -36,15 +34,10 @@ class EngineSeat(ProcessSeat):
         """The answer once ``raw`` completes it (its ``elapsed`` is set by the caller)."""
         raise NotImplementedError
 
-    def ask(
-        self,
-        game: Game[Any, Any],
-        state: Any,
-        request: protocol.MoveRequest,
-        hard_limit: float | None,
-    ) -> Reply:
+    def _before_request(self) -> Reply | None:
+        """Read past the lines after the last move (late info), a bounded number."""
         process = self.process
-        late = 0  # lines after the last move (late info): read past them, a bounded number
+        late = 0
         for _ in range(MAX_LATE_LINES):
             if late > protocol.MAX_LINE or not process.unsolicited():
                 break
@@ -52,41 +45,30 @@ class EngineSeat(ProcessSeat):
             if status is not ReadStatus.LINE:
                 break
             late += len(raw) + 1
-        text = self.move_request(request)
-        resumed = pauses.stalls()
-        sent = time.monotonic()
-        deadline = None if hard_limit is None else sent + hard_limit
-        unsent = self._send(text.encode(), sent, deadline, request)
-        if unsent is not None:
-            return unsent
+        return None
+
+    def _request_bytes(self, request: protocol.MoveRequest) -> bytes:
+        return self.move_request(request).encode()
+
+    def _answer(self, wait: MoveWait, request: protocol.MoveRequest) -> Reply:
+        """Lines read until the one that completes the answer, by ``wait``'s deadline."""
+        process = self.process
         while True:
-            status, raw = process.read_line(deadline)
+            status, raw = process.read_line(wait.deadline)
             if status is ReadStatus.LINE:
                 answer = self.read_answer(raw)
                 if answer is not None:
-                    answer.elapsed = time.monotonic() - sent
-                    if pauses.stood_still(resumed) and request.deadline is not None:
-                        answer.elapsed = min(answer.elapsed, request.deadline)
+                    answer.elapsed = wait.charged(request)
                     return answer
-                if deadline is None or time.monotonic() < deadline:
+                if wait.deadline is None or time.monotonic() < wait.deadline:
                     continue
                 # a line is there whenever it is asked for: talk that goes on past the limit
                 # is no answer either (read_line only says TIMEOUT when none is)
                 status = ReadStatus.TIMEOUT
-            if status is ReadStatus.TIMEOUT and pauses.stood_still(resumed):
-                # the arena was stopped while the engine thought: the whole limit again
-                resumed = pauses.stalls()
-                if hard_limit is not None:
-                    deadline = time.monotonic() + hard_limit
-                continue
+            if status is ReadStatus.TIMEOUT and wait.extend():
+                continue  # the arena stood still while the engine thought (MoveWait's rule)
             break
-        elapsed = time.monotonic() - sent
-        if status is ReadStatus.TIMEOUT:
-            return Reply(elapsed, fault=self._timeout(elapsed, request))
-        if status is ReadStatus.TOO_LONG:
-            message = f"line longer than {protocol.MAX_LINE} bytes"
-            return Reply(elapsed, fault=faults.bad_output(message, _text(raw), **self._evidence()))
-        return Reply(elapsed, fault=self._crashed())
+        return self._unanswered(status, raw, wait.elapsed(), request, "line")
 
     def _wait_for(self, word: str, deadline: float) -> list[str] | Fault:
         """The lines before the line ``word`` by ``deadline`` (the first MAX_START_LINES, each

@@ -15,6 +15,7 @@ from __future__ import annotations
 import shlex
 
 from bot_arena.arena.match.botref import COMMAND, ENGINES, BotRef, BotSpecError
+from bot_arena.games import keyvalue
 
 OPTION_PREFIX = "option."
 
@@ -22,19 +23,21 @@ OPTION_PREFIX = "option."
 def split_engine(target: str) -> tuple[list[str], list[tuple[str, str]]]:
     """The command line (argv) and the ``(name, value)`` options of an engine target."""
     try:
-        words = shlex.split(target)
+        words = keyvalue.shell_words(target)
     except ValueError as exc:
         raise BotSpecError(f"engine: cannot read the command line: {exc}") from None
-    argv: list[str] = []
-    options: list[tuple[str, str]] = []
-    for word in words:
-        if word.startswith(OPTION_PREFIX):
-            name, eq, value = word[len(OPTION_PREFIX) :].partition("=")
-            if not eq or not name.strip():
-                raise BotSpecError(f"engine option {word!r} is not option.NAME=VALUE")
-            options.append((name.strip(), value.strip()))
-        else:
-            argv.append(word)
+    argv = [word for word in words if not word.startswith(OPTION_PREFIX)]
+    try:
+        named = keyvalue.pairs(
+            w[len(OPTION_PREFIX) :] for w in words if w.startswith(OPTION_PREFIX)
+        )
+    except keyvalue.KeyValueError as exc:
+        if exc.duplicate:
+            raise BotSpecError(f"engine option {exc.key!r} is given twice") from None
+        raise BotSpecError(
+            f"engine option {OPTION_PREFIX + exc.word!r} is not option.NAME=VALUE"
+        ) from None
+    options = list(named.items())
     if not argv:
         raise BotSpecError("engine without a command line")
     return argv, options

@@ -65,6 +65,48 @@ class Seat(Protocol):
         ...
 
 
+class MoveWait:
+    """One move's wait for its answer, and the one rule for a referee that stood still during
+    it (``transport.pauses``: stopped by SIGSTOP or Ctrl-Z, or starved of the CPU), which every
+    seat kind (a Python bot's, an engine's) follows:
+
+    - the stop is not the bot's time: an answer that came is charged at most the move's limit;
+    - an answer still missing when the wait runs out gets the whole limit again, from the
+      resume, **once**. Once and not on every stop: the heartbeat cannot tell a stop from a
+      starved CPU, and a bot that can starve the arena (an unconfined one, or one on a loaded
+      machine) would otherwise buy a fresh limit again and again; once bounds every wait at
+      twice the limit.
+    """
+
+    def __init__(self, hard_limit: float | None) -> None:
+        self.hard_limit = hard_limit
+        self.resumed = pauses.stalls()
+        self.sent = time.monotonic()
+        self.deadline = None if hard_limit is None else self.sent + hard_limit
+        self.extended = False
+
+    def extend(self) -> bool:
+        """After the wait ran out: whether the answer gets the limit again (the deadline moved
+        to a whole limit from now), the first time the arena is found to have stood still."""
+        if self.extended or self.hard_limit is None or not pauses.stood_still(self.resumed):
+            return False
+        self.extended = True
+        self.deadline = time.monotonic() + self.hard_limit
+        return True
+
+    def elapsed(self) -> float:
+        """The time since the request was sent."""
+        return time.monotonic() - self.sent
+
+    def charged(self, request: protocol.MoveRequest) -> float:
+        """The time an answer is charged: ``elapsed``, at most the move's limit when the arena
+        stood still during the move."""
+        elapsed = self.elapsed()
+        if request.deadline is not None and (self.extended or pauses.stood_still(self.resumed)):
+            return min(elapsed, request.deadline)
+        return elapsed
+
+
 class ProcessSeat:
     """Talks to one BotProcess; any fault leaves the process killed."""
 
@@ -164,28 +206,37 @@ class ProcessSeat:
         request: protocol.MoveRequest,
         hard_limit: float | None,
     ) -> Reply:
-        process = self.process
-        stray = process.unsolicited()
-        if stray:  # a line nobody asked for would be taken for the next answer: refuse it
-            fault = faults.bad_output("output without a request", _text(stray), **self._evidence())
-            return Reply(0.0, fault=fault)
-        resumed = pauses.stalls()
-        sent = time.monotonic()
-        deadline = None if hard_limit is None else sent + hard_limit
-        unsent = self._send(request.line, sent, deadline, request)
+        """One move, for every seat kind: what came since the last answer is dealt with
+        (``_before_request``), then the request (``_request_bytes``) is sent and its answer
+        read (``_answer``) under one MoveWait."""
+        refused = self._before_request()
+        if refused is not None:
+            return refused
+        data = self._request_bytes(request)
+        wait = MoveWait(hard_limit)
+        unsent = self._send(data, wait, request)
         if unsent is not None:
             return unsent
-        status, raw = process.read_line(deadline)
-        elapsed = time.monotonic() - sent
-        if pauses.stood_still(resumed):
-            # The arena was stopped while the bot thought: the stop is not the bot's time. An
-            # answer that is still missing gets the whole limit again, once, from the resume;
-            # the move is charged at most its limit.
-            if status is ReadStatus.TIMEOUT and hard_limit is not None:
-                status, raw = process.read_line(time.monotonic() + hard_limit)
-                elapsed = time.monotonic() - sent
-            if status is ReadStatus.LINE and request.deadline is not None:
-                elapsed = min(elapsed, request.deadline)
+        return self._answer(wait, request)
+
+    def _before_request(self) -> Reply | None:
+        """A line nobody asked for would be taken for the next answer: refuse it."""
+        stray = self.process.unsolicited()
+        if not stray:
+            return None
+        fault = faults.bad_output("output without a request", _text(stray), **self._evidence())
+        return Reply(0.0, fault=fault)
+
+    def _request_bytes(self, request: protocol.MoveRequest) -> bytes:
+        return request.line
+
+    def _answer(self, wait: MoveWait, request: protocol.MoveRequest) -> Reply:
+        """The answer line, read by ``wait``'s deadline, judged."""
+        process = self.process
+        status, raw = process.read_line(wait.deadline)
+        if status is ReadStatus.TIMEOUT and wait.extend():
+            status, raw = process.read_line(wait.deadline)
+        elapsed = wait.charged(request) if status is ReadStatus.LINE else wait.elapsed()
         if status is ReadStatus.LINE:
             try:
                 answer = protocol.decode_answer(raw, request.id)
@@ -202,21 +253,32 @@ class ProcessSeat:
                 return Reply(elapsed, fault=fault)
             fault = faults.bad_output("expected a move answer", _text(raw), **self._evidence())
             return Reply(elapsed, fault=fault)
+        return self._unanswered(status, raw, elapsed, request, "answer line")
+
+    def _unanswered(
+        self,
+        status: ReadStatus,
+        raw: bytes,
+        elapsed: float,
+        request: protocol.MoveRequest,
+        line: str,
+    ) -> Reply:
+        """The fault of a wait that ended without an answer: the time ran out, a ``line`` too
+        long came, or the process closed its output."""
         if status is ReadStatus.TIMEOUT:
             return Reply(elapsed, fault=self._timeout(elapsed, request))
         if status is ReadStatus.TOO_LONG:
-            message = f"answer line longer than {protocol.MAX_LINE} bytes"
+            message = f"{line} longer than {protocol.MAX_LINE} bytes"
             return Reply(elapsed, fault=faults.bad_output(message, _text(raw), **self._evidence()))
         return Reply(elapsed, fault=self._crashed())
 
-    def _send(
-        self, data: bytes, sent: float, deadline: float | None, request: protocol.MoveRequest
-    ) -> Reply | None:
+    def _send(self, data: bytes, wait: MoveWait, request: protocol.MoveRequest) -> Reply | None:
         """Write a move request; the timeout or crash when it cannot be written, else None."""
         process = self.process
+        deadline = wait.deadline
         if process.send(data, deadline):
             return None
-        elapsed = time.monotonic() - sent
+        elapsed = wait.elapsed()
         if process.alive() and deadline is not None and time.monotonic() >= deadline:
             return Reply(elapsed, fault=self._timeout(elapsed, request))
         self.send_ok = False
