@@ -47,7 +47,7 @@ from bot_arena.arena.tournament.incidents import STOP_GRACE_S, WATCH_S, Incident
 from bot_arena.arena.tournament.job import Job, Plan, play
 from bot_arena.arena.tournament.job_handle import JobFailed, JobHandle, start_job_server
 from bot_arena.arena.tournament.progress import Progress, Standings
-from bot_arena.arena.transport.forkserver import (
+from bot_arena.arena.transport.forkserver_client import (
     ForkServer,
     ForkServerError,
 )
