@@ -42,7 +42,11 @@ from bot_arena.arena.match.timecontrol import TimeControl, per_seat
 from bot_arena.arena.match.uci import UciSeat
 from bot_arena.arena.match.xboard import XboardSeat
 from bot_arena.arena.transport import pauses, protocol
-from bot_arena.arena.transport.forkserver_client import ForkServer, ForkServerError, start_forkserver
+from bot_arena.arena.transport.forkserver_client import (
+    ForkServer,
+    ForkServerError,
+    start_forkserver,
+)
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.process import BotProcess, sweep_sessions
 from bot_arena.arena.transport.sandbox import support

@@ -1,5 +1,6 @@
-"""The referee's side of the fork server (``bot_arena.arena.worker.forkserver_server``): Python bot workers
-started by ``fork`` of a process that has already imported them, instead of a fresh interpreter.
+"""The referee's side of the fork server (``bot_arena.arena.worker.forkserver_server``): Python
+bot workers started by ``fork`` of a process that has already imported them, instead of a fresh
+interpreter.
 
 ``ForkServer.spawn`` gives a ``ForkedChild`` and the referee's ends of the worker's three pipes;
 ``ForkedChild`` answers ``poll``/``wait``/``returncode`` like ``subprocess.Popen`` (the server

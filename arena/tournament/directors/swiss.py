@@ -15,7 +15,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot_arena.arena.tournament.directors.base import Director, NewMatch, Played
-from bot_arena.arena.tournament.swiss_pairing import SwissPlayer, buchholz, pair_round, standings_order
+from bot_arena.arena.tournament.swiss_pairing import (
+    SwissPlayer,
+    buchholz,
+    pair_round,
+    standings_order,
+)
 
 KEY = "swiss"  # the tournament's settings: {"rounds": R, "games": G}
 
