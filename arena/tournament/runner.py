@@ -152,6 +152,7 @@ class Runner:
         spare = self._new_workers(self.jobs) if self.jobs > 1 and self._server is None else []
         try:
             plan, jobs, progress = self._prepare()
+            state = self._state(plan, jobs, progress)
             if self.jobs > 1 and self._server is not None and self._parallel(jobs):
                 spare = self._new_workers(self._workers(jobs))
         except BaseException:
@@ -159,7 +160,6 @@ class Runner:
                 w.stop(timeout=1.0)
             self._close_server()
             raise
-        state = self._state(plan, jobs, progress)
         todo = state.todo
         try:
             if self.jobs > 1 and self._parallel(todo):
@@ -203,11 +203,11 @@ class Runner:
         early = self._new_workers(count) if count > 0 else []
         try:
             plan, jobs, progress = self._prepare()
+            state = self._state(plan, jobs, progress)
         except BaseException:
             for w in early:
                 w.terminate()
             raise
-        state = self._state(plan, jobs, progress)
         workers: list[Worker] = []
         try:
             if not state.todo:
@@ -360,6 +360,7 @@ class Runner:
             dict(tournament.time_control),
             tournament_book(game, tournament),
         )
+        self.commits.in_step = True  # the director reads each group's results before it adds
         director.load(played(session, tournament))
         if director.decided:
             return []
