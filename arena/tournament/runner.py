@@ -13,6 +13,11 @@ its group, a match already done is never stored again, and one left ``running`` 
 Every pool of a run confines its bots as the run's SandboxSettings say, and each stored match
 gets the sandbox level found by the runner itself: its own pool's with ``jobs == 1``, its own
 probe with job processes (same settings, same machine), never a level a job sends.
+
+``Runner.run`` is the outline; the pieces: ``serial_loop.py`` (``jobs == 1``), ``worker_loop.py``
+(the loop that feeds job processes and Ray actors alike), ``recovery.py`` (a worker that fails
+or is lost, incidents), ``pacing.py`` (each worker's queue), ``group_commit.py`` (the groups)
+and ``run_state.py`` (what they share).
 """
 
 from __future__ import annotations
