@@ -3,6 +3,7 @@ goes back in line, the restart budget, lost Ray matches) and the group commit's 
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from concurrent.futures import Future
 from typing import Any
@@ -177,3 +178,40 @@ def test_groups_double_up_to_group_max_and_a_claim_completed_in_its_group_is_not
     assert told == sizes
     for marked, completed in committer.writes:
         assert len(marked) == 1 and marked[0] >= 1000 and marked[0] - 1000 in completed
+
+
+class _SlowCommitter:
+    """Each transaction's result comes when ``finish`` is called (from another thread, later,
+    with ``later``)."""
+
+    def __init__(self, later: bool) -> None:
+        self.later = later
+        self.pending: list[tuple[Future[list[bool]], list[bool]]] = []
+
+    def submit(self, task: Any) -> Future[list[bool]]:
+        done: Future[list[bool]] = Future()
+        self.pending.append((done, task(None, _Writer())))
+        if self.later:
+            threading.Timer(0.05, self.finish).start()
+        return done
+
+    def finish(self) -> None:
+        for done, result in self.pending:
+            done.set_result(result)
+        self.pending.clear()
+
+
+@pytest.mark.parametrize("in_step", [False, True])
+def test_in_step_the_loop_waits_for_each_group_else_it_goes_on(in_step: bool) -> None:
+    """A director reads a group's results before it adds matches (``in_step``); otherwise the
+    loop goes on feeding the workers while up to GROUPS_IN_FLIGHT groups are written."""
+    told: list[int] = []
+    committer = _SlowCommitter(later=in_step)
+    commits = GroupCommit(committer, lambda batch, done: told.append(len(batch)))  # type: ignore[arg-type]
+    commits.version_ids, commits.in_step = [10, 11], in_step
+    commits.add(_job(1), None)  # type: ignore[arg-type]
+    commits.store_ready()
+    assert told == ([1] if in_step else [])
+    committer.finish()
+    commits.collect(keep=0)
+    assert told == [1]
