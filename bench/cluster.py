@@ -45,7 +45,8 @@ from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import BotPool
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.tournament.create import create
-from bot_arena.arena.tournament.runner import GROUP_MAX, Runner, pending_jobs
+from bot_arena.arena.tournament.group_commit import GROUP_MAX
+from bot_arena.arena.tournament.runner import Runner, pending_jobs
 from bot_arena.arena.transport.process import descendants
 from bot_arena.db.models import Match
 from bot_arena.db.session import make_engine, session_factory

@@ -110,7 +110,7 @@ def one_run(folder: Path, jobs: int, games_total: int, index: int) -> Run:
     engine.dispose()
     assert outcome.finished, outcome.failed
     # a runner without a writer thread (the commit before it) stored in its loop
-    committer = getattr(runner, "_committer", None)
+    committer = getattr(runner, "committer", None)
     busy = runner.db_seconds if committer is None else committer.busy_seconds
     busy_cpu = runner.db_seconds if committer is None else committer.cpu_seconds
     return Run(

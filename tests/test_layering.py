@@ -175,7 +175,7 @@ def test_the_check_follows_modules_named_by_strings(tmp_path: Path) -> None:
         'import_module("bot_arena.db.store")\n'
         'JOB = "bot_arena.arena.tournament.job:run_forked"\n'
         'import_module("games.chess")\n'
-        'SERVER = ["-m", "bot_arena.arena.worker.forkserver"]\n'
+        'SERVER = ["-m", "bot_arena.arena.worker.forkserver_server"]\n'
         '"""see bot_arena.arena.cli:main for the command"""\n'
         'import_module("bot_arena.bots.random_bot")\n'
     )

@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.tournament.ray_executor import RayExecutor
     from bot_arena.arena.tournament.runner import Outcome
-    from bot_arena.arena.transport.forkserver import ForkServer
+    from bot_arena.arena.transport.forkserver_client import ForkServer
     from bot_arena.arena.transport.limits import ResourceLimits
 
 tournament_app = command_group(

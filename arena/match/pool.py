@@ -42,7 +42,11 @@ from bot_arena.arena.match.timecontrol import TimeControl, per_seat
 from bot_arena.arena.match.uci import UciSeat
 from bot_arena.arena.match.xboard import XboardSeat
 from bot_arena.arena.transport import pauses, protocol
-from bot_arena.arena.transport.forkserver import ForkServer, ForkServerError, start_forkserver
+from bot_arena.arena.transport.forkserver_client import (
+    ForkServer,
+    ForkServerError,
+    start_forkserver,
+)
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.process import BotProcess, sweep_sessions
 from bot_arena.arena.transport.sandbox import support
@@ -75,7 +79,7 @@ class BotPool:
     ) -> None:
         """``terminal`` is (input, output) for ``human`` seats; default stdin and stderr.
         ``forkserver``: start Python workers as forks of one pre-loaded process (see
-        ``arena.worker.forkserver``) rather than as fresh interpreters: True to start one on
+        ``arena.worker.forkserver_server``) rather than as fresh interpreters: True to start one on
         first use (closed with the pool), or a running one to use (not closed here).
         ``sandbox``: how bots are confined; with ``Mode.ON`` on a machine that cannot confine
         them fully, SandboxUnavailable (before anything starts). ``sandbox_level`` says what

@@ -34,7 +34,7 @@ from bot_arena.arena.transport.strict_json import STRICT_DECODER, STRICT_ENCODER
 
 if TYPE_CHECKING:
     from bot_arena.arena.match.pool import BotPool
-    from bot_arena.arena.transport.forkserver import ForkServer
+    from bot_arena.arena.transport.forkserver_client import ForkServer
     from bot_arena.games.base import Game
 
 MAX_MESSAGE = 256 << 20  # longest message line accepted (bytes): a job that sends more has failed
@@ -276,9 +276,9 @@ def _signals() -> None:
 
 
 def run_forked(read_fd: int, write_fd: int, channel: int) -> int:
-    """A job forked by the fork server (``arena.worker.forkserver``), which also starts its
+    """A job forked by the fork server (``arena.worker.forkserver_server``), which also starts its
     bots over ``channel``."""
-    from bot_arena.arena.transport.forkserver import ForkServer
+    from bot_arena.arena.transport.forkserver_client import ForkServer
 
     _signals()
     serve(read_fd, write_fd, ForkServer(channel=channel))

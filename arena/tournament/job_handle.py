@@ -30,7 +30,7 @@ from bot_arena.arena.tournament.job import (
     encode,
     write_all,
 )
-from bot_arena.arena.transport.forkserver import (
+from bot_arena.arena.transport.forkserver_client import (
     ForkedChild,
     ForkServer,
     start_forkserver,

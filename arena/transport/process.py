@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from enum import Enum
 
-from bot_arena.arena.transport.forkserver import ForkedChild, ForkServer, wait_for_exit
+from bot_arena.arena.transport.forkserver_client import ForkedChild, ForkServer, wait_for_exit
 from bot_arena.arena.transport.protocol import MAX_LINE
 
 WORKER_MODULE = ["-P", "-m", "bot_arena.arena.worker"]  # after the interpreter: a Python worker

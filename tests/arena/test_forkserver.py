@@ -19,7 +19,7 @@ from bot_arena.arena.match.pool import BotPool, TimeControl
 from bot_arena.arena.match.record import Termination
 from bot_arena.arena.tournament.job import Job, Plan, encode, write_all
 from bot_arena.arena.tournament.job_handle import JOB_MODULE, JOB_TARGET
-from bot_arena.arena.transport.forkserver import ForkServer, ForkServerError, wait_for_exit
+from bot_arena.arena.transport.forkserver_client import ForkServer, ForkServerError, wait_for_exit
 from bot_arena.arena.transport.process import BotProcess, descendants
 from bot_arena.arena.transport.sandbox.mode import Mode, SandboxSettings
 
@@ -191,7 +191,7 @@ def test_the_server_leaves_python_chess_to_the_workers_that_play_chess() -> None
     ahead of its workers would slow every game's first start for the chess games' sake."""
     code = (
         "import sys\n"
-        "from bot_arena.arena.worker.forkserver import preload\n"
+        "from bot_arena.arena.worker.forkserver_server import preload\n"
         "preload()\n"
         "print('chess' in sys.modules, 'bot_arena.games.connect4' in sys.modules)\n"
     )

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot_arena.arena.tournament.knockout import (
+from bot_arena.arena.tournament.knockout_bracket import (
     TieScore,
     TieState,
     TieView,

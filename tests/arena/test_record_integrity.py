@@ -25,7 +25,7 @@ from bot_arena.arena.match.pool import BotPool
 from bot_arena.arena.match.record import MatchRecord, MoveRecord
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.match.verify import check_record
-from bot_arena.arena.tournament import job_handle, runner
+from bot_arena.arena.tournament import job_handle, runner, serial_loop
 from bot_arena.arena.tournament.create import create
 from bot_arena.arena.tournament.job import MessageError, decode_reply, encode
 from bot_arena.arena.transport.limits import ResourceLimits
@@ -171,7 +171,7 @@ def test_the_runner_does_not_store_a_forged_record(
 ) -> None:
     """``--jobs 1``: the first match's record comes back with its scores swapped."""
     factory, tid, refs = _tournament(tmp_path)
-    real_play = runner.play
+    real_play = serial_loop.play
     forged_ids: list[int] = []
 
     def forging_play(pool: Any, game: Any, plan: Any, job: Any) -> MatchRecord:
@@ -181,7 +181,7 @@ def test_the_runner_does_not_store_a_forged_record(
             _forge_swap(record)
         return record
 
-    monkeypatch.setattr(runner, "play", forging_play)
+    monkeypatch.setattr(serial_loop, "play", forging_play)
     outcome = _run(factory, tid, refs, jobs=1)
     assert len(forged_ids) == 1
     refused = [t for t in outcome.failed if "record refused" in t]
@@ -189,7 +189,7 @@ def test_the_runner_does_not_store_a_forged_record(
     counts = _counts(factory, tid)
     assert counts["done"] == outcome.total - 1 and outcome.played == outcome.total - 1
     # a resume plays it again, for real
-    monkeypatch.setattr(runner, "play", real_play)
+    monkeypatch.setattr(serial_loop, "play", real_play)
     again = _run(factory, tid, refs, jobs=1)
     assert again.finished and not again.failed
 

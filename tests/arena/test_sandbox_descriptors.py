@@ -80,7 +80,7 @@ def test_a_descriptor_above_a_lowered_soft_limit_is_closed(fallback: bool) -> No
 
 FORKSERVER = """
 import os, resource, sys
-from bot_arena.arena.worker import forkserver
+from bot_arena.arena.worker import forkserver_server as forkserver
 
 hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
 resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))

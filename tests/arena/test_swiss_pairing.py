@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot_arena.arena.tournament.schedule import ScheduleError
-from bot_arena.arena.tournament.swiss import (
+from bot_arena.arena.tournament.swiss_pairing import (
     SwissPlayer,
     SwissRound,
     _pair,

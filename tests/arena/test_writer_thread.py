@@ -21,7 +21,7 @@ import pytest
 from bot_arena import games
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.timecontrol import TimeControl
-from bot_arena.arena.tournament import runner as runner_module
+from bot_arena.arena.tournament import pacing
 from bot_arena.arena.tournament.create import create
 from bot_arena.arena.tournament.runner import Runner
 from bot_arena.db.session import make_engine, session_factory
@@ -178,21 +178,19 @@ def test_an_error_of_the_database_in_the_writer_thread_ends_the_run_with_it(
     factory.kw["bind"].dispose()
 
 
-def test_a_fast_worker_keeps_more_matches_queued(tmp_path: Path) -> None:
+def test_a_fast_worker_keeps_more_matches_queued() -> None:
     """Its queue holds AHEAD_S of work at its pace, between its own minimum and MAX_DEPTH."""
 
     class Worker:
         depth = 2
         ahead_s = 0.02
 
-    factory, tid, refs = _tournament(tmp_path, 1)
-    run = Runner(factory, tid, refs, jobs=2)
+    paces = pacing.Pacing()
     fast, slow, new = Worker(), Worker(), Worker()
-    run._paces[fast] = (0.001, 0.0)  # type: ignore[index]
-    run._paces[slow] = (1.5, 0.0)  # type: ignore[index]
-    assert run._depth(new) == 2  # type: ignore[arg-type]
-    assert run._depth(slow) == 2  # type: ignore[arg-type]
-    assert run._depth(fast) == math.ceil(0.02 / 0.001)  # type: ignore[arg-type]
-    run._paces[fast] = (1e-7, 0.0)  # type: ignore[index]
-    assert run._depth(fast) == runner_module.MAX_DEPTH  # type: ignore[arg-type]
-    factory.kw["bind"].dispose()
+    paces.paces[fast] = (0.001, 0.0)
+    paces.paces[slow] = (1.5, 0.0)
+    assert paces.depth(new) == 2
+    assert paces.depth(slow) == 2
+    assert paces.depth(fast) == math.ceil(0.02 / 0.001)
+    paces.paces[fast] = (1e-7, 0.0)
+    assert paces.depth(fast) == pacing.MAX_DEPTH

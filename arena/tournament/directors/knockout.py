@@ -1,6 +1,6 @@
-"""A knockout: a seeded single-elimination bracket (``arena.tournament.knockout``), each tie a
-mini-match of ``games`` games, then extra pairs while it stays level (up to ``tiebreak_pairs``),
-then a coin drawn from the tournament's seed.
+"""A knockout: a seeded single-elimination bracket (``arena.tournament.knockout_bracket``),
+each tie a mini-match of ``games`` games, then extra pairs while it stays level (up to
+``tiebreak_pairs``), then a coin drawn from the tournament's seed.
 
 The bracket is replayed from the seeding and the stored results every time it is needed: round
 1's ties come from the seeding, each later round's from the winners of the round before, each
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot_arena.arena.tournament.directors.base import Director, NewMatch, Played
-from bot_arena.arena.tournament.knockout import (
+from bot_arena.arena.tournament.knockout_bracket import (
     TieScore,
     TieView,
     bracket_text,

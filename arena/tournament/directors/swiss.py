@@ -1,5 +1,5 @@
 """A Swiss tournament: ``rounds`` rounds, each pairing bots of equal or close scores who have not
-met (``arena.tournament.swiss.pair_round``), each pairing a mini-match of ``games`` games.
+met (``arena.tournament.swiss_pairing.pair_round``), each pairing a mini-match of ``games`` games.
 
 Round ``r + 1`` is paired only once every match of round ``r`` is stored, from the stored results
 alone: the standings, who met whom, who had the first seat and who had a bye are all read back
@@ -15,7 +15,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot_arena.arena.tournament.directors.base import Director, NewMatch, Played
-from bot_arena.arena.tournament.swiss import SwissPlayer, buchholz, pair_round, standings_order
+from bot_arena.arena.tournament.swiss_pairing import (
+    SwissPlayer,
+    buchholz,
+    pair_round,
+    standings_order,
+)
 
 KEY = "swiss"  # the tournament's settings: {"rounds": R, "games": G}
 

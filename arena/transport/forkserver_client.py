@@ -1,5 +1,6 @@
-"""The referee's side of the fork server (``bot_arena.arena.worker.forkserver``): Python bot workers
-started by ``fork`` of a process that has already imported them, instead of a fresh interpreter.
+"""The referee's side of the fork server (``bot_arena.arena.worker.forkserver_server``): Python
+bot workers started by ``fork`` of a process that has already imported them, instead of a fresh
+interpreter.
 
 ``ForkServer.spawn`` gives a ``ForkedChild`` and the referee's ends of the worker's three pipes;
 ``ForkedChild`` answers ``poll``/``wait``/``returncode`` like ``subprocess.Popen`` (the server
@@ -26,7 +27,7 @@ from typing import Any
 
 SERVER_START_S = 10.0  # how long the first spawn may wait for the server's imports
 _MESSAGE = 1 << 16
-SERVER_MODULE = "bot_arena.arena.worker.forkserver"  # started by name: no import of it here
+SERVER_MODULE = "bot_arena.arena.worker.forkserver_server"  # started by name: no import of it here
 
 
 class ForkServerError(OSError):
@@ -34,7 +35,7 @@ class ForkServerError(OSError):
 
 
 class ForkServer:
-    """A running ``bot_arena.arena.worker.forkserver`` process and the socket to it."""
+    """A running ``bot_arena.arena.worker.forkserver_server`` process and the socket to it."""
 
     def __init__(
         self,

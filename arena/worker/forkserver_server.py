@@ -1,5 +1,5 @@
-"""``python -m bot_arena.arena.worker.forkserver FD [--preload MODULE]...``: starts bot workers
-(and tournament jobs) by ``fork`` instead of ``exec``.
+"""``python -m bot_arena.arena.worker.forkserver_server FD [--preload MODULE]...``: starts bot
+workers (and tournament jobs) by ``fork`` instead of ``exec``.
 
 A fresh Python worker spends about 50 ms of CPU before it can load a bot: the interpreter's own
 start-up and the imports of the worker, the game rules and the bot registry. This process pays
@@ -7,8 +7,8 @@ that once (it imports what a worker needs and then waits), and each worker is a 
 a millisecond or two. It was itself started by ``exec`` with no descriptor but its socket, so a
 worker inherits nothing from the arena (no database connection, no other bot's pipes).
 
-The referee (``bot_arena.arena.transport.forkserver``) talks to it over one ``SOCK_SEQPACKET``
-socket, one JSON message per packet:
+The referee (``bot_arena.arena.transport.forkserver_client``) talks to it over one
+``SOCK_SEQPACKET`` socket, one JSON message per packet:
 
 - request ``{"argv": [...], "cwd": ..., "env": {...}}`` with three descriptors attached (the
   worker's stdin, stdout and stderr); answer ``{"pid": N}`` or ``{"error": text}``; with
