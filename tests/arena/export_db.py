@@ -55,7 +55,7 @@ def _record(number: int, rng: random.Random) -> tuple[MatchRecord, list[BotRef],
         if ply % 3 == 1:
             info = {"score": {"cp": rng.randint(-300, 300)}, "depth": 7, "nodes": 1234}
         elif ply % 5 == 2:
-            info = {"values": [0.25, -1.5], "note": "a \"quoted\" note"}
+            info = {"values": [0.25, -1.5], "note": 'a "quoted" note'}
         moves.append(MoveRecord(seat, text, round(rng.uniform(0.1, 80.0), 3), info, ply == 9))
         state = game.apply(state, move)
         ply += 1
