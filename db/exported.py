@@ -9,7 +9,7 @@ is one chunk's whatever the database's size.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -109,7 +109,7 @@ def exported_matches(
         after = ids[-1]
 
 
-def _chunk(session: Session, rows: list[Any], ids: list[int]) -> Iterator[ExportedMatch]:
+def _chunk(session: Session, rows: Sequence[Any], ids: list[int]) -> Iterator[ExportedMatch]:
     seats: dict[int, list[SeatValues]] = {i: [] for i in ids}
     seat_rows = session.execute(
         select(
@@ -127,7 +127,7 @@ def _chunk(session: Session, rows: list[Any], ids: list[int]) -> Iterator[Export
         .order_by(Seat.match_id, Seat.seat)
     )
     for match_id, *seat in seat_rows:
-        seats[match_id].append(tuple(seat))  # type: ignore[arg-type]
+        seats[match_id].append(tuple(seat))
     moves: dict[int, list[MoveValues]] = {i: [] for i in ids}
     move_rows = session.execute(
         select(Move.match_id, Move.seat, Move.move, Move.time_ms, Move.info, Move.forced)
@@ -135,7 +135,7 @@ def _chunk(session: Session, rows: list[Any], ids: list[int]) -> Iterator[Export
         .order_by(Move.match_id, Move.ply)
     )
     for match_id, *move in move_rows:
-        moves[match_id].append(tuple(move))  # type: ignore[arg-type]
+        moves[match_id].append(tuple(move))
     for row in rows:
         try:
             record = record_from(row, seats[row.id], moves[row.id])

@@ -27,7 +27,7 @@ def expected_score(diff: float) -> float:
     exponent = -diff / 400.0
     if exponent > _LARGEST_EXPONENT:
         return 0.0
-    return 1.0 / (1.0 + 10.0**exponent)
+    return 1.0 / (1.0 + math.pow(10.0, exponent))
 
 
 def elo_diff(score: float) -> float:
