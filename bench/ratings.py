@@ -23,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from bot_arena.arena.ratings import GameResult, fit_ml, fit_sequential
+from bot_arena.arena.ratings.elo import ELO_PER_NAT, expected_score
 
 
 def two_player_games(bots: int, games: int, seed: int) -> tuple[list[GameResult], np.ndarray]:
@@ -30,7 +31,7 @@ def two_player_games(bots: int, games: int, seed: int) -> tuple[list[GameResult]
     truth = rng.normal(0.0, 200.0, bots)
     a = rng.integers(0, bots, games)
     b = (a + rng.integers(1, bots, games)) % bots
-    e = 1.0 / (1.0 + 10.0 ** ((truth[b] - truth[a]) / 400.0))
+    e = np.array([expected_score(d) for d in (truth[a] - truth[b]).tolist()])
     draw = np.minimum(e, 1.0 - e) * 0.8
     u = rng.random(games)
     ranks = np.where(u < e - draw / 2, 0, np.where(u < e + draw / 2, 1, 2))
@@ -51,7 +52,7 @@ def multi_player_games(bots: int, games: int, seats: int, seed: int) -> list[Gam
     for _ in range(games):
         players = rng.choice(bots, seats, replace=False)
         noise = rng.gumbel(size=seats)  # Gumbel-max sampling = Plackett-Luce order
-        order = np.argsort(-(truth[players] * np.log(10) / 400 + noise))
+        order = np.argsort(-(truth[players] / ELO_PER_NAT + noise))
         ranks = np.empty(seats, dtype=int)
         ranks[order] = np.arange(1, seats + 1)
         out.append(GameResult(tuple(names[p] for p in players), tuple(ranks.tolist())))

@@ -35,7 +35,8 @@ import time
 
 import numpy as np
 
-from bot_arena.arena.ratings.sprt import NELO_PER_T, SprtSettings, evaluate, llr_batch
+from bot_arena.arena.ratings.elo import NELO_PER_T, expected_score
+from bot_arena.arena.ratings.sprt_stats import SprtSettings, evaluate, llr_batch
 
 MARGIN = 0.05  # exact LLRs where the screen comes this close to a bound (+ SLACK / pairs)
 SLACK = 50.0
@@ -59,7 +60,7 @@ def moments(probs: np.ndarray) -> tuple[float, float]:
 def pairs_with(model: str, elo: float) -> np.ndarray:
     """The pair distribution whose true strength is ``elo`` in ``model``'s Elo."""
     if model == "logistic":
-        return pair_distribution(1.0 / (1.0 + 10.0 ** (-elo / 400.0)))
+        return pair_distribution(expected_score(elo))
     lo, hi = 0.3, 0.7
     for _ in range(100):  # nElo of pairs: (mu - 1/2) / sqrt(2 v) * 800 / ln 10
         mid = (lo + hi) / 2.0
@@ -71,7 +72,7 @@ def pairs_with(model: str, elo: float) -> np.ndarray:
 def hypothesis_score(s: SprtSettings, elo: float, var: float) -> float:
     """H's expected pair score: logistic, or 1/2 + t sqrt(v) with the pair's t for nElo."""
     if s.model == "logistic":
-        return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+        return expected_score(elo)
     return 0.5 + math.sqrt(2.0) * elo / NELO_PER_T * math.sqrt(var)
 
 

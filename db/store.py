@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from sqlalchemy import Connection, Table, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -373,6 +373,41 @@ def record_of(match: Match) -> MatchRecord:
 
 
 def _record(match: Match) -> MatchRecord:
+    seats = (
+        (s.version.bot.name, s.version.sha256, s.utility, s.rank, s.score, s.fault)
+        for s in match.seats
+    )
+    moves = ((m.seat, m.move, m.time_ms, m.info, m.forced) for m in match.moves)
+    return record_from(match, seats, moves)
+
+
+class StoredMatch(Protocol):
+    """A stored match's own columns that its record holds: an ORM ``Match`` or a row selected
+    with those names."""
+
+    game: str
+    params: dict[str, Any]
+    start_position: str | None
+    final_position: str | None
+    termination: str | None
+    started: datetime | None
+    finished: datetime | None
+    time_control: dict[str, Any]
+    adjudication: dict[str, Any] | None
+
+
+#: A seat as stored: bot name, version SHA-256, utility, rank, score, fault.
+SeatValues = tuple[str, str, float | None, int | None, float | None, dict[str, Any] | None]
+#: A move as stored: seat, move, time_ms, info, forced.
+MoveValues = tuple[int, str, float, dict[str, Any] | None, bool]
+
+
+def record_from(
+    match: StoredMatch, seats: Iterable[SeatValues], moves: Iterable[MoveValues]
+) -> MatchRecord:
+    """The MatchRecord of a played match from its stored values (its seats in seat order, its
+    moves in ply order): the one reading of a stored match, for the ORM's objects and for the
+    rows an export streams. RecordError, ValueError or TypeError on a value no Bot Arena wrote."""
     assert match.termination is not None
     started = match.started.timestamp() if match.started else 0.0
     finished = match.finished.timestamp() if match.finished else started
@@ -382,18 +417,18 @@ def _record(match: Match) -> MatchRecord:
         start_position=match.start_position or "",
         seats=[
             SeatResult(
-                bot=s.version.bot.name,
-                utility=float(s.utility or 0.0),
-                rank=int(s.rank or 0),
-                score=float(s.score or 0.0),
-                fault=Fault.from_dict(s.fault) if s.fault else None,
-                version=s.version.sha256,
+                bot=bot,
+                utility=float(utility or 0.0),
+                rank=int(rank or 0),
+                score=float(score or 0.0),
+                fault=Fault.from_dict(fault) if fault else None,
+                version=version,
             )
-            for s in match.seats
+            for bot, version, utility, rank, score, fault in seats
         ],
         moves=[
-            MoveRecord(seat=m.seat, move=m.move, time_ms=m.time_ms, info=m.info, forced=m.forced)
-            for m in match.moves
+            MoveRecord(seat=seat, move=move, time_ms=time_ms, info=info, forced=forced)
+            for seat, move, time_ms, info, forced in moves
         ],
         termination=Termination(match.termination),
         final_position=match.final_position or "",

@@ -11,7 +11,7 @@ from bot_arena.arena.api.errors import ArenaError
 
 if TYPE_CHECKING:
     from bot_arena.arena.api.tournaments import Tournament
-    from bot_arena.arena.ratings.results import GameResult
+    from bot_arena.arena.ratings.outcomes import GameResult
 
 
 def rate(
@@ -27,12 +27,12 @@ def rate(
     (sequential, ``k``); ``anchor``: a bot held at a fixed Elo. Unreadable or unratable
     results raise ArenaError with the CLI's message."""
     from bot_arena.arena.api.tournaments import Tournament
-    from bot_arena.arena.formats.results import read_results
+    from bot_arena.arena.formats.results_file import read_results
     from bot_arena.arena.ratings import RatingInputError
+    from bot_arena.arena.ratings.outcomes import GameResult
     from bot_arena.arena.ratings.query import LeaderboardError
     from bot_arena.arena.ratings.query import rate as fit
     from bot_arena.arena.ratings.render import json_rows
-    from bot_arena.arena.ratings.results import GameResult
 
     try:
         if isinstance(results, str | os.PathLike):

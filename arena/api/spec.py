@@ -105,7 +105,7 @@ class SprtSpec:
     def validate(self, bots: int) -> dict[str, Any]:
         """The tournament's SPRT settings, for ``bots`` entrants; ArenaError with the CLI's
         line when an option is out of range."""
-        from bot_arena.arena.ratings.sprt import SprtError, SprtSettings
+        from bot_arena.arena.ratings.sprt_stats import SprtError, SprtSettings
 
         try:
             test = SprtSettings(

@@ -7,7 +7,7 @@ replays)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -23,15 +23,12 @@ from bot_arena.arena.cli.common import (
 )
 from bot_arena.arena.match.text import shown, shown_all
 from bot_arena.games.base import GameError
+from bot_arena.games.quoting import shown as quoted
 
 if TYPE_CHECKING:  # the database and the file formats load when a command needs them
-    from sqlalchemy.orm import Session
-
-    from bot_arena.arena.match.record import MatchRecord
     from bot_arena.db.models import Match
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-EXPORT_CHUNK = 200
 
 matches_app = command_group(
     name="matches",
@@ -307,69 +304,64 @@ def replay_command(
 
 class ExportFormat(StrEnum):
     JSON = "json"
+    JSONL = "jsonl"
     CSV = "csv"
     PGN = "pgn"
 
 
-def _done_matches(session: Session, tournament: int | None) -> Iterator[tuple[Match, MatchRecord]]:
-    """Done matches with their records, loaded in chunks (exports can be large)."""
-    from bot_arena.db import queries
-    from bot_arena.db.store import load_matches_chunked
-
-    ids = queries.match_ids(session, tournament, "done")
-    yield from load_matches_chunked(session, ids, EXPORT_CHUNK)
+def _when(option: str, text: str | None) -> datetime | None:
+    """An ISO date or date-time of ``--since``/``--until``; without a zone it is UTC (a date
+    alone: its midnight)."""
+    if text is None:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        fail(
+            fail(
+                f"{option} takes an ISO date or date-time (2024-05-01, 2024-05-01T12:00), "
+                f"not {quoted(text)}"
+            )
+        )
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when
 
 
 def export_command(
-    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="json, csv or pgn.")] = (
-        ExportFormat.JSON
-    ),
+    fmt: Annotated[
+        ExportFormat,
+        typer.Option("--format", "-f", help="json, jsonl (one match a line), csv or pgn."),
+    ] = ExportFormat.JSON,
     tournament: Annotated[
         int | None, typer.Option("--tournament", "-t", help="Only this tournament's matches.")
     ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Only matches started at or after this ISO date/time (UTC)."),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", help="Only matches started before this ISO date/time (UTC)."),
+    ] = None,
     db: DbOption = None,
 ) -> None:
-    """Export done matches: JSON match records, one CSV row per match, or PGN (two players)."""
-    from bot_arena.arena.formats.csv_results import EXPORT_COLUMNS, export_row
-    from bot_arena.arena.formats.pgn import GameTags, write_game
-    from bot_arena.arena.match.text import csv_text
+    """Export done matches: JSON match records (an array, or JSON Lines), one CSV row per match,
+    or PGN (two players), written as they are read."""
+    from bot_arena.arena.formats.export import ExportNotes, export_text, tournament_event
+    from bot_arena.db.exported import ExportFilter, exported_matches
     from bot_arena.db.tournaments import get_tournament
 
+    where = ExportFilter(tournament, _when("--since", since), _when("--until", until))
     factory = open_existing_db(db)
     with factory() as session:
         if tournament is not None and get_tournament(session, tournament) is None:
             fail(f"no tournament {tournament}")
-        events: dict[int | None, str] = {None: "arena"}
-        if fmt is ExportFormat.JSON:
-            out = [
-                {"match": m.id, "tournament": m.tournament_id, **r.to_dict()}
-                for m, r in _done_matches(session, tournament)
-            ]
-            typer.echo(_strict(out))
-        elif fmt is ExportFormat.CSV:
-            rows = (
-                export_row(m.id, m.tournament_id, m.round, r, m.fault_reason, m.started)
-                for m, r in _done_matches(session, tournament)
+        notes = ExportNotes()
+        matches = exported_matches(session, where)
+        for text in export_text(fmt.value, matches, notes, tournament_event(session)):
+            typer.echo(text, nl=False)
+        if notes.skipped_multiplayer:
+            typer.echo(
+                f"warning: {notes.skipped_multiplayer} matches of more than two players skipped "
+                "(PGN holds two-player games)",
+                err=True,
             )
-            typer.echo(csv_text(EXPORT_COLUMNS, rows), nl=False)
-        else:
-            skipped = 0
-            games_out = []
-            rules = games.GameCache()
-            for m, r in _done_matches(session, tournament):
-                if len(r.seats) != 2:
-                    skipped += 1
-                    continue
-                tid = m.tournament_id
-                if tid is not None and tid not in events:
-                    t = get_tournament(session, tid)
-                    events[tid] = (t.name or f"tournament {t.id}") if t is not None else "arena"
-                tags = GameTags(events[m.tournament_id], m.round, m.id, m.started, m.opening)
-                games_out.append(write_game(r, tags, rules.get(r.game, r.params)))
-            if skipped:
-                typer.echo(
-                    f"warning: {skipped} matches of more than two players skipped "
-                    "(PGN holds two-player games)",
-                    err=True,
-                )
-            typer.echo("\n".join(games_out), nl=False)

@@ -204,7 +204,7 @@ def rate_command(
 ) -> None:
     """Rate results played elsewhere (cutechess, fastchess, ...) with the same code and the
     same table as ``arena leaderboard``."""
-    from bot_arena.arena.formats.results import read_results
+    from bot_arena.arena.formats.results_file import read_results
     from bot_arena.arena.ratings import RatingInputError, render
     from bot_arena.arena.ratings.query import LeaderboardError, rate
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from bot_arena.arena.formats.pgn import RESULT_SCORES, result_of_ranks
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.text import csv_value
-from bot_arena.arena.ratings.results import GameResult, RatingInputError
+from bot_arena.arena.ratings.outcomes import GameResult, RatingInputError
 from bot_arena.games.quoting import cut, shown
 
 EXPORT_COLUMNS = [

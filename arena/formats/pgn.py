@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot_arena.arena.match.record import MatchRecord, Termination
 from bot_arena.arena.match.text import shown
-from bot_arena.arena.ratings.results import GameResult, RatingInputError
+from bot_arena.arena.ratings.outcomes import GameResult, RatingInputError
 from bot_arena.games.base import Game, GameError
 from bot_arena.games.quoting import shown as quoted
 

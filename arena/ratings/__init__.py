@@ -11,24 +11,25 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from bot_arena.arena.ratings.crosstable import Crosstable, crosstable, render_crosstable
+from bot_arena.arena.ratings.outcomes import BotStats, GameResult, RatingInputError
 from bot_arena.arena.ratings.render import FORMATS, Faults, leaderboard_rows, render
-from bot_arena.arena.ratings.results import BotStats, GameResult, RatingInputError
 from bot_arena.arena.ratings.table import BotRating, Pool, RatingTable
 
 if TYPE_CHECKING:
-    from bot_arena.arena.ratings.ml import ELO_PER_NAT, elo_diff, expected_score, fit_ml
-    from bot_arena.arena.ratings.sequential import fit_sequential
+    from bot_arena.arena.ratings.elo import ELO_PER_NAT, elo_diff, expected_score
+    from bot_arena.arena.ratings.ml import fit_ml
+    from bot_arena.arena.ratings.online_elo import fit_sequential
 
 # The fits (numpy) load when first used: a command that reads only results or tables (``arena
 # matches`` reads GameResult through formats.pgn, ``tournament show`` the tables) does not pay
 # for them. (A name that is also a module's, ``crosstable`` and ``render``, must stay eager:
 # importing the module would set the package's attribute to the module.)
 _LAZY = {
-    "ELO_PER_NAT": "ml",
-    "elo_diff": "ml",
-    "expected_score": "ml",
+    "ELO_PER_NAT": "elo",
+    "elo_diff": "elo",
+    "expected_score": "elo",
     "fit_ml": "ml",
-    "fit_sequential": "sequential",
+    "fit_sequential": "online_elo",
 }
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from tabulate import tabulate
 
 from bot_arena.arena.match.text import csv_text, shown, shown_all
+from bot_arena.arena.ratings.outcomes import GameResult, pair_points
 from bot_arena.arena.ratings.render import fit_table, shorten, widest, wrap
-from bot_arena.arena.ratings.results import GameResult, pair_points
 
 
 @dataclass(frozen=True, slots=True)

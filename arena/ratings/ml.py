@@ -17,13 +17,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from bot_arena.arena.ratings.design import Design, FloatArray, IntArray, Sparse, aggregate_pairs
+from bot_arena.arena.ratings.elo import ELO_PER_NAT
 from bot_arena.arena.ratings.graph import pools, strong_components
+from bot_arena.arena.ratings.outcomes import GameResult, RatingInputError
 from bot_arena.arena.ratings.prepare import prepare
-from bot_arena.arena.ratings.results import GameResult, RatingInputError
 from bot_arena.arena.ratings.table import BotRating, Pool, RatingTable
 
-#: Elo points per natural-log unit of strength: 10^(d/400) = e^(theta).
-ELO_PER_NAT = 400.0 / math.log(10.0)
 #: Two-sided 95% normal quantile.
 Z95 = 1.959963984540054
 #: Weight of the virtual draw each bot of an unrateable pool plays against the pool's ghost.
@@ -49,15 +48,6 @@ CG_MAX_ITER = 2000
 
 def normal_cdf(x: float) -> float:
     return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
-
-
-def elo_diff(score: float) -> float:
-    """The Elo difference whose expected score is ``score``: -400 log10(1/s - 1)."""
-    return -400.0 * math.log10(1.0 / score - 1.0)
-
-
-def expected_score(diff: float) -> float:
-    return float(1.0 / (1.0 + 10.0 ** (-diff / 400.0)))
 
 
 def fit_ml(

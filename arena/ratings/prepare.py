@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from bot_arena.arena.ratings.design import FloatArray, IntArray
-from bot_arena.arena.ratings.results import BotStats, GameResult
+from bot_arena.arena.ratings.outcomes import BotStats, GameResult
 
 Group = tuple[IntArray, IntArray, IntArray]  # players (M, n), ranks (M, n), input positions (M,)
 

@@ -32,8 +32,8 @@ from sqlalchemy.orm import Session
 
 from bot_arena.arena.ratings.crosstable import crosstable
 from bot_arena.arena.ratings.crosstable import render_crosstable as _render_crosstable
+from bot_arena.arena.ratings.outcomes import GameResult, RatingInputError
 from bot_arena.arena.ratings.render import Faults, render
-from bot_arena.arena.ratings.results import GameResult, RatingInputError
 from bot_arena.arena.ratings.table import RatingTable
 from bot_arena.arena.transport.sandbox.mode import CONFINED, PARTIAL, UNCONFINED
 from bot_arena.db import results as stored
@@ -146,7 +146,7 @@ def rate(
     """``fit_ml`` or ``fit_sequential`` by name (what the CLI's --method picks). The fits
     (numpy) load here: ``tournament show`` reads this module without rating anything."""
     from bot_arena.arena.ratings.ml import fit_ml
-    from bot_arena.arena.ratings.sequential import fit_sequential
+    from bot_arena.arena.ratings.online_elo import fit_sequential
 
     if method == "ml":
         return fit_ml(results, center=center, anchor=anchor)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot_arena.arena.ratings.results import BotStats
+from bot_arena.arena.ratings.outcomes import BotStats
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from bot_arena import games
 from bot_arena.arena.ratings.crosstable import crosstable
+from bot_arena.arena.ratings.outcomes import RatingInputError
 from bot_arena.arena.ratings.query import (
     SHORT_HASH,
     LeaderboardError,
@@ -27,7 +28,6 @@ from bot_arena.arena.ratings.query import (
     rated_table,
 )
 from bot_arena.arena.ratings.render import json_rows
-from bot_arena.arena.ratings.results import RatingInputError
 from bot_arena.arena.report.boards import encode_replay
 from bot_arena.arena.tournament.summary import format_text, settings_rows, tournament_summary
 from bot_arena.db.played import PlayedMatch, played_matches

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot_arena.arena.ratings.sprt import SprtSettings, llr
+from bot_arena.arena.ratings.sprt_stats import SprtSettings, llr
 from bot_arena.arena.tournament.directors import director_for
 from bot_arena.arena.tournament.directors.base import Director, NewMatch, Played
 

@@ -245,7 +245,7 @@ def sprt(db: Db, new: str, base: str, *extra: str) -> Any:
 
 def stored_state(db: Db, tid: int, settings: Any, new: str) -> Any:
     """The test's state computed here from the stored games alone (``new``: NEW's name)."""
-    from bot_arena.arena.ratings.sprt import evaluate, game_outcome, pair_outcome
+    from bot_arena.arena.ratings.sprt_stats import evaluate, game_outcome, pair_outcome
 
     penta, tri = [0] * 5, [0] * 3
     for matches in rounds_of(db, tid).values():
@@ -275,7 +275,7 @@ def test_sprt_decides_and_drops_what_it_no_longer_needs(
         assert len(matches) <= 2
         if len(matches) == 2:  # a pair: the same bots, seats swapped
             assert matches[0][0] == tuple(reversed(matches[1][0]))
-    from bot_arena.arena.ratings.sprt import SprtSettings
+    from bot_arena.arena.ratings.sprt_stats import SprtSettings
 
     here = stored_state(db, tid, SprtSettings(0, 20), new)
     assert here.decision == decision
@@ -338,7 +338,7 @@ def test_an_sprt_killed_mid_run_resumes_to_the_same_state(db: Db, tmp_path: Path
     assert games == state["games"]
     if state["decision"] is None:
         assert games == 300 and all(len(m) == 2 for m in rounds.values())
-    from bot_arena.arena.ratings.sprt import SprtSettings
+    from bot_arena.arena.ratings.sprt_stats import SprtSettings
 
     here = stored_state(db, tid, SprtSettings(-3, 3), "random")
     assert state["llr"] == pytest.approx(here.llr)

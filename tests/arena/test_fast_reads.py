@@ -43,7 +43,7 @@ NEVER = (
     "bot_arena.arena.transport.process",
     "bot_arena.db.writer",
 )
-NO_FITS = ("numpy", "bot_arena.arena.ratings.ml", "bot_arena.arena.ratings.sequential")
+NO_FITS = ("numpy", "bot_arena.arena.ratings.ml", "bot_arena.arena.ratings.online_elo")
 COMMANDS = {
     "leaderboard": (["leaderboard"], NEVER),
     "crosstable": (["crosstable"], NEVER + NO_FITS),

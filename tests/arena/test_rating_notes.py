@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from bot_arena.arena.cli.app import app
 from bot_arena.arena.ratings import GameResult, fit_ml
-from bot_arena.arena.ratings.results import pair_points
+from bot_arena.arena.ratings.outcomes import pair_points
 from bot_arena.arena.ratings.table import RatingTable
 from tests.arena.test_leaderboard_db import Filler, ref
 

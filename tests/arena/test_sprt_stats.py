@@ -1,4 +1,4 @@
-"""SPRT statistics (arena/ratings/sprt.py) against independent computations, published numbers
+"""SPRT statistics (arena/ratings/sprt_stats.py) against independent computations, published numbers
 and simulated tests.
 
 The constrained maxima are checked by other methods than the module's Lagrange root: a closed
@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot_arena.arena.ratings import sprt
-from bot_arena.arena.ratings.sprt import (
-    NELO_PER_T,
+from bot_arena.arena.ratings import sprt_stats
+from bot_arena.arena.ratings.elo import NELO_PER_T
+from bot_arena.arena.ratings.sprt_stats import (
     SprtError,
     SprtSettings,
     evaluate,
@@ -139,8 +139,8 @@ def test_logistic_trinomial_llr_matches_a_search_along_the_constraint(
     elo0, elo1 = elos
     p0 = mle_mean_trinomial(counts, logistic(elo0))
     p1 = mle_mean_trinomial(counts, logistic(elo1))
-    _, _, phat = sprt._distribution(np.array([counts], dtype=float))
-    mine = sprt._mle_expected(phat, np.array([0.0, 0.5, 1.0]), logistic(elo0))[0]
+    _, _, phat = sprt_stats._distribution(np.array([counts], dtype=float))
+    mine = sprt_stats._mle_expected(phat, np.array([0.0, 0.5, 1.0]), logistic(elo0))[0]
     assert mine == pytest.approx(p0, rel=1e-9, abs=1e-12)
     assert llr(counts, elo0, elo1, "logistic") == pytest.approx(
         llr_from(counts, p0, p1), rel=1e-8, abs=1e-8
@@ -167,9 +167,9 @@ def test_normalized_trinomial_llr_matches_a_grid_search(
 ) -> None:
     p0 = mle_t_trinomial(counts, elo0 / NELO_PER_T)
     p1 = mle_t_trinomial(counts, elo1 / NELO_PER_T)
-    _, _, phat = sprt._distribution(np.array([counts], dtype=float))
+    _, _, phat = sprt_stats._distribution(np.array([counts], dtype=float))
     for elo, brute in ((elo0, p0), (elo1, p1)):
-        mine = sprt._mle_t_value(phat, np.array([0.0, 0.5, 1.0]), elo / NELO_PER_T)[0]
+        mine = sprt_stats._mle_t_value(phat, np.array([0.0, 0.5, 1.0]), elo / NELO_PER_T)[0]
         assert mine == pytest.approx(brute, abs=1e-6)
     assert llr(counts, elo0, elo1, "normalized") == pytest.approx(
         llr_from(counts, p0, p1), rel=1e-6, abs=1e-6
@@ -190,19 +190,19 @@ def _kkt_residual(phat: np.ndarray, p: np.ndarray, grad: np.ndarray) -> float:
 def test_pentanomial_maxima_satisfy_the_optimality_conditions(
     counts: tuple[int, ...], elo: float
 ) -> None:
-    _, a, phat_rows = sprt._distribution(np.array([counts], dtype=float))
+    _, a, phat_rows = sprt_stats._distribution(np.array([counts], dtype=float))
     phat = phat_rows[0]
     # logistic: a linear constraint and a concave objective, so these conditions prove the
     # global maximum
     s = logistic(elo)
-    p = sprt._mle_expected(phat_rows, a, s)[0]
+    p = sprt_stats._mle_expected(phat_rows, a, s)[0]
     # (one-sided data put the root next to a pole, where rounding x costs about 1e-11)
     assert p.sum() == pytest.approx(1.0, abs=1e-10)
     assert p @ a == pytest.approx(s, abs=1e-10)
     assert _kkt_residual(phat, p, a) < 1e-8
     # normalized: c(p) = mu - 1/2 - t sigma, dc/dp_i = a_i - t (a_i^2 - 2 mu a_i) / (2 sigma)
     t = math.sqrt(2.0) * elo / NELO_PER_T
-    p = sprt._mle_t_value(phat_rows, a, t)[0]
+    p = sprt_stats._mle_t_value(phat_rows, a, t)[0]
     mu = p @ a
     sigma = math.sqrt(p @ (a - mu) ** 2)
     assert p.sum() == pytest.approx(1.0, abs=1e-10)
@@ -217,8 +217,8 @@ def test_normalized_maximum_is_global_for_nearly_all_draws() -> None:
     0.016 on LL); a profile over the mean with the variance fixed by the constraint (an inner
     convex problem per mean, 4,000 means) reaches -0.0536386 (mass on LD instead). The module
     must find at least that."""
-    _, a, phat = sprt._distribution(np.array([[3, 10, 5000, 1, 10]], dtype=float))
-    p = sprt._mle_t_value(phat, a, -0.144)[0]
+    _, a, phat = sprt_stats._distribution(np.array([[3, 10, 5000, 1, 10]], dtype=float))
+    p = sprt_stats._mle_t_value(phat, a, -0.144)[0]
     mu = p @ a
     assert (mu - 0.5) / math.sqrt(p @ (a - mu) ** 2) == pytest.approx(-0.144, abs=1e-9)
     assert phat[0] @ np.log(p) >= -0.0536386
@@ -613,10 +613,10 @@ def test_hypotheses_near_zero_nelo_are_continuous() -> None:
     a3, a5 = np.arange(3) / 2.0, np.arange(5) / 4.0
     for k, a in ((3, a3), (5, a5)):
         for _ in range(10):
-            _, _, phat = sprt._distribution(rng.integers(0, 500, size=(1, k)).astype(float))
+            _, _, phat = sprt_stats._distribution(rng.integers(0, 500, size=(1, k)).astype(float))
             for t in (1e-6, 1e-5, 1e-3, -1e-3, 1e-2):
-                fixed = sprt._mle_small_t(phat, a, t)[0]
-                assert fixed == pytest.approx(sprt._mle_t_scan(phat, a, t)[0], abs=1e-12)
+                fixed = sprt_stats._mle_small_t(phat, a, t)[0]
+                assert fixed == pytest.approx(sprt_stats._mle_t_scan(phat, a, t)[0], abs=1e-12)
     base = llr((5, 5, 8), 0.0, 1.0)
     for shift in (1e-12, 1e-9, 2.9e-8, 1e-7, 1e-5, 1e-4):
         for sign in (1.0, -1.0):

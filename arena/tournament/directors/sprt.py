@@ -1,5 +1,5 @@
 """An SPRT: NEW (field position 0) against BASE (position 1) in pairs of games until the
-log-likelihood ratio crosses a bound (``arena.ratings.sprt``), as fishtest and fastchess test a
+log-likelihood ratio crosses a bound (``ratings.sprt_stats``), as fishtest and fastchess test a
 change.
 
 Pair ``p`` is round ``p``: NEW takes the first seat in its first game and the second seat in the
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot_arena.arena.ratings.sprt import SprtSettings, SprtState, evaluate, game_outcome
+from bot_arena.arena.ratings.sprt_stats import SprtSettings, SprtState, evaluate, game_outcome
 from bot_arena.arena.tournament.directors.base import Director, NewMatch, Played
 
 KEY = "sprt"  # the tournament's settings: SprtSettings, max_games, interval

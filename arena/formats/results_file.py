@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bot_arena.arena.formats.csv_results import parse_csv
 from bot_arena.arena.formats.pgn import parse_pgn
-from bot_arena.arena.ratings.results import GameResult, RatingInputError
+from bot_arena.arena.ratings.outcomes import GameResult, RatingInputError
 from bot_arena.games import files
 
 

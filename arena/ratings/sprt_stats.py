@@ -63,6 +63,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from bot_arena.arena.ratings.elo import NELO_PER_T, elo_diff, expected_score
+
 MODELS = ("normalized", "logistic")
 STATISTICS = ("pentanomial", "trinomial")
 #: NEW's points over the two games of a pair: 0, 1/2, 1, 3/2, 2.
@@ -70,8 +72,6 @@ PENTANOMIAL_LABELS = ("LL", "LD", "DD/WL", "WD", "WW")
 #: NEW's single games: loss, draw, win.
 TRINOMIAL_LABELS = ("L", "D", "W")
 
-#: nElo per unit of t = (mu - 1/2) / sigma of one game (fishtest's ``nelo_divided_by_nt``).
-NELO_PER_T = 800.0 / math.log(10.0)
 #: Two-sided 95% normal quantile.
 Z95 = 1.959963984540054
 #: What an outcome that has not occurred counts (fishtest's and fastchess's choice).
@@ -381,7 +381,7 @@ def _mle_t_scan(phat: FloatArray, scores: FloatArray, t: float) -> FloatArray:
 def _llr_rows(counts: FloatArray, elo0: float, elo1: float, model: str) -> FloatArray:
     total, scores, phat = _distribution(counts)
     if model == "logistic":
-        s0, s1 = _logistic_score(elo0), _logistic_score(elo1)
+        s0, s1 = expected_score(elo0), expected_score(elo1)
         if not (0.0 < s0 < 1.0 and 0.0 < s1 < 1.0):
             raise SprtError(f"logistic Elo {elo0:g} or {elo1:g} is out of range")
         p0 = _mle_expected(phat, scores, s0)
@@ -392,11 +392,6 @@ def _llr_rows(counts: FloatArray, elo0: float, elo1: float, model: str) -> Float
         p1 = _mle_t_value(phat, scores, scale * elo1 / NELO_PER_T)
     value = total * (phat * (np.log(p1) - np.log(p0))).sum(axis=1)
     return np.where(counts.sum(axis=1) > 0, value, 0.0)
-
-
-def _logistic_score(elo: float) -> float:
-    exponent = -elo / 400.0
-    return 0.0 if exponent > 300.0 else 1.0 / (1.0 + math.pow(10.0, exponent))
 
 
 def _check_model(model: str) -> None:
@@ -446,7 +441,7 @@ def llr_approx(counts: Sequence[int], elo0: float, elo1: float, model: str = "no
     mu = float((phat[0] * scores).sum())
     var = float((phat[0] * (scores - mu) ** 2).sum())
     if model == "logistic":
-        s0, s1 = _logistic_score(e0), _logistic_score(e1)
+        s0, s1 = expected_score(e0), expected_score(e1)
     else:
         scale = math.sqrt(2.0) if len(values) == 5 else 1.0
         sigma = math.sqrt(var)
@@ -475,8 +470,7 @@ class Estimate:
 
 
 def _elo_of(score: float) -> float:
-    clamped = min(max(score, SCORE_CLAMP), 1.0 - SCORE_CLAMP)
-    return -400.0 * math.log10(1.0 / clamped - 1.0)
+    return elo_diff(min(max(score, SCORE_CLAMP), 1.0 - SCORE_CLAMP))
 
 
 def _estimates(counts: tuple[int, ...]) -> tuple[Estimate, Estimate, float]:

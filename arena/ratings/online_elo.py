@@ -1,6 +1,7 @@
-"""Classic sequential Elo: every game updates both ratings, in the order the games were played.
+"""Classic sequential (online) Elo: every game updates both ratings, in the order the games were
+played (not the sequential test: that is ``sprt_stats``).
 
-Two players: E_a = 1 / (1 + 10^((R_b - R_a)/400)), R_a += K (S_a - E_a), R_b -= the same.
+Two players: E_a = ``elo.expected_score(R_a - R_b)``, R_a += K (S_a - E_a), R_b -= the same.
 N players: every pair of seats in a match is one such comparison (score 1 above, 1/2 tied,
 0 below) with K / (N - 1), all from the ratings before the match. The result depends on the order
 of the games, which is why the maximum-likelihood method is the default.
@@ -12,9 +13,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from bot_arena.arena.ratings.elo import expected_score
 from bot_arena.arena.ratings.graph import pools
+from bot_arena.arena.ratings.outcomes import GameResult, RatingInputError, pair_points
 from bot_arena.arena.ratings.prepare import prepare
-from bot_arena.arena.ratings.results import GameResult, RatingInputError, pair_points
 from bot_arena.arena.ratings.table import BotRating, Pool, RatingTable
 
 
@@ -48,7 +50,7 @@ def fit_sequential(
                 _update_multi(rating, players, ranks, k)
     else:  # the common case, kept tight: a million games in well under a second
         for a, b, score in zip(firsts, seconds, scores, strict=True):
-            delta = k * (score - 1.0 / (1.0 + 10.0 ** ((rating[b] - rating[a]) / 400.0)))
+            delta = k * (score - expected_score(rating[a] - rating[b]))
             rating[a] += delta
             rating[b] -= delta
     link_a = [prep.first]
@@ -80,7 +82,7 @@ def fit_sequential(
 
 
 def _update_pair(rating: list[float], a: int, b: int, score: float, k: float) -> None:
-    delta = k * (score - 1.0 / (1.0 + 10.0 ** ((rating[b] - rating[a]) / 400.0)))
+    delta = k * (score - expected_score(rating[a] - rating[b]))
     rating[a] += delta
     rating[b] -= delta
 
@@ -95,6 +97,5 @@ def _update_multi(
         total = 0.0
         for t in range(len(players)):
             if t != s:
-                expected = 1.0 / (1.0 + 10.0 ** ((before[t] - before[s]) / 400.0))
-                total += pair_points(ranks, s, t) - expected
+                total += pair_points(ranks, s, t) - expected_score(before[s] - before[t])
         rating[p] += kk * total

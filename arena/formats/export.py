@@ -1,0 +1,151 @@
+"""``arena export``'s formats, written as the matches come: a JSON array, JSON Lines, CSV, PGN.
+
+Each writer takes the stream of ``db.exported`` and yields the output's text a chunk at a time
+(one chunk per ``CHUNK`` matches), so what is held is one chunk of text whatever the number of
+matches, and the text is byte for byte what the export wrote when it built the whole output
+first: JSON ``[a, b]`` (``json.dumps``'s separators) then a newline; CSV's header then a row a
+match; PGN's games separated by a blank line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bot_arena import games
+from bot_arena.arena.formats.csv_results import EXPORT_COLUMNS, export_row
+from bot_arena.arena.formats.pgn import GameTags, write_game
+from bot_arena.arena.match.text import csv_text
+from bot_arena.arena.transport.strict_json import dumps, finite
+from bot_arena.db.exported import ExportedMatch
+from bot_arena.db.tournaments import get_tournament
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+FORMATS = ("json", "jsonl", "csv", "pgn")
+#: Matches whose text is joined before it is handed on (one write instead of hundreds).
+CHUNK = 200
+
+
+@dataclass
+class ExportNotes:
+    """What a writer left out, for the lines said on stderr once the output is written."""
+
+    skipped_multiplayer: int = 0
+    events: dict[int | None, str] = field(default_factory=lambda: {None: "arena"})
+
+
+def strict_text(value: Any) -> str:
+    """A record as strict JSON text: a NaN or an infinity an older Bot Arena stored in a move's
+    info is shown as null (a strict parser refuses the bare tokens). Only a record that holds
+    one pays for the copy that replaces it."""
+    try:
+        return dumps(value)
+    except ValueError:
+        return dumps(finite(value))
+
+
+def _record_dict(m: ExportedMatch) -> dict[str, Any]:
+    return {"match": m.id, "tournament": m.tournament_id, **m.record.to_dict()}
+
+
+def _chunked(pieces: Iterable[str]) -> Iterator[str]:
+    batch: list[str] = []
+    for piece in pieces:
+        batch.append(piece)
+        if len(batch) >= CHUNK:
+            yield "".join(batch)
+            batch.clear()
+    if batch:
+        yield "".join(batch)
+
+
+def json_array(matches: Iterable[ExportedMatch]) -> Iterator[str]:
+    """``[record, record]\\n``: the records as one JSON array."""
+    yield "["
+    separator = ""
+    for m in matches:
+        yield separator + strict_text(_record_dict(m))
+        separator = ", "
+    yield "]\n"
+
+
+def json_lines(matches: Iterable[ExportedMatch]) -> Iterator[str]:
+    """One record a line (JSON Lines): the same objects as ``json_array``'s."""
+    for m in matches:
+        yield strict_text(_record_dict(m)) + "\n"
+
+
+def csv_rows(matches: Iterable[ExportedMatch]) -> Iterator[str]:
+    """The EXPORT_COLUMNS header, then one row a match (``CHUNK`` rows a piece)."""
+    yield csv_text(EXPORT_COLUMNS, ())
+    batch: list[list[object]] = []
+    for m in matches:
+        batch.append(
+            export_row(m.id, m.tournament_id, m.round, m.record, m.fault_reason, m.started)
+        )
+        if len(batch) >= CHUNK:
+            yield _without_header(batch)
+            batch.clear()
+    if batch:
+        yield _without_header(batch)
+
+
+def _without_header(rows: list[list[object]]) -> str:
+    # the one CSV writer (``text.csv_text``) writes a header first: one line, taken off here
+    return csv_text(EXPORT_COLUMNS, rows).split("\n", 1)[1]
+
+
+def pgn_games(
+    matches: Iterable[ExportedMatch], notes: ExportNotes, event: Callable[[int], str]
+) -> Iterator[str]:
+    """The two-player matches as PGN games, a blank line between two; matches of more seats
+    are counted in ``notes``. ``event(tournament_id)``: the Event tag of a tournament's games
+    (asked once a tournament)."""
+    rules = games.GameCache()
+    separator = ""
+    for m in matches:
+        record = m.record
+        if len(record.seats) != 2:
+            notes.skipped_multiplayer += 1
+            continue
+        tid = m.tournament_id
+        if tid not in notes.events:
+            assert tid is not None
+            notes.events[tid] = event(tid)
+        tags = GameTags(notes.events[tid], m.round, m.id, m.started, m.opening)
+        yield separator + write_game(record, tags, rules.get(record.game, record.params))
+        separator = "\n"
+
+
+def tournament_event(session: Session) -> Callable[[int], str]:
+    """The Event tag of a tournament's games: its name, else "tournament N"."""
+
+    def event(tournament_id: int) -> str:
+        t = get_tournament(session, tournament_id)
+        return (t.name or f"tournament {t.id}") if t is not None else "arena"
+
+    return event
+
+
+def export_text(
+    fmt: str,
+    matches: Iterable[ExportedMatch],
+    notes: ExportNotes,
+    event: Callable[[int], str],
+) -> Iterator[str]:
+    """The whole export in ``fmt`` (one of FORMATS), a chunk of matches' text at a time;
+    ``event``: see ``pgn_games``."""
+    if fmt == "json":
+        pieces = json_array(matches)
+    elif fmt == "jsonl":
+        pieces = json_lines(matches)
+    elif fmt == "csv":
+        pieces = csv_rows(matches)
+    elif fmt == "pgn":
+        pieces = pgn_games(matches, notes, event)
+    else:
+        raise ValueError(f"unknown export format {fmt!r}")
+    return _chunked(pieces)

@@ -1,0 +1,148 @@
+"""The reads of ``arena export``: done matches with their records, a chunk at a time.
+
+An export can hold every match of a database, so nothing here holds more than one chunk: the
+matches come by keyset (``id`` above the last one seen, in id order, ``LIMIT chunk``) with the
+filters in the same SQL, then the chunk's seats (with their bots) and moves in one query each,
+read as plain rows (no ORM objects, which cost most of the time a match took before). Memory
+is one chunk's whatever the database's size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
+
+from bot_arena.arena.match.record import MatchRecord, RecordError
+from bot_arena.db.models import Bot, BotVersion, Match, Move, Seat
+from bot_arena.db.store import MoveValues, SeatValues, load_matches_chunked, record_from
+from bot_arena.db.stored import StoredDataError, warn_skipped
+
+#: Matches read at a time: large enough that the three queries a chunk costs are a small part
+#: of its time, small enough that a chunk of long games stays a few megabytes.
+EXPORT_CHUNK = 500
+
+
+@dataclass(frozen=True, slots=True)
+class ExportFilter:
+    """Which done matches an export holds: of one tournament, started at or after ``since``
+    and before ``until`` (aware datetimes; None: no bound)."""
+
+    tournament: int | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedMatch:
+    """A done match as an export writes it: its record and the columns beside it."""
+
+    id: int
+    tournament_id: int | None
+    round: int
+    fault_reason: str | None
+    started: datetime | None
+    opening: str
+    record: MatchRecord
+
+
+_MATCH_COLUMNS = (
+    Match.id,
+    Match.tournament_id,
+    Match.round,
+    Match.fault_reason,
+    Match.opening,
+    Match.game,
+    Match.params,
+    Match.start_position,
+    Match.final_position,
+    Match.termination,
+    Match.started,
+    Match.finished,
+    Match.time_control,
+    Match.adjudication,
+)
+
+
+def _matches(where: ExportFilter, after: int, chunk: int) -> Select[Any]:
+    query = select(*_MATCH_COLUMNS).where(Match.status == "done", Match.id > after)
+    if where.tournament is not None:
+        query = query.where(Match.tournament_id == where.tournament)
+    if where.since is not None:
+        query = query.where(Match.started >= where.since)
+    if where.until is not None:
+        query = query.where(Match.started < where.until)
+    return query.order_by(Match.id).limit(chunk)
+
+
+def exported_matches(
+    session: Session, where: ExportFilter, chunk: int = EXPORT_CHUNK
+) -> Iterator[ExportedMatch]:
+    """The done matches ``where`` selects, in id order, read ``chunk`` at a time. A chunk with
+    a malformed stored value is read again match by match through the ORM, which leaves out
+    (and says, ``warn_skipped``) the bad ones, as every listing does."""
+    after = 0
+    while True:
+        try:
+            rows = session.connection().execute(_matches(where, after, chunk)).all()
+            if not rows:
+                return
+            ids = [row.id for row in rows]
+            done = list(_chunk(session, rows, ids))
+        except StoredDataError:
+            session.rollback()
+            ids = list(session.scalars(_matches(where, after, chunk).with_only_columns(Match.id)))
+            if not ids:
+                return
+            done = [
+                ExportedMatch(
+                    m.id, m.tournament_id, m.round, m.fault_reason, m.started, m.opening, r
+                )
+                for m, r in load_matches_chunked(session, ids, chunk)
+            ]
+        yield from done
+        session.expunge_all()
+        after = ids[-1]
+
+
+def _chunk(session: Session, rows: Sequence[Any], ids: list[int]) -> Iterator[ExportedMatch]:
+    conn = session.connection()  # Core, not the ORM's loading: a third of the time a match took
+    seats: dict[int, list[SeatValues]] = {i: [] for i in ids}
+    seat_rows = conn.execute(
+        select(
+            Seat.match_id,
+            Bot.name,
+            BotVersion.sha256,
+            Seat.utility,
+            Seat.rank,
+            Seat.score,
+            Seat.fault,
+        )
+        .join(BotVersion, Seat.bot_version_id == BotVersion.id)
+        .join(Bot, BotVersion.bot_id == Bot.id)
+        .where(Seat.match_id.in_(ids))
+        .order_by(Seat.match_id, Seat.seat)
+    ).all()  # one fetch: a row at a time costs a call each
+    for match_id, *seat in seat_rows:
+        seats[match_id].append(tuple(seat))
+    moves: dict[int, list[MoveValues]] = {i: [] for i in ids}
+    move_rows = conn.execute(
+        select(Move.match_id, Move.seat, Move.move, Move.time_ms, Move.info, Move.forced)
+        .where(Move.match_id.in_(ids))
+        .order_by(Move.match_id, Move.ply)
+    ).all()
+    for match_id, *move in move_rows:
+        moves[match_id].append(tuple(move))
+    for row in rows:
+        try:
+            record = record_from(row, seats[row.id], moves[row.id])
+        except (RecordError, ValueError, TypeError) as err:  # a row no Bot Arena wrote
+            warn_skipped(row.id, err)
+            continue
+        yield ExportedMatch(
+            row.id, row.tournament_id, row.round, row.fault_reason, row.started, row.opening, record
+        )
