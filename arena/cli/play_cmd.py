@@ -27,8 +27,8 @@ from bot_arena.arena.cli.common import (
     open_writable_db,
     resource_limits,
     sandbox_options,
-    warn_unconfined,
     time_controls,
+    warn_unconfined,
 )
 from bot_arena.arena.cli.option_sets import with_option_sets
 from bot_arena.arena.match.text import shown, shown_all

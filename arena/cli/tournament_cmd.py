@@ -261,7 +261,7 @@ def run_command(
             "decides it.",
         ),
     ] = 2,
-    new: NewTournament = NewTournament(),  # noqa: B008 (an option set: its options)
+    new: NewTournament = NewTournament(),  # an option set: its options
 ) -> None:
     """Play a tournament: a round-robin or gauntlet is stored whole first, a Swiss round by
     round, a knockout tie by tie; then it is played in parallel jobs.
@@ -438,7 +438,7 @@ def resume_command(
     allow_read: AllowReadOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
-    ray: RayOptions = RayOptions(),  # noqa: B008 (an option set: its options)
+    ray: RayOptions = RayOptions(),  # an option set: its options
 ) -> None:
     """Play the matches of an interrupted tournament that are not done yet (each result
     records the sandbox level of this run)."""
