@@ -449,13 +449,11 @@ def resume_command(
     confinement = sandbox_options(sandbox, allow_read)  # before anything is stored
     ray.check(confinement)
     factory = open_existing_db(db, write=True)
-
-    def lookup(name: str) -> BotRef | None:
-        with factory() as session:
-            return lookup_bot(session, name)
-
-    with factory() as session:
-        field = check_resume(session, tournament_id, lookup, force=force)
+    with factory() as session:  # registered bots looked up in the same session (a second
+        # one would wait on this one's lock)
+        field = check_resume(
+            session, tournament_id, lambda name: lookup_bot(session, name), force=force
+        )
     confinement = confinement.for_bots([r.name for r in field.refs])
     for line in field.changed:
         typer.echo(f"warning: {shown(line)}", err=True)
