@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from bot_arena.arena.match.adjudication import Adjudication
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.match.record import Fault
-    from bot_arena.arena.match.timecontrol import TimeControl
     from bot_arena.arena.transport.limits import ResourceLimits
 
 USAGE_EXIT = 2
@@ -344,31 +343,6 @@ def adjudication(draw: str | None, resign: str | None, max_moves: int | None) ->
 
     try:
         return checks.adjudication(draw, resign, max_moves)
-    except checks.ArenaError as exc:
-        fail(str(exc))
-
-
-def time_controls(
-    refs: Sequence[BotRef],
-    move_time: Sequence[float],
-    clock: Sequence[str],
-    margin: float,
-    default_move_time: float,
-    each: str = "seat",
-    depth: int | None = None,
-    nodes: int | None = None,
-) -> list[TimeControl]:
-    """One time control per bot of ``refs`` (a match's seats, a tournament's entrants): each of
-    ``--move-time``/``--clock`` given once applies to all, or once per bot in order (time
-    odds). With neither, bots get ``default_move_time`` per move and humans no limit.
-    ``depth``/``nodes`` limit every engine's search. A bad count or value is a one-line error
-    (exit 2); ``each`` names the bots in it."""
-    from bot_arena.arena.api import checks
-
-    try:
-        return checks.time_controls(
-            refs, move_time, clock, margin, default_move_time, each, depth, nodes
-        )
     except checks.ArenaError as exc:
         fail(str(exc))
 

@@ -27,7 +27,6 @@ from bot_arena.arena.cli.common import (
     open_writable_db,
     resource_limits,
     sandbox_options,
-    time_controls,
     warn_unconfined,
 )
 from bot_arena.arena.cli.option_sets import with_option_sets
@@ -189,6 +188,8 @@ def play_command(
         fail(str(exc))
     check_engines(refs, game)
     adjudicated = adjudication(rules.draw_adjudicate, rules.resign_adjudicate, rules.max_moves)
+    from bot_arena.arena.api.checks import time_controls  # ArenaError: one line, exit 2
+
     tcs = time_controls(
         refs,
         move_time or [],

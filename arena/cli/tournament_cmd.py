@@ -30,7 +30,6 @@ from bot_arena.arena.cli.common import (
     open_db,
     open_existing_db,
     sandbox_options,
-    time_controls,
     warn_unconfined,
 )
 from bot_arena.arena.cli.option_sets import with_option_sets
@@ -330,6 +329,8 @@ def start_tournament(
     r = new.rules
     rules = adjudication(r.draw_adjudicate, r.resign_adjudicate, r.max_moves)
     confinement = confinement.for_bots([ref.name for ref in refs])
+    from bot_arena.arena.api.checks import time_controls  # ArenaError: one line, exit 2
+
     tcs = time_controls(
         refs,
         new.move_time or [],
