@@ -18,9 +18,16 @@ def _is_set(annotation: object) -> bool:
     return isinstance(annotation, type) and dataclasses.is_dataclass(annotation)
 
 
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """The fields' annotations of ``cls``, evaluated once (every ``arena`` start decorates the
+    commands: ``tournament run`` and ``sprt`` share a set)."""
+    return typing.get_type_hints(cls, include_extras=True)
+
+
 def _options(cls: type) -> list[inspect.Parameter]:
     """The command-line parameters of the option set ``cls``, in field order."""
-    hints = typing.get_type_hints(cls, include_extras=True)
+    hints = _hints(cls)
     out: list[inspect.Parameter] = []
     for f in dataclasses.fields(cls):
         if _is_set(hints[f.name]):
@@ -33,7 +40,7 @@ def _options(cls: type) -> list[inspect.Parameter]:
 
 def _build(cls: type, values: dict[str, Any]) -> Any:
     """The option set ``cls`` from the parsed ``values`` (its options taken out of them)."""
-    hints = typing.get_type_hints(cls, include_extras=True)
+    hints = _hints(cls)
     fields = {
         f.name: _build(hints[f.name], values) if _is_set(hints[f.name]) else values.pop(f.name)
         for f in dataclasses.fields(cls)
