@@ -3,8 +3,9 @@ Python API share it) and the checks made before anything is stored or started.""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from bot_arena.arena.api import checks
 from bot_arena.arena.api.errors import ArenaError
@@ -15,6 +16,42 @@ if TYPE_CHECKING:
     from bot_arena.games.base import Game
 
 DEFAULT_MOVE_TIME = 1.0  # seconds per move in a tournament when no time control is given
+
+
+class MatchOptions(TypedDict, total=False):
+    """The options ``tournament()`` and ``sprt()`` share: those of ``arena tournament run``
+    and ``arena sprt`` of the same name (``params`` is ``--param``, as a dict or ``k=v``
+    items). ``move_time`` (default 1 s) and ``clock`` (``"60+0.5"``) once for all or once per
+    bot; ``sandbox`` ``auto``/``on``/``off``; ``allow_read`` paths every bot may read, or
+    ``"BOT=PATH"`` for one; ``executor`` ``"local"`` or ``"ray"`` (with ``ray_address`` and
+    ``ray_allow_unconfined``); ``db`` a database URL or file (default: a temporary one);
+    ``progress`` the progress lines on stderr."""
+
+    move_time: float | Sequence[float] | None
+    clock: str | Sequence[str] | None
+    margin: float
+    max_moves: int | None
+    draw_adjudicate: str | None
+    resign_adjudicate: str | None
+    depth: int | None
+    nodes: int | None
+    jobs: int | None
+    seed: int | None
+    params: dict[str, object] | Sequence[str] | None
+    opening_plies: int
+    openings: str | None
+    openings_order: str
+    openings_plies: int | None
+    memory_mb: int
+    startup_time: float
+    sandbox: str | None
+    allow_read: Sequence[str] | None
+    executor: str
+    ray_address: str | None
+    ray_allow_unconfined: bool
+    name: str | None
+    db: str | None
+    progress: bool
 
 
 @dataclass(frozen=True)
@@ -75,10 +112,16 @@ class TournamentSpec:
 FORMATS = ("round-robin", "gauntlet", "swiss", "knockout")
 
 
-def check_format(fmt: str, games: int | None, rounds: int | None, tiebreak_pairs: int) -> None:
+def check_format(
+    fmt: str, games: int | None, rounds: int | None, tiebreak_pairs: int, seeding: str = "order"
+) -> None:
     """The options of ``tournament run`` that belong to one format, checked."""
+    from bot_arena.arena.api.formats import SEEDINGS
+
     if fmt not in FORMATS:
         raise ArenaError(f"unknown format {fmt!r} (use {', '.join(FORMATS)})")
+    if seeding not in SEEDINGS:
+        raise ArenaError(f"unknown seeding {seeding!r} (use {', '.join(SEEDINGS)})")
     if rounds is not None and fmt != "swiss":
         raise ArenaError("--rounds is for --format swiss")
     if rounds is not None and rounds < 1:

@@ -16,17 +16,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot_arena.arena.api import checks
+from bot_arena.arena.api import checks, sandbox
 from bot_arena.arena.api.bots import BotLike, spec_of
 from bot_arena.arena.api.errors import ArenaError
+from bot_arena.arena.api.formats import format_settings
 from bot_arena.arena.api.play import floats, param_list, texts
-from bot_arena.arena.api.spec import DEFAULT_MOVE_TIME, SprtSpec, TournamentSpec, check_format
+from bot_arena.arena.api.spec import (
+    DEFAULT_MOVE_TIME,
+    MatchOptions,
+    SprtSpec,
+    TournamentSpec,
+    check_format,
+)
 from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
+    from typing_extensions import Unpack  # typing's own from Python 3.12
 
     from bot_arena.arena.match.botref import BotRef
+    from bot_arena.arena.tournament.ray_executor import RayExecutor
 
 
 @dataclass(frozen=True)
@@ -66,69 +75,19 @@ def tournament(
     games: int | None = None,
     rounds: int | None = None,
     tiebreak_pairs: int = 2,
-    move_time: float | Sequence[float] | None = None,
-    clock: str | Sequence[str] | None = None,
-    margin: float = DEFAULT_MARGIN,
-    max_moves: int | None = None,
-    draw_adjudicate: str | None = None,
-    resign_adjudicate: str | None = None,
-    depth: int | None = None,
-    nodes: int | None = None,
-    jobs: int | None = None,
-    seed: int | None = None,
-    params: dict[str, object] | Sequence[str] | None = None,
-    opening_plies: int = 0,
-    openings: str | None = None,
-    openings_order: str = "sequential",
-    openings_plies: int | None = None,
-    memory_mb: int = 1024,
-    startup_time: float = 10.0,
-    sandbox: str | None = None,
-    name: str | None = None,
-    db: str | None = None,
-    progress: bool = False,
+    seeding: str = "order",
+    **options: Unpack[MatchOptions],
 ) -> Tournament:
     """Play a tournament of ``game`` between ``bots`` (spec strings, bot files, or functions
     and classes of this program) and return its results. The options are those of ``arena
-    tournament run``; bad input raises ArenaError with its message before anything is stored
-    or started. ``progress``: the progress lines on stderr."""
-    check_format(format, games, rounds, tiebreak_pairs)
-    options = _Options(game, bots, move_time, clock, margin, max_moves, jobs, seed, params)
-    options = dataclasses.replace(
-        options,
-        opening_plies=opening_plies,
-        openings=openings,
-        openings_order=openings_order,
-        draw_adjudicate=draw_adjudicate,
-        resign_adjudicate=resign_adjudicate,
-        depth=depth,
-        nodes=nodes,
-        openings_plies=openings_plies,
-        memory_mb=memory_mb,
-        startup_time=startup_time,
-        sandbox=sandbox,
-        name=name,
-        db=db,
-        progress=progress,
-    )
+    tournament run`` (``MatchOptions`` for those ``sprt`` shares); bad input raises ArenaError
+    with its message before anything is stored or started."""
+    check_format(format, games, rounds, tiebreak_pairs, seeding)
 
-    def settings(refs: list[BotRef]) -> dict[str, Any] | None:
-        per = games if games is not None else 2
-        if format == "swiss":
-            from bot_arena.arena.tournament.directors.swiss import default_rounds
+    def settings(factory: sessionmaker[Session], refs: list[BotRef]) -> dict[str, Any] | None:
+        return format_settings(format, games, rounds, seeding, tiebreak_pairs, factory, game, refs)
 
-            return {"rounds": rounds or default_rounds(len(refs)), "games": per}
-        if format == "knockout":
-            order = list(range(len(refs)))
-            return {
-                "seeding": order,
-                "seeded_by": "order",
-                "games": per,
-                "tiebreak_pairs": tiebreak_pairs,
-            }
-        return None
-
-    return _run(options, format, games, settings)
+    return _run(game, bots, options, format, games, settings)
 
 
 def sprt(
@@ -143,133 +102,82 @@ def sprt(
     model: str = "normalized",
     statistics: str = "pentanomial",
     max_games: int = 100_000,
-    move_time: float | Sequence[float] | None = None,
-    clock: str | Sequence[str] | None = None,
-    margin: float = DEFAULT_MARGIN,
-    max_moves: int | None = None,
-    draw_adjudicate: str | None = None,
-    resign_adjudicate: str | None = None,
-    depth: int | None = None,
-    nodes: int | None = None,
-    jobs: int | None = None,
-    seed: int | None = None,
-    params: dict[str, object] | Sequence[str] | None = None,
-    opening_plies: int = 0,
-    openings: str | None = None,
-    openings_order: str = "sequential",
-    memory_mb: int = 1024,
-    startup_time: float = 10.0,
-    sandbox: str | None = None,
-    db: str | None = None,
-    progress: bool = False,
+    **options: Unpack[MatchOptions],
 ) -> SprtResult:
     """Is ``new`` stronger than ``base``? Game pairs until the SPRT decides (or ``max_games``),
-    as ``arena sprt`` plays them."""
+    as ``arena sprt`` plays them (``MatchOptions``: the options it shares with ``tournament``)."""
     test = SprtSpec(elo0, elo1, alpha, beta, model, statistics, max_games).validate(2)
-    options = _Options(game, [new, base], move_time, clock, margin, max_moves, jobs, seed, params)
-    options = dataclasses.replace(
-        options,
-        opening_plies=opening_plies,
-        openings=openings,
-        openings_order=openings_order,
-        draw_adjudicate=draw_adjudicate,
-        resign_adjudicate=resign_adjudicate,
-        depth=depth,
-        nodes=nodes,
-        memory_mb=memory_mb,
-        startup_time=startup_time,
-        sandbox=sandbox,
-        db=db,
-        progress=progress,
-    )
-    played = _run(options, "sprt", 2, lambda refs: test)
+    played = _run(game, [new, base], options, "sprt", 2, lambda factory, refs: test)
     state = dict(played.summary["sprt"])
     return SprtResult(
         state["decision"], state["verdict"], state["llr"], state["games"], state, played
     )
 
 
-@dataclass(frozen=True)
-class _Options:
-    game: str
-    bots: Sequence[BotLike]
-    move_time: float | Sequence[float] | None
-    clock: str | Sequence[str] | None
-    margin: float
-    max_moves: int | None
-    jobs: int | None
-    seed: int | None
-    params: dict[str, object] | Sequence[str] | None
-    opening_plies: int = 0
-    openings: str | None = None
-    openings_plies: int | None = None
-    openings_order: str = "sequential"
-    draw_adjudicate: str | None = None
-    resign_adjudicate: str | None = None
-    depth: int | None = None
-    nodes: int | None = None
-    memory_mb: int = 1024
-    startup_time: float = 10.0
-    sandbox: str | None = None
-    name: str | None = None
-    db: str | None = None
-    progress: bool = False
-
-
 def _run(
-    options: _Options,
+    game: str,
+    bots: Sequence[BotLike],
+    options: MatchOptions,
     fmt: str,
     games_per: int | None,
-    settings: Callable[[list[BotRef]], Mapping[str, Any] | None],
+    settings: Callable[[sessionmaker[Session], list[BotRef]], Mapping[str, Any] | None],
 ) -> Tournament:
-    """Check, store, play and sum up (``tournament_cmd.start_tournament``'s steps)."""
+    """Check, store, play and sum up (``tournament_cmd.start_tournament``'s steps); each of
+    ``options``' defaults is written here, once."""
     from bot_arena.arena.match.confinement import server_env
     from bot_arena.arena.tournament.create import TournamentError, check_field, create
     from bot_arena.arena.tournament.job_handle import start_job_server
     from bot_arena.arena.tournament.runner import Runner, default_jobs
     from bot_arena.arena.tournament.schedule import ScheduleError
-    from bot_arena.arena.transport.sandbox.mode import SandboxSettings
 
+    o = options
+    openings, openings_order = o.get("openings"), o.get("openings_order", "sequential")
+    executor, ray_address = o.get("executor", "local"), o.get("ray_address")
+    db, progress, jobs = o.get("db"), o.get("progress", False), o.get("jobs")
     with tempfile.TemporaryDirectory(prefix="arena-") as folder:
         bot_folder = Path(folder, "bots")
         bot_folder.mkdir()
         spec = TournamentSpec(
-            options.game,
-            [spec_of(b, bot_folder) for b in options.bots],
-            param_list(options.params),
-            options.memory_mb,
-            options.startup_time,
-            options.jobs,
-            options.opening_plies,
-            options.openings,
-            options.openings_plies,
+            game,
+            [spec_of(b, bot_folder) for b in bots],
+            param_list(o.get("params")),
+            o.get("memory_mb", 1024),
+            o.get("startup_time", 10.0),
+            jobs,
+            o.get("opening_plies", 0),
+            openings,
+            o.get("openings_plies"),
         )
         checked = spec.validate()
-        mode = checks.sandbox_mode(options.sandbox)
-        level, _ = checks.sandbox_level(mode)
-        with _database(options.db, folder) as factory:
-            refs = checks.resolve_bots(checked.specs, _lookup(factory) if options.db else None)
+        confined = sandbox.confinement(o.get("sandbox"), o.get("allow_read"))
+        sandbox.check_executor(executor, ray_address)
+        confined.check_executor(executor, o.get("ray_allow_unconfined", False))
+        with _database(db, folder) as factory:
+            refs = checks.resolve_bots(checked.specs, _lookup(factory) if db else None)
             try:
                 check_field(refs)
             except TournamentError as exc:
                 raise ArenaError(str(exc)) from None
             checks.check_engines(refs, checked.game)
             rules = checks.adjudication(
-                options.draw_adjudicate, options.resign_adjudicate, options.max_moves
+                o.get("draw_adjudicate"), o.get("resign_adjudicate"), o.get("max_moves")
             )
+            confined = confined.for_bots([r.name for r in refs])
             tcs = checks.time_controls(
                 refs,
-                floats(options.move_time),
-                texts(options.clock),
-                options.margin,
+                floats(o.get("move_time")),
+                texts(o.get("clock")),
+                o.get("margin", DEFAULT_MARGIN),
                 DEFAULT_MOVE_TIME,
                 each="--bot",
-                depth=options.depth,
-                nodes=options.nodes,
+                depth=o.get("depth"),
+                nodes=o.get("nodes"),
             )
-            seed = options.seed if options.seed is not None else secrets.randbits(31)
-            extra = settings(refs)
-            server = start_job_server(server_env(level))
+            seed = o.get("seed")
+            seed = seed if seed is not None else secrets.randbits(31)
+            extra = settings(factory, refs)
+            actors = cluster(executor, ray_address, o.get("ray_allow_unconfined", False))
+            server = None if actors is not None else start_job_server(server_env(confined.level))
             try:
                 try:
                     tid = create(
@@ -281,19 +189,19 @@ def _run(
                         games_per_group=games_per,
                         time_control=tcs[0],
                         seed=seed,
-                        opening_plies=options.opening_plies,
-                        name=options.name,
+                        opening_plies=o.get("opening_plies", 0),
+                        name=o.get("name"),
                         time_controls=tcs,
                         limits=checked.limits,
                         book=checked.book,
-                        book_order=options.openings_order,
+                        book_order=openings_order,
                         adjudication=rules,
                         book_settings=None
-                        if options.openings is None
+                        if openings is None
                         else {
-                            "file": os.path.abspath(options.openings),
-                            "order": options.openings_order,
-                            "plies": options.openings_plies,
+                            "file": os.path.abspath(openings),
+                            "order": openings_order,
+                            "plies": o.get("openings_plies"),
                             "entries": len(checked.book),
                         },
                         format_settings=extra,
@@ -304,18 +212,37 @@ def _run(
                     factory,
                     tid,
                     refs,
-                    jobs=options.jobs or default_jobs(),
+                    # on Ray: one actor per CPU the cluster offers unless jobs caps them
+                    jobs=(jobs or 0) if actors is not None else (jobs or default_jobs()),
                     forkserver=server,
-                    sandbox=SandboxSettings(mode),
+                    sandbox=confined.settings,
                     limits=checked.limits,
-                    progress_stream=None if options.progress else io.StringIO(),
-                    tty=None if options.progress else False,
+                    executor=actors,
+                    progress_stream=None if progress else io.StringIO(),
+                    tty=None if progress else False,
                 )
                 outcome = runner.run()
             finally:
                 if server is not None:
                     server.close()
+                if actors is not None:
+                    actors.close()
             return _results(factory, tid, outcome.finished)
+
+
+def cluster(executor: str, address: str | None, allow_unconfined: bool) -> RayExecutor | None:
+    """The Ray executor for ``executor="ray"`` (None: local job processes); Ray missing or
+    its cluster unreachable raises ArenaError."""
+    if executor != sandbox.RAY:
+        return None
+    from bot_arena.arena.tournament.ray_executor import ClusterError, RayExecutor
+
+    try:
+        return RayExecutor(
+            None if address == "none" else address, allow_unconfined=allow_unconfined
+        )
+    except ClusterError as exc:
+        raise ArenaError(str(exc)) from None
 
 
 @contextlib.contextmanager

@@ -15,7 +15,6 @@ import typer
 from bot_arena.arena.cli.common import (
     AllowReadOption,
     ArenaCommand,
-    Confinement,
     DbOption,
     SandboxOption,
     check_engines,
@@ -26,10 +25,12 @@ from bot_arena.arena.cli.common import (
     open_existing_db,
     open_writable_db,
     sandbox_options,
+    warn_unconfined,
 )
 from bot_arena.arena.match.text import shown
 
 if TYPE_CHECKING:  # loaded when a command runs, not for --help
+    from bot_arena.arena.api.sandbox import Confinement
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.match.record import MatchRecord
     from bot_arena.arena.transport.sandbox.mode import SandboxSettings
@@ -118,7 +119,7 @@ def _check(
     ref = _submitted(path, anchored)
     check_engines([ref], game)
     confinement = confinement.for_bots([ref.name, "random"])
-    confinement.warn()
+    warn_unconfined(confinement)
     records = validation_games(game, ref, move_time, startup, sandbox=confinement.settings)
     seat = len(records) - 1
     fault = records[-1].seats[seat].fault

@@ -8,27 +8,23 @@ import re
 import sqlite3
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 from bot_arena.arena.match.text import shown
-from bot_arena.arena.transport.sandbox.mode import (
-    CONFINED,
-    Mode,
-    SandboxSettings,
-)
+from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN
 from bot_arena.games.base import Game
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
+    from bot_arena.arena.api.sandbox import Confinement
     from bot_arena.arena.match.adjudication import Adjudication
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.match.record import Fault
-    from bot_arena.arena.match.timecontrol import TimeControl
     from bot_arena.arena.transport.limits import ResourceLimits
 
 USAGE_EXIT = 2
@@ -103,6 +99,21 @@ ResignAdjudicateOption = Annotated[
 MaxMovesOption = Annotated[
     int | None, typer.Option("--max-moves", help="A draw after this many full moves.")
 ]
+
+
+@dataclass(frozen=True)
+class MatchRules:
+    """An option set (``option_sets``) of every command that plays games: the grace before a
+    loss on time, the engines' search limits and the adjudication rules."""
+
+    margin: MarginOption = DEFAULT_MARGIN
+    depth: DepthOption = None
+    nodes: NodesOption = None
+    draw_adjudicate: DrawAdjudicateOption = None
+    resign_adjudicate: ResignAdjudicateOption = None
+    max_moves: MaxMovesOption = None
+
+
 MemoryOption = Annotated[
     int, typer.Option("--memory-mb", help="Memory limit per bot (MiB, all its processes).")
 ]
@@ -205,9 +216,10 @@ def keep_unsaved(data: dict[str, Any], what: str) -> str:
 
 
 class ArenaGroup(TyperGroup):
-    """The ``arena`` command group: a database failure in any command (damaged or read-only
-    file, lock timeout, full disk, unreachable server) ends it with one line and exit 2, the
-    same for every command, never a traceback. Each command's own transactions see to it that
+    """The ``arena`` command group: bad input the API's checks refuse (``ArenaError``) and a
+    database failure in any command (damaged or read-only file, lock timeout, full disk,
+    unreachable server) end it with one line and exit 2, the same for every command, never a
+    traceback. Each command's own transactions see to it that
     nothing already stored is half-written."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -222,6 +234,9 @@ class ArenaGroup(TyperGroup):
             # --help, games, ... must not pay for importing it)
             alchemy = sys.modules.get("sqlalchemy.exc")
             stored = sys.modules.get("bot_arena.db.stored")
+            errors = sys.modules.get("bot_arena.arena.api.errors")
+            if errors is not None and isinstance(err, errors.ArenaError):
+                fail(str(err))  # bad input found by the API's checks
             if stored is not None and isinstance(err, stored.StoredDataError):
                 from bot_arena.db.session import database_url, display_url
 
@@ -251,69 +266,20 @@ def open_existing_db(url: str | None, *, write: bool = False) -> sessionmaker[Se
     return open_db(url, write=write)
 
 
-@dataclass(frozen=True)
-class Confinement:
-    """What ``--sandbox`` and ``--allow-read`` asked for (``settings``, for every BotPool of the
-    command) and what this machine gives: the level bots run under and what it lacks."""
-
-    settings: SandboxSettings
-    level: str
-    missing: tuple[str, ...]
-    per_bot: tuple[str, ...] = ()  # ``--allow-read`` values read once the bots are known
-
-    def for_bots(self, names: Sequence[str]) -> Confinement:
-        """The settings once the command's bots are known: each ``--allow-read BOT=PATH`` read
-        against their names (a bot's name may hold ``=``, ``/`` or spaces: a ``cmd:`` bot's is
-        its command line). A value that starts with no name of theirs followed by ``=``, or
-        whose path is not there, is a one-line error (exit 2)."""
-        pairs: list[tuple[str, str]] = []
-        for given in self.per_bot:
-            bot = max((n for n in names if given.startswith(f"{n}=")), key=len, default=None)
-            if bot is None:
-                fail(f"--allow-read {given}: no such file or folder, nor a bot of this command")
-            rest = given[len(bot) + 1 :]
-            path = os.path.abspath(os.path.expanduser(rest))
-            if not os.path.exists(path):
-                fail(f"--allow-read {given}: no such file or folder: {rest}")
-            if (bot, path) not in pairs:
-                pairs.append((bot, path))
-        settings = replace(self.settings, allow_read_for=tuple(pairs))
-        return replace(self, settings=settings, per_bot=())
-
-    def warn(self) -> None:
-        """One line on stderr when ``auto`` runs bots less than fully confined (a command calls
-        this once, as its bots are about to start)."""
-        if self.settings.mode is Mode.AUTO and self.level != CONFINED:
-            what = ", ".join(self.missing) or "confinement"
-            echo_err(f"arena: sandbox {self.level}: missing {what}")
-
-
 def sandbox_options(mode: str | None, allow_read: list[str] | None) -> Confinement:
-    """The sandbox options checked before anything is stored or started: a word that is not a
-    mode (given, or in $ARENA_SANDBOX), a path that does not exist, or ``on`` on a machine that
-    cannot confine bots fully is a one-line error (exit 2). Paths are made absolute."""
-    from bot_arena.arena.api import checks
+    """The sandbox options checked before anything is stored or started (the rules are the
+    API's, ``api/sandbox.py``): a bad one is a one-line error (exit 2)."""
+    from bot_arena.arena.api import sandbox
 
-    try:
-        chosen = checks.sandbox_mode(mode)
-    except checks.ArenaError as exc:
-        fail(str(exc))
-    paths: list[str] = []
-    per_bot: list[str] = []
-    for given in allow_read or []:
-        path = os.path.abspath(os.path.expanduser(given))
-        if os.path.exists(path):
-            if path not in paths:
-                paths.append(path)
-        elif "=" in given:
-            per_bot.append(given)  # BOT=PATH, read once the bots are known (``for_bots``)
-        else:
-            fail(f"--allow-read {given}: no such file or folder")
-    try:
-        level, missing = checks.sandbox_level(chosen)
-    except checks.ArenaError as exc:
-        fail(str(exc))
-    return Confinement(SandboxSettings(chosen, tuple(paths)), level, tuple(missing), tuple(per_bot))
+    return sandbox.confinement(mode, allow_read)
+
+
+def warn_unconfined(confinement: Confinement) -> None:
+    """One line on stderr when ``auto`` runs bots less than fully confined (a command calls
+    this once, as its bots are about to start)."""
+    line = confinement.warning()
+    if line is not None:
+        echo_err(line)
 
 
 def _plain_help(command: Any) -> None:
@@ -377,31 +343,6 @@ def adjudication(draw: str | None, resign: str | None, max_moves: int | None) ->
 
     try:
         return checks.adjudication(draw, resign, max_moves)
-    except checks.ArenaError as exc:
-        fail(str(exc))
-
-
-def time_controls(
-    refs: Sequence[BotRef],
-    move_time: Sequence[float],
-    clock: Sequence[str],
-    margin: float,
-    default_move_time: float,
-    each: str = "seat",
-    depth: int | None = None,
-    nodes: int | None = None,
-) -> list[TimeControl]:
-    """One time control per bot of ``refs`` (a match's seats, a tournament's entrants): each of
-    ``--move-time``/``--clock`` given once applies to all, or once per bot in order (time
-    odds). With neither, bots get ``default_move_time`` per move and humans no limit.
-    ``depth``/``nodes`` limit every engine's search. A bad count or value is a one-line error
-    (exit 2); ``each`` names the bots in it."""
-    from bot_arena.arena.api import checks
-
-    try:
-        return checks.time_controls(
-            refs, move_time, clock, margin, default_move_time, each, depth, nodes
-        )
     except checks.ArenaError as exc:
         fail(str(exc))
 

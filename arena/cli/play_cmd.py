@@ -12,13 +12,8 @@ import typer
 from bot_arena.arena.cli.common import (
     AllowReadOption,
     DbOption,
-    DepthOption,
-    DrawAdjudicateOption,
-    MarginOption,
-    MaxMovesOption,
+    MatchRules,
     MemoryOption,
-    NodesOption,
-    ResignAdjudicateOption,
     SandboxOption,
     StartupOption,
     adjudication,
@@ -32,10 +27,10 @@ from bot_arena.arena.cli.common import (
     open_writable_db,
     resource_limits,
     sandbox_options,
-    time_controls,
+    warn_unconfined,
 )
+from bot_arena.arena.cli.option_sets import with_option_sets
 from bot_arena.arena.match.text import shown, shown_all
-from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN
 
 if TYPE_CHECKING:  # loaded when a match is played, not for --help
     from sqlalchemy.orm import Session, sessionmaker
@@ -120,6 +115,7 @@ def show_moves(
     return on_move
 
 
+@with_option_sets
 def play_command(
     game_name: Annotated[
         str, typer.Argument(metavar="GAME", help="Game name (see `arena games`).")
@@ -141,12 +137,7 @@ def play_command(
         list[str] | None,
         typer.Option("--clock", help="Game clock BASE+INC in seconds, e.g. 60+0.5."),
     ] = None,
-    margin: MarginOption = DEFAULT_MARGIN,
-    depth: DepthOption = None,
-    nodes: NodesOption = None,
-    draw_adjudicate: DrawAdjudicateOption = None,
-    resign_adjudicate: ResignAdjudicateOption = None,
-    max_moves: MaxMovesOption = None,
+    rules: MatchRules = MatchRules(),  # noqa: B008 (an option set: its options)
     startup_time: StartupOption = 10.0,
     memory_mb: MemoryOption = 1024,
     position: Annotated[str | None, typer.Option("--position", help="Start position text.")] = None,
@@ -196,9 +187,17 @@ def play_command(
     except BotSpecError as exc:
         fail(str(exc))
     check_engines(refs, game)
-    rules = adjudication(draw_adjudicate, resign_adjudicate, max_moves)
+    adjudicated = adjudication(rules.draw_adjudicate, rules.resign_adjudicate, rules.max_moves)
+    from bot_arena.arena.api.checks import time_controls  # ArenaError: one line, exit 2
+
     tcs = time_controls(
-        refs, move_time or [], clock or [], margin, DEFAULT_MOVE_TIME, depth=depth, nodes=nodes
+        refs,
+        move_time or [],
+        clock or [],
+        rules.margin,
+        DEFAULT_MOVE_TIME,
+        depth=rules.depth,
+        nodes=rules.nodes,
     )
     limits = resource_limits(memory_mb, startup_time)
     seed = random.randrange(2**31) if seed is None else seed
@@ -211,7 +210,7 @@ def play_command(
         humans = [i for i, ref in enumerate(refs) if ref.kind == HUMAN]
         on_move = show_moves(game, start, names, humans)
     factory = None if no_save else open_writable_db(db)  # before the game, not after it
-    confinement.warn()
+    warn_unconfined(confinement)
     with BotPool(limits, sandbox=confinement.settings) as pool:
         level = pool.sandbox_level
         try:
@@ -222,7 +221,7 @@ def play_command(
                 start_position=position,
                 seed=seed,
                 on_move=on_move,
-                adjudication=rules,
+                adjudication=adjudicated,
             )
         except ServerDied as exc:
             hint = "" if level == CONFINED else " (a bot may have killed it: confine bots)"

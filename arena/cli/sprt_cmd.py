@@ -8,42 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from bot_arena.arena.cli.common import (
-    AllowReadOption,
-    DbOption,
-    DepthOption,
-    DrawAdjudicateOption,
-    MarginOption,
-    MaxMovesOption,
-    MemoryOption,
-    NodesOption,
-    ResignAdjudicateOption,
-    SandboxOption,
-    StartupOption,
-    fail,
-)
-from bot_arena.arena.cli.tournament_cmd import (
-    BookOrder,
-    BotsOption,
-    ClockOption,
-    ExecutorKind,
-    ExecutorOption,
-    JobsOption,
-    JsonOption,
-    MoveTimeOption,
-    NameOption,
-    NewTournament,
-    OpeningPliesOption,
-    OpeningsOption,
-    OpeningsOrderOption,
-    OpeningsPliesOption,
-    ParamOption,
-    RayAddressOption,
-    RayUnconfinedOption,
-    SeedOption,
-    start_tournament,
-)
-from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN
+from bot_arena.arena.cli.option_sets import with_option_sets
+from bot_arena.arena.cli.tournament_cmd import BotsOption, NewTournament, start_tournament
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
@@ -61,6 +27,7 @@ class Statistics(StrEnum):
     TRINOMIAL = "trinomial"
 
 
+@with_option_sets
 def sprt_command(
     game_name: Annotated[
         str, typer.Argument(metavar="GAME", help="Game name (see `arena games`).")
@@ -91,31 +58,7 @@ def sprt_command(
     report_interval: Annotated[
         int, typer.Option("--report-interval", help="Game pairs between two status lines.")
     ] = 10,
-    move_time: MoveTimeOption = None,
-    clock: ClockOption = None,
-    margin: MarginOption = DEFAULT_MARGIN,
-    depth: DepthOption = None,
-    nodes: NodesOption = None,
-    draw_adjudicate: DrawAdjudicateOption = None,
-    resign_adjudicate: ResignAdjudicateOption = None,
-    max_moves: MaxMovesOption = None,
-    memory_mb: MemoryOption = 1024,
-    startup_time: StartupOption = 10.0,
-    jobs: JobsOption = None,
-    seed: SeedOption = None,
-    opening_plies: OpeningPliesOption = 0,
-    openings: OpeningsOption = None,
-    openings_order: OpeningsOrderOption = BookOrder.SEQUENTIAL,
-    openings_plies: OpeningsPliesOption = None,
-    name: NameOption = None,
-    param: ParamOption = None,
-    sandbox: SandboxOption = None,
-    allow_read: AllowReadOption = None,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-    executor: ExecutorOption = ExecutorKind.LOCAL,
-    ray_address: RayAddressOption = None,
-    ray_allow_unconfined: RayUnconfinedOption = False,
+    new: NewTournament = NewTournament(),  # noqa: B008 (an option set: its options)
 ) -> None:
     """Test whether NEW (the first --bot) is stronger than BASE (the second).
 
@@ -126,26 +69,16 @@ def sprt_command(
     ratio. It is a tournament like any other: stored, resumable (`arena tournament resume ID`),
     shown by `arena tournament show ID`, and its games count in the leaderboard.
     """
-    from bot_arena.arena.api.errors import ArenaError
     from bot_arena.arena.api.spec import SprtSpec
 
-    test = SprtSpec(
+    # the checks live in the API's spec, shared with ``bot_arena.arena.sprt()``
+    test_settings = SprtSpec(
         elo0, elo1, alpha, beta, model.value, statistics.value, max_games, report_interval
-    )
-    try:  # the checks live in the API's spec, shared with ``bot_arena.arena.sprt()``
-        test_settings = test.validate(len(bot or []))
-    except ArenaError as exc:
-        fail(str(exc))
-    new = NewTournament(
-        game_name, bot, move_time, clock, margin, depth, nodes, draw_adjudicate,
-        resign_adjudicate, max_moves, memory_mb, startup_time, jobs, seed, opening_plies,
-        openings, openings_order, openings_plies, name, param, sandbox, allow_read, db, as_json,
-        executor, ray_address, ray_allow_unconfined,
-    )  # fmt: skip
+    ).validate(len(bot or []))
 
     def settings(
         factory: sessionmaker[Session], game: str, refs: list[BotRef]
     ) -> dict[str, Any] | None:
         return test_settings
 
-    start_tournament(new, "sprt", 2, settings, "SPRT")
+    start_tournament(game_name, bot, new, "sprt", 2, settings, "SPRT")

@@ -9,7 +9,7 @@ import shutil
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -18,15 +18,9 @@ import typer
 from bot_arena.arena.cli.common import (
     AllowReadOption,
     ArenaCommand,
-    Confinement,
     DbOption,
-    DepthOption,
-    DrawAdjudicateOption,
-    MarginOption,
-    MaxMovesOption,
+    MatchRules,
     MemoryOption,
-    NodesOption,
-    ResignAdjudicateOption,
     SandboxOption,
     StartupOption,
     adjudication,
@@ -36,17 +30,18 @@ from bot_arena.arena.cli.common import (
     open_db,
     open_existing_db,
     sandbox_options,
-    time_controls,
+    warn_unconfined,
 )
+from bot_arena.arena.cli.option_sets import with_option_sets
 from bot_arena.arena.cli.rating_cmd import WideOption, table_width
 from bot_arena.arena.match.text import shown
-from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN
-from bot_arena.arena.transport.sandbox.mode import CONFINED
 
 if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when a command
     # runs, not for --help
     from sqlalchemy.orm import Session, sessionmaker
 
+    from bot_arena.arena.api.sandbox import Confinement
+    from bot_arena.arena.api.spec import TournamentSpec
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.tournament.ray_executor import RayExecutor
     from bot_arena.arena.tournament.runner import Outcome
@@ -156,38 +151,55 @@ NameOption = Annotated[str | None, typer.Option("--name", help="Tournament name.
 ParamOption = Annotated[list[str] | None, typer.Option("--param", "-p", help="Game parameter k=v.")]
 
 
-@dataclass
-class NewTournament:
-    """What ``tournament run`` and ``sprt`` share: the field, the clocks, the openings, the
-    limits and where it is stored."""
+@dataclass(frozen=True)
+class RayOptions:
+    """An option set (``option_sets``): where the matches are played."""
 
-    game_name: str
-    bot: list[str] | None
-    move_time: list[float] | None
-    clock: list[str] | None
-    margin: float
-    depth: int | None
-    nodes: int | None
-    draw_adjudicate: str | None
-    resign_adjudicate: str | None
-    max_moves: int | None
-    memory_mb: int
-    startup_time: float
-    jobs: int | None
-    seed: int | None
-    opening_plies: int
-    openings: str | None
-    openings_order: BookOrder
-    openings_plies: int | None
-    name: str | None
-    param: list[str] | None
-    sandbox: str | None
-    allow_read: list[str] | None
-    db: str | None
-    as_json: bool
-    executor: ExecutorKind = ExecutorKind.LOCAL
-    ray_address: str | None = None
-    ray_allow_unconfined: bool = False
+    executor: ExecutorOption = ExecutorKind.LOCAL
+    ray_address: RayAddressOption = None
+    ray_allow_unconfined: RayUnconfinedOption = False
+
+    def check(self, confinement: Confinement) -> None:
+        """The API's checks of these options (ArenaError, before anything is stored)."""
+        from bot_arena.arena.api import sandbox
+
+        sandbox.check_executor(self.executor.value, self.ray_address)
+        confinement.check_executor(self.executor.value, self.ray_allow_unconfined)
+
+
+@dataclass(frozen=True)
+class NewTournament:
+    """An option set (``option_sets``): what ``tournament run`` and ``sprt`` share after the
+    game and the field: the clocks, the rules, the openings, the limits, where it is stored
+    and played."""
+
+    move_time: MoveTimeOption = None
+    clock: ClockOption = None
+    rules: MatchRules = field(default_factory=MatchRules)
+    memory_mb: MemoryOption = 1024
+    startup_time: StartupOption = 10.0
+    jobs: JobsOption = None
+    seed: SeedOption = None
+    opening_plies: OpeningPliesOption = 0
+    openings: OpeningsOption = None
+    openings_order: OpeningsOrderOption = BookOrder.SEQUENTIAL
+    openings_plies: OpeningsPliesOption = None
+    name: NameOption = None
+    param: ParamOption = None
+    sandbox: SandboxOption = None
+    allow_read: AllowReadOption = None
+    db: DbOption = None
+    as_json: JsonOption = False
+    ray: RayOptions = field(default_factory=RayOptions)
+
+    def spec(self, game: str, bots: list[str] | None) -> TournamentSpec:
+        """The API's spec of the tournament these options and ``bots`` ask for."""
+        from bot_arena.arena.api.spec import TournamentSpec
+
+        return TournamentSpec(
+            game, bots or [], self.param, self.memory_mb, self.startup_time, self.jobs,
+            self.opening_plies, self.openings, self.openings_plies,
+        )  # fmt: skip
 
 
 def _lookup(url: str | None) -> tuple[Any, list[sessionmaker[Session]]]:
@@ -210,6 +222,7 @@ def _lookup(url: str | None) -> tuple[Any, list[sessionmaker[Session]]]:
 
 
 @tournament_app.command("run", cls=ArenaCommand)
+@with_option_sets
 def run_command(
     game_name: Annotated[
         str, typer.Argument(metavar="GAME", help="Game name (see `arena games`).")
@@ -247,117 +260,42 @@ def run_command(
             "decides it.",
         ),
     ] = 2,
-    move_time: MoveTimeOption = None,
-    clock: ClockOption = None,
-    margin: MarginOption = DEFAULT_MARGIN,
-    depth: DepthOption = None,
-    nodes: NodesOption = None,
-    draw_adjudicate: DrawAdjudicateOption = None,
-    resign_adjudicate: ResignAdjudicateOption = None,
-    max_moves: MaxMovesOption = None,
-    memory_mb: MemoryOption = 1024,
-    startup_time: StartupOption = 10.0,
-    jobs: JobsOption = None,
-    seed: SeedOption = None,
-    opening_plies: OpeningPliesOption = 0,
-    openings: OpeningsOption = None,
-    openings_order: OpeningsOrderOption = BookOrder.SEQUENTIAL,
-    openings_plies: OpeningsPliesOption = None,
-    name: NameOption = None,
-    param: ParamOption = None,
-    sandbox: SandboxOption = None,
-    allow_read: AllowReadOption = None,
-    db: DbOption = None,
-    as_json: JsonOption = False,
-    executor: ExecutorOption = ExecutorKind.LOCAL,
-    ray_address: RayAddressOption = None,
-    ray_allow_unconfined: RayUnconfinedOption = False,
+    new: NewTournament = NewTournament(),  # an option set: its options
 ) -> None:
     """Play a tournament: a round-robin or gauntlet is stored whole first, a Swiss round by
     round, a knockout tie by tie; then it is played in parallel jobs.
 
     Every stored result records the sandbox level its bots ran under (confined, partial or off).
     """
-    new = NewTournament(
-        game_name, bot, move_time, clock, margin, depth, nodes, draw_adjudicate,
-        resign_adjudicate, max_moves, memory_mb, startup_time, jobs, seed, opening_plies,
-        openings, openings_order, openings_plies, name, param, sandbox, allow_read, db, as_json,
-        executor, ray_address, ray_allow_unconfined,
-    )  # fmt: skip
-    from bot_arena.arena.api.errors import ArenaError
+    from bot_arena.arena.api.formats import format_settings
     from bot_arena.arena.api.spec import check_format
 
-    try:
-        check_format(fmt.value, games_per, rounds, tiebreak_pairs)
-    except ArenaError as exc:
-        fail(str(exc))
+    check_format(fmt.value, games_per, rounds, tiebreak_pairs, seeding.value)
 
-    def format_settings(
-        factory: sessionmaker[Session], game_name: str, refs: list[BotRef]
+    def settings(
+        factory: sessionmaker[Session], game: str, refs: list[BotRef]
     ) -> dict[str, Any] | None:
-        games = games_per if games_per is not None else 2
-        if fmt == Format.SWISS:
-            from bot_arena.arena.tournament.directors.swiss import default_rounds
+        return format_settings(
+            fmt.value, games_per, rounds, seeding.value, tiebreak_pairs, factory, game, refs
+        )
 
-            return {"rounds": rounds or default_rounds(len(refs)), "games": games}
-        if fmt == Format.KNOCKOUT:
-            order = list(range(len(refs)))
-            if seeding == Seeding.RATING:
-                order = _rating_order(factory, game_name, refs)
-            return {
-                "seeding": order,
-                "seeded_by": seeding.value,
-                "games": games,
-                "tiebreak_pairs": tiebreak_pairs,
-            }
-        return None
-
-    start_tournament(new, fmt.value, games_per, format_settings, fmt.value)
-
-
-def _rating_order(factory: sessionmaker[Session], game: str, refs: list[BotRef]) -> list[int]:
-    """Field positions best first by the bots' current ratings in ``game`` (maximum
-    likelihood over every stored result, the version that plays here); bots without a rating
-    after them, in field order. Ratings of separate pools do not compare: the pool of the best
-    rated bot first."""
-    from bot_arena.arena.ratings.outcomes import RatingInputError
-    from bot_arena.arena.ratings.query import (
-        SHORT_HASH,
-        LeaderboardError,
-        rate,
-        select_results,
-    )
-
-    with factory() as session:
-        try:
-            selection = select_results(session, game=game)
-            table = rate(selection.results)
-        except (LeaderboardError, RatingInputError):
-            return list(range(len(refs)))
-    by_key = {r.bot: r for r in table.rows}
-
-    def key(i: int) -> tuple[int, int, float, int]:
-        ref = refs[i]
-        row = by_key.get(f"{ref.name}@{ref.sha256[:SHORT_HASH]}") or by_key.get(ref.name)
-        return (0, row.pool, -row.elo, i) if row else (1, 0, 0.0, i)
-
-    return sorted(range(len(refs)), key=key)
+    start_tournament(game_name, bot, new, fmt.value, games_per, settings, fmt.value)
 
 
 FormatSettings = Callable[["sessionmaker[Session]", str, "list[BotRef]"], "dict[str, Any] | None"]
 
 
 def start_tournament(
+    game_name: str,
+    bots: list[str] | None,
     new: NewTournament,
     fmt: str,
     games_per: int | None,
     format_settings: FormatSettings,
     what: str,
 ) -> None:
-    """Check the options, store the tournament, play it and print its result (``what``: the
-    banner's name for it)."""
-    from bot_arena.arena.api.errors import ArenaError
-    from bot_arena.arena.api.spec import TournamentSpec
+    """Check the options (the API's checks: ArenaError is one line, exit 2), store the
+    tournament, play it and print its result (``what``: the banner's name for it)."""
     from bot_arena.arena.match.botref import BotSpecError, UnloadableBot
     from bot_arena.arena.match.botspec import distinct_names, resolve
     from bot_arena.arena.match.confinement import server_env
@@ -365,18 +303,11 @@ def start_tournament(
     from bot_arena.arena.tournament.job_handle import start_job_server
     from bot_arena.arena.tournament.schedule import ScheduleError
 
-    jobs, opening_plies, openings = new.jobs, new.opening_plies, new.openings
-    spec = TournamentSpec(
-        new.game_name, new.bot or [], new.param, new.memory_mb, new.startup_time, jobs,
-        opening_plies, openings, new.openings_plies,
-    )  # fmt: skip
-    try:  # the checks live in the API's spec, shared with ``bot_arena.arena.tournament()``
-        checked = spec.validate()
-    except ArenaError as exc:
-        fail(str(exc))
+    opening_plies, openings = new.opening_plies, new.openings
+    checked = new.spec(game_name, bots).validate()
     game, limits, book, specs = checked.game, checked.limits, checked.book, checked.specs
     confinement = sandbox_options(new.sandbox, new.allow_read)  # before anything is stored
-    check_ray_confinement(new.executor, confinement, new.ray_allow_unconfined)
+    new.ray.check(confinement)
     lookup, opened = _lookup(new.db)
     left_out: list[str] = []  # registered bots that can no longer be loaded
     try:
@@ -395,17 +326,20 @@ def start_tournament(
     except (BotSpecError, TournamentError) as exc:
         fail(str(exc))
     check_engines(refs, game)
-    rules = adjudication(new.draw_adjudicate, new.resign_adjudicate, new.max_moves)
-    confinement = confinement.for_bots([r.name for r in refs])
+    r = new.rules
+    rules = adjudication(r.draw_adjudicate, r.resign_adjudicate, r.max_moves)
+    confinement = confinement.for_bots([ref.name for ref in refs])
+    from bot_arena.arena.api.checks import time_controls  # ArenaError: one line, exit 2
+
     tcs = time_controls(
         refs,
         new.move_time or [],
         new.clock or [],
-        new.margin,
+        r.margin,
         DEFAULT_MOVE_TIME,
         each="--bot",
-        depth=new.depth,
-        nodes=new.nodes,
+        depth=r.depth,
+        nodes=r.nodes,
     )
     tc = tcs[0]
     factory = opened[0] if opened else open_db(new.db)
@@ -414,7 +348,7 @@ def start_tournament(
     the_seed = new.seed if new.seed is not None else secrets.randbits(31)
     extra = format_settings(factory, game.name, refs)
     # before anything is stored
-    cluster = _executor(new.executor, new.ray_address, new.ray_allow_unconfined)
+    cluster = _executor(new.ray)
     # the bots' fork server imports while the schedule is written
     server = None if cluster is not None else start_job_server(server_env(confinement.level))
     try:
@@ -457,45 +391,23 @@ def start_tournament(
         from bot_arena.arena.ratings.render import wrap
 
         typer.echo("\n".join(wrap(banner, shutil.get_terminal_size().columns)), err=new.as_json)
-        _play(factory, tid, refs, jobs, new.as_json, confinement, server, limits, cluster, left_out)
+        _play(
+            factory, tid, refs, new.jobs, new.as_json, confinement, server, limits, cluster,
+            left_out,
+        )  # fmt: skip
     finally:
         if server is not None:
             server.close()
 
 
-def check_ray_confinement(kind: ExecutorKind, confinement: Confinement, allowed: bool) -> None:
-    """Refuse (one line, exit 2) to play on a Ray cluster with bots not fully confined unless
-    ``--ray-allow-unconfined`` says the operator accepts it. Checked before Ray starts and
-    before anything is stored. A bot without its namespaces, Landlock and seccomp runs as the
-    node's user: it can read Ray's session folder (/tmp/ray), connect to the control store and
-    the node's ports, join the cluster with ``ray.init(address="auto")`` and run code of its own
-    on every node, or forge the records its actor sends (docs/security.md, "Bots on a Ray
-    cluster")."""
-    if kind != ExecutorKind.RAY or allowed or confinement.level == CONFINED:
-        return
-    fail(
-        f"--executor ray with bots not fully confined (sandbox {confinement.level}): they could "
-        "join the cluster and run code on its nodes; give --ray-allow-unconfined to accept that"
-    )
-
-
-def _executor(
-    kind: ExecutorKind, address: str | None, allow_unconfined: bool
-) -> RayExecutor | None:
+def _executor(ray: RayOptions) -> RayExecutor | None:
     """The Ray executor for ``--executor ray`` (None: local job processes); Ray missing or
     its cluster unreachable is one line, exit 2."""
-    if kind != ExecutorKind.RAY:
-        if address is not None:
-            fail("--ray-address is for --executor ray")
+    if ray.executor != ExecutorKind.RAY:
         return None
-    from bot_arena.arena.tournament.ray_executor import ClusterError, RayExecutor
+    from bot_arena.arena.api.tournaments import cluster
 
-    try:
-        return RayExecutor(
-            None if address == "none" else address, allow_unconfined=allow_unconfined
-        )
-    except ClusterError as exc:
-        fail(str(exc))
+    return cluster(ray.executor.value, ray.ray_address, ray.ray_allow_unconfined)
 
 
 def _expected_total(session: Session, tid: int) -> str:
@@ -514,6 +426,7 @@ def _expected_total(session: Session, tid: int) -> str:
 
 
 @tournament_app.command("resume", cls=ArenaCommand)
+@with_option_sets
 def resume_command(
     tournament_id: Annotated[int, typer.Argument(metavar="ID", help="Tournament id.")],
     force: Annotated[
@@ -526,55 +439,35 @@ def resume_command(
     allow_read: AllowReadOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
-    executor: ExecutorOption = ExecutorKind.LOCAL,
-    ray_address: RayAddressOption = None,
-    ray_allow_unconfined: RayUnconfinedOption = False,
+    ray: RayOptions = RayOptions(),  # an option set: its options
 ) -> None:
     """Play the matches of an interrupted tournament that are not done yet (each result
     records the sandbox level of this run)."""
-    from bot_arena.arena.tournament.create import (
-        TournamentError,
-        active_runner,
-        load_tournament,
-        resolve_field,
-    )
-    from bot_arena.db import queries
+    from bot_arena.arena.api.resume import check_jobs, check_resume
     from bot_arena.db.store import lookup_bot
 
-    if jobs is not None and jobs < 1:
-        fail(f"--jobs must be >= 1, not {jobs}")
+    check_jobs(jobs)
     confinement = sandbox_options(sandbox, allow_read)  # before anything is stored
-    check_ray_confinement(executor, confinement, ray_allow_unconfined)
+    ray.check(confinement)
     factory = open_existing_db(db, write=True)
-
-    def lookup(name: str) -> BotRef | None:
-        with factory() as session:
-            return lookup_bot(session, name)
-
-    with factory() as session:
-        try:
-            tournament = load_tournament(session, tournament_id)
-            if tournament.status == "done":
-                fail(f"tournament {tournament_id} is already finished")
-            running = active_runner(tournament)
-            if running is not None and not force:
-                fail(
-                    f"tournament {tournament_id} is being played by process {running}; "
-                    "stop it first (--force if that process is not playing it)"
-                )
-            refs, changed = resolve_field(session, tournament, lookup)
-        except TournamentError as exc:
-            fail(str(exc))
-        counts = queries.status_counts(session, tournament_id)
-    if changed and not force:
-        fail(f"{changed[0]}; resume with --force to play on with the new version")
-    confinement = confinement.for_bots([r.name for r in refs])
-    for line in changed:
+    with factory() as session:  # registered bots looked up in the same session (a second
+        # one would wait on this one's lock)
+        field = check_resume(
+            session, tournament_id, lambda name: lookup_bot(session, name), force=force
+        )
+    confinement = confinement.for_bots([r.name for r in field.refs])
+    for line in field.changed:
         typer.echo(f"warning: {shown(line)}", err=True)
-    left = counts["pending"] + counts["running"]
-    cluster = _executor(executor, ray_address, ray_allow_unconfined)
-    typer.echo(f"tournament {tournament_id}: resuming, {left} matches to play", err=as_json)
-    _play(factory, tournament_id, refs, jobs, as_json, confinement, executor=cluster)
+    for line in field.left_out:
+        typer.echo(f"warning: {shown(line)}", err=True)
+    cluster = _executor(ray)
+    typer.echo(
+        f"tournament {tournament_id}: resuming, {field.to_play} matches to play", err=as_json
+    )
+    _play(
+        factory, tournament_id, field.refs, jobs, as_json, confinement, executor=cluster,
+        left_out=field.left_out, skip=field.skip,
+    )  # fmt: skip
 
 
 def _play(
@@ -588,9 +481,11 @@ def _play(
     limits: ResourceLimits | None = None,
     executor: RayExecutor | None = None,
     left_out: Sequence[str] = (),
+    skip: Sequence[int] = (),
 ) -> None:
     """Run the tournament and print its summary (``left_out``: a line for each bot left out
-    of the field, said after the leaderboard)."""
+    of the field, said after the leaderboard; ``skip``: their field positions on a resume,
+    whose matches stay pending)."""
     from bot_arena.arena.tournament.create import TournamentError
     from bot_arena.arena.tournament.ray_executor import ClusterError
     from bot_arena.arena.tournament.runner import Runner, default_jobs
@@ -605,8 +500,9 @@ def _play(
         sandbox=confinement.settings,
         limits=limits,
         executor=executor,
+        skip=skip,
     )
-    confinement.warn()
+    warn_unconfined(confinement)
     try:
         with _terminate_as_interrupt():
             outcome = runner.run()
@@ -650,7 +546,8 @@ def _play(
             err=True,
         )
         raise typer.Exit(130)
-    if not outcome.finished:
+    if not outcome.finished and not (skip and not outcome.failed):
+        # (the matches of bots left out on a resume stay pending: said under the leaderboard)
         typer.echo(
             f"{outcome.total - outcome.done} matches failed to play "
             f"({shown(outcome.failed[0]) if outcome.failed else 'see above'}); "

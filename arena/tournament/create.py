@@ -208,22 +208,37 @@ def active_runner(tournament: Tournament) -> int | None:
 
 
 def resolve_field(
-    session: Session, tournament: Tournament, lookup: Callable[[str], BotRef | None]
+    session: Session,
+    tournament: Tournament,
+    lookup: Callable[[str], BotRef | None],
+    left_out: list[tuple[int, str]] | None = None,
 ) -> tuple[list[BotRef], list[str]]:
     """The field resolved again from the stored specs, and a line for each bot whose version
-    (SHA-256) differs from the one the tournament started with."""
+    (SHA-256) differs from the one the tournament started with. ``left_out``: a registered
+    bot whose stored version can no longer be loaded is noted there (its field position and
+    why) and stands in the field as it was stored, never to be started, rather than stopping
+    the resume."""
+    from bot_arena.arena.match.botref import UnloadableBot
     from bot_arena.arena.match.botspec import distinct_names, resolve
 
     refs: list[BotRef] = []
     changed: list[str] = []
     for entry in tournament.entries:
+        stored_version = entry.version
         try:
             ref = resolve(entry.spec, lookup)
+        except UnloadableBot as exc:
+            if left_out is None:
+                raise TournamentError(
+                    f"bot {entry.spec!r} of tournament {tournament.id}: {exc}"
+                ) from None
+            left_out.append((len(refs), str(exc)))
+            v = stored_version
+            ref = BotRef(entry.spec, v.kind, v.target, v.source, v.sha256)
         except BotSpecError as exc:
             raise TournamentError(
                 f"bot {entry.spec!r} of tournament {tournament.id}: {exc}"
             ) from None
-        stored_version = entry.version
         if ref.sha256 != stored_version.sha256:
             changed.append(
                 f"{ref.name} changed since tournament {tournament.id} started "

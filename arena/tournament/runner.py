@@ -26,7 +26,7 @@ import dataclasses
 import os
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -97,6 +97,7 @@ class Runner:
         forkserver: ForkServer | None = None,
         sandbox: SandboxSettings | None = None,
         executor: RayExecutor | None = None,
+        skip: Collection[int] = (),
     ) -> None:
         """``forkserver``: one the caller started early (its imports overlap the creation of
         the tournament) and closes; by default the run starts and closes its own. ``limits``:
@@ -105,8 +106,10 @@ class Runner:
         ``run`` raises SandboxUnavailable for ``on`` on a machine that cannot confine fully,
         before it writes anything or starts a bot. ``executor``: play on a Ray cluster's actors
         instead of local job processes (``ray_executor``; ``jobs`` then caps the actors, one
-        per CPU the cluster offers by default)."""
+        per CPU the cluster offers by default). ``skip``: field positions of bots left out of
+        this run (stored bots that can no longer be loaded): their matches stay pending."""
         self.factory = factory
+        self.skip = frozenset(skip)
         self.tournament_id = tournament_id
         self.refs = tuple(refs)
         self.jobs = max(1, jobs)
@@ -296,6 +299,8 @@ class Runner:
             self.version_ids = [v.id for v in versions_for(session, self.refs)]
             self.commits.version_ids = self.version_ids
             jobs = pending_jobs(session, tournament)
+            skipped = [job for job in jobs if not self.skip.isdisjoint(job.seats)]
+            jobs = [job for job in jobs if self.skip.isdisjoint(job.seats)]
             counts = queries.status_counts(session, self.tournament_id)
             rows = queries.results(session, self.tournament_id)
             names = [r.name for r in self.refs]
@@ -333,7 +338,7 @@ class Runner:
             for seat in result.seats:
                 if seat.bot in index:
                     standings.add(index[seat.bot], seat.score)
-        total = sum(counts.values()) - counts["void"]
+        total = sum(counts.values()) - counts["void"] - len(skipped)
         if self.maker is not None:
             total = max(total, self.maker.director.expected_total())
         progress = Progress(

@@ -259,11 +259,29 @@ BAD = [
     ({"params": {"size": 9}}, ["-p", "size=9"], "tictactoe"),
     ({"draw_adjudicate": "movenumber=x"}, ["--draw-adjudicate", "movenumber=x"], "movenumber"),
     ({"depth": 0}, ["--depth", "0"], "depth"),
+    ({"allow_read": ["/no/such/path"]}, ["--allow-read", "/no/such/path"], "no such file"),
+    (
+        {"allow_read": ["nobot=/tmp"]},
+        ["--allow-read", "nobot=/tmp"],
+        "--allow-read nobot=/tmp: no such file or folder, nor a bot of this command",
+    ),
+    (
+        {"allow_read": ["random=/no/such/net"]},
+        ["--allow-read", "random=/no/such/net"],
+        "--allow-read random=/no/such/net: no such file or folder: /no/such/net",
+    ),
+    (
+        {"executor": "ray", "sandbox": "off"},
+        ["--executor", "ray", "--sandbox", "off"],
+        "--executor ray with bots not fully confined (sandbox off)",
+    ),
+    ({"ray_address": "auto"}, ["--ray-address", "auto"], "--ray-address is for --executor ray"),
 ]
 BAD_IDS = [
     "game", "jobs", "opening-plies", "one-bot", "unknown-bot", "twice", "rounds", "rounds-0",
     "tiebreak", "games", "move-time-count", "memory", "sandbox", "openings-plies", "param",
-    "draw-adjudicate", "depth",
+    "draw-adjudicate", "depth", "allow-read", "allow-read-bot", "allow-read-path", "ray-unconfined",
+    "ray-address",
 ]  # fmt: skip
 
 
@@ -324,6 +342,36 @@ def test_play_refuses_bad_input_as_arena_play_does(
     assert message in str(caught.value)
     cli = run_cli("play", "tictactoe", *argv, "--no-save", cwd=tmp_path)
     assert (cli.returncode, cli.stderr) == (2, f"error: {caught.value}\n")
+
+
+def test_resume_refuses_bad_input_as_arena_tournament_resume_does(tmp_path: Path) -> None:
+    """``tournament resume``'s checks are the API's (``api/resume.py``): the same line."""
+    from bot_arena.arena.api.resume import check_jobs, check_resume
+    from bot_arena.db.session import make_engine, session_factory
+
+    db = tmp_path / "r.db"
+    engine = make_engine(f"sqlite:///{db}")
+    with session_factory(engine)() as session, pytest.raises(ArenaError) as caught:
+        check_resume(session, 99, lambda name: None)
+    engine.dispose()
+    cli = run_cli("tournament", "resume", "99", "--db", str(db), cwd=tmp_path)
+    assert (cli.returncode, cli.stderr) == (2, f"error: {caught.value}\n")
+    assert str(caught.value) == "no tournament 99"
+    with pytest.raises(ArenaError) as caught:
+        check_jobs(0)
+    cli = run_cli("tournament", "resume", "99", "--jobs", "0", "--db", str(db), cwd=tmp_path)
+    assert (cli.returncode, cli.stderr) == (2, f"error: {caught.value}\n")
+
+
+def test_a_knockout_seeded_by_rating_from_python(tmp_path: Path) -> None:
+    """``seeding="rating"`` as ``--seeding rating``: with no ratings yet, the --bot order."""
+    played = tournament(
+        "tictactoe", ["random", "random:seed=1"], format="knockout", seeding="rating",
+        games=2, jobs=1, seed=3,
+    )  # fmt: skip
+    assert played.summary["format"] == "knockout"
+    with pytest.raises(ArenaError, match="unknown seeding 'elo'"):
+        tournament("tictactoe", TWO, format="knockout", seeding="elo")
 
 
 def test_the_package_imports_the_api_only_when_asked() -> None:

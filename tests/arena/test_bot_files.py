@@ -304,6 +304,71 @@ def test_a_stored_version_that_cannot_be_loaded_is_one_line_and_left_out(tmp_pat
     never_shows(secret, tmp_path, db, run)
 
 
+@pytest.mark.timeout(1500)
+def test_a_resume_leaves_out_a_stored_bot_that_cannot_be_loaded_and_plays_the_rest(
+    tmp_path: Path,
+) -> None:
+    """A registered program that is gone since its tournament started: ``tournament resume``
+    warns, plays the other bots' matches, leaves that bot's pending (a later resume, once it
+    loads, plays them) and says so under the leaderboard (``left_out`` in --json), exit 0."""
+    from bot_arena.arena.match.botspec import resolve
+    from bot_arena.arena.match.timecontrol import TimeControl
+    from bot_arena.arena.tournament.create import create
+    from bot_arena.db.session import make_engine, session_factory
+    from bot_arena.db.store import lookup_bot
+    from bot_arena.games import get
+
+    db = tmp_path / "arena.db"
+    (tmp_path / "first.py").write_text(FIRST)
+    (tmp_path / "randbot.py").write_text(RANDBOT)
+    (tmp_path / "randbot.py").chmod(0o755)
+    add = ("bots", "add", "cmd:./randbot.py", "-n", "gone", "-g", "tictactoe", "--db", str(db))
+    assert arena(*add, cwd=tmp_path, timeout=500).returncode == 0
+    engine = make_engine(f"sqlite:///{db}")
+    factory = session_factory(engine)
+
+    def lookup(name: str) -> Any:
+        with factory() as session:
+            return lookup_bot(session, name)
+
+    specs = ["gone", "random", str(tmp_path / "first.py")]
+    tid = create(
+        factory, get("tictactoe"), specs, [resolve(s, lookup) for s in specs],
+        fmt="round-robin", games_per_group=2, time_control=TimeControl(move_time=5.0), seed=1,
+        opening_plies=0,
+    )  # fmt: skip
+    engine.dispose()
+    (tmp_path / "randbot.py").unlink()
+    resumed = arena(
+        "tournament", "resume", str(tid), "-j", "1", "--json", "--db", str(db), cwd=tmp_path,
+        timeout=500,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    said = "registered bot 'gone' cannot be loaded"
+    assert f"warning: {said}" in resumed.stderr and "Traceback" not in resumed.stderr
+    summary = json.loads(resumed.stdout)
+    [line] = summary["left_out"]
+    assert said in line and line.endswith("none of its remaining games played")
+    with sqlite3.connect(db) as conn:
+        statuses = dict(conn.execute("SELECT status, count(*) FROM matches GROUP BY status"))
+        seats = {
+            n
+            for (n,) in conn.execute(
+                "SELECT DISTINCT b.name FROM seats s JOIN bot_versions v ON v.id = s.bot_version_id"
+                " JOIN bots b ON b.id = v.bot_id JOIN matches m ON m.id = s.match_id"
+                " WHERE m.status = 'done'"
+            )
+        }
+    assert statuses == {"done": 2, "pending": 4}  # random v first, both ways; gone's wait
+    assert seats == {"random", "first"}
+    text = arena(
+        "tournament", "resume", str(tid), "-j", "1", "--db", str(db), cwd=tmp_path, timeout=500
+    )
+    assert text.returncode == 0, text.stderr
+    last = text.stdout.splitlines()[-1]  # under the leaderboard
+    assert said in last and last.endswith("none of its remaining games played")
+
+
 # --- paths as users write them ------------------------------------------------------------------
 
 
