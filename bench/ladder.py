@@ -158,10 +158,10 @@ def kendall(order: np.ndarray, true_elo: np.ndarray) -> float:
     return discordant / (n * (n - 1) / 2)
 
 
-def trial(args: tuple[int, int]) -> dict[str, tuple[int, int]]:
-    seed, bots = args
+def trial(args: tuple[int, int, tuple[str, ...], str]) -> dict[str, tuple[int, int]]:
+    seed, bots, schemes, parts = args
     out: dict[str, tuple[int, int]] = {}
-    for scheme in ("information", "uniform", "kaggle"):
+    for scheme in schemes:
         rng = np.random.default_rng(seed)
         true_elo = rng.uniform(0.0, 1000.0, bots)
         # (a): the field warmed up with uniform games, then the newcomer (the last bot)
@@ -183,7 +183,7 @@ def trial(args: tuple[int, int]) -> dict[str, tuple[int, int]]:
             iv = m.rank_intervals()[new]
             return iv.rank - iv.best <= NEAR and iv.worst - iv.rank <= NEAR
 
-        newcomer = run(scheme, true_elo, rng, settled, model, kaggle)
+        newcomer = run(scheme, true_elo, rng, settled, model, kaggle) if "a" in parts else 0
         # (b): from scratch
         model, kaggle = LadderModel(bots), Kaggle()
         for _ in range(bots):
@@ -192,8 +192,12 @@ def trial(args: tuple[int, int]) -> dict[str, tuple[int, int]]:
         def order_ok(m: LadderModel, true_elo: np.ndarray = true_elo) -> bool:
             return kendall(m.order(), true_elo) <= KENDALL
 
-        scratch = run(
-            scheme, true_elo, np.random.default_rng(seed + 2_000_000), order_ok, model, kaggle
+        scratch = (
+            0
+            if "b" not in parts
+            else run(
+                scheme, true_elo, np.random.default_rng(seed + 2_000_000), order_ok, model, kaggle
+            )
         )
         out[scheme] = (newcomer, scratch)
     return out
@@ -209,9 +213,13 @@ def main() -> None:
     parser.add_argument("--bots", type=int, default=50)
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--schemes", default="information,uniform,kaggle")
+    parser.add_argument("--parts", default="ab", help="a: the newcomer, b: from scratch")
     args = parser.parse_args()
     with ProcessPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(trial, [(s, args.bots) for s in range(args.seeds)]))
+        schemes = tuple(args.schemes.split(","))
+        jobs = [(s, args.bots, schemes, args.parts) for s in range(args.seeds)]
+        results = list(pool.map(trial, jobs))
     print(
         f"{args.bots} bots, Elo 0-1000, draws D={DRAW_ELO:.0f}, "
         f"batches of {BATCH}, {args.seeds} seeds"
@@ -221,15 +229,16 @@ def main() -> None:
     )
     print(f"{'scheme':12} {'(a) median [q1-q3]':>24} {'(b) median [q1-q3]':>24}")
     medians = {}
-    for scheme in ("information", "uniform", "kaggle"):
+    for scheme in schemes:
         a = [r[scheme][0] for r in results]
         b = [r[scheme][1] for r in results]
         medians[scheme] = (statistics.median(a), statistics.median(b))
         print(f"{scheme:12} {quartiles(a):>24} {quartiles(b):>24}")
     info = medians["information"]
-    for base in ("uniform", "kaggle"):
+    for base in [s for s in schemes if s != "information" and "information" in schemes]:
         ma, mb = medians[base]
-        print(f"{base} / information: (a) {ma / info[0]:.2f}x  (b) {mb / info[1]:.2f}x")
+        ra, rb = ma / max(info[0], 1), mb / max(info[1], 1)
+        print(f"{base} / information: (a) {ra:.2f}x  (b) {rb:.2f}x")
     print(
         f"(games at the cap of {CAP:,} counted as {CAP:,}; Elo per natural unit {ELO_PER_UNIT:.1f})"
     )

@@ -52,6 +52,9 @@ IntArray = npt.NDArray[np.int64]
 PRIOR_ELO_SD = 1000.0
 #: How many bots ranked nearest to a bot are its candidate opponents.
 WINDOW = 12
+#: How far apart in rank two bots may be for their contrast to count: a rank's interval is
+#: decided by the bots a few places around it, not only the next one.
+REACH = 3
 #: A bot whose games fall below this share of the field's mean games is paired first.
 FLOOR = 0.5
 #: Fields up to this size get the contrasts' weighted Gram matrix at once (n^2 memory).
@@ -177,15 +180,35 @@ class LadderModel:
         ]
 
 
-def _contrasts(model: LadderModel, ranked: IntArray) -> tuple[FloatArray, FloatArray]:
-    """For the active bots in rating order: ``d[:, k] = S (e_r(k) - e_r(k+1))`` and each
-    contrast's weight ``exp(-z^2 / 2) / var``."""
-    upper, lower = ranked[:-1], ranked[1:]
+def _contrasts(
+    model: LadderModel, ranked: IntArray, priority: FloatArray | None = None
+) -> tuple[FloatArray, FloatArray]:
+    """The contrasts of each bot with the ``REACH`` bots ranked just below it, for the active
+    bots in rating order: ``d[:, k] = S (e_upper(k) - e_lower(k))`` and each contrast's weight
+    ``exp(-z^2 / 2) / var``, times the larger ``priority`` of its two bots."""
+    uppers, lowers = [], []
+    for step in range(1, min(REACH, len(ranked) - 1) + 1):
+        uppers.append(ranked[:-step])
+        lowers.append(ranked[step:])
+    upper, lower = np.concatenate(uppers), np.concatenate(lowers)
     d = np.ascontiguousarray((model.cov[upper] - model.cov[lower]).T)  # rows: bots
     cols = np.arange(len(upper))
     var = np.maximum(d[upper, cols] - d[lower, cols], 1e-300)
     gap = model.theta[upper] - model.theta[lower]
-    return d, np.exp(-0.5 * gap * gap / var) / var
+    weight = np.exp(-0.5 * gap * gap / var) / var
+    if priority is not None:
+        weight = weight * np.maximum(priority[upper], priority[lower])
+    return d, weight
+
+
+def priorities(model: LadderModel, active: Sequence[int]) -> FloatArray:
+    """Each bot's priority: ``1 + mean / (1 + games)`` (``mean``: the active bots' mean games).
+    A newcomer's contrasts count many times over (the standings of a bot just handed in are
+    what its author is waiting for); once a bot has played its share the factor is about 2,
+    the same for everyone."""
+    played = model.games.sum(axis=1)
+    mean = float(played[list(active)].mean()) if len(active) else 0.0
+    return np.asarray(1.0 + mean / (1.0 + played), dtype=np.float64)
 
 
 def _ranked(model: LadderModel, active: Sequence[int]) -> IntArray:
@@ -208,12 +231,18 @@ def _candidates(ranked: IntArray, window: int) -> tuple[IntArray, IntArray]:
     return a[order], b[order]
 
 
-def pair_gains(model: LadderModel, ranked: IntArray, a: IntArray, b: IntArray) -> FloatArray:
-    """The expected weighted shrink of the rank-adjacent contrasts' variances, for each pair
+def pair_gains(
+    model: LadderModel,
+    ranked: IntArray,
+    a: IntArray,
+    b: IntArray,
+    priority: FloatArray | None = None,
+) -> FloatArray:
+    """The expected weighted shrink of the near-in-rank contrasts' variances, for each pair
     ``(a[i], b[i])``, the active bots ``ranked`` best first."""
     if len(ranked) < 2 or len(a) == 0:
         return np.zeros(len(a))
-    d, weight = _contrasts(model, ranked)
+    d, weight = _contrasts(model, ranked, priority)
     p = 1.0 / (1.0 + np.exp(model.theta[b] - model.theta[a]))
     w = p * (1.0 - p)
     var_u = model.cov[a, a] + model.cov[b, b] - 2.0 * model.cov[a, b]
@@ -259,11 +288,12 @@ def choose_pairs(
     starving = sorted(
         (i for i in ranked.tolist() if played[i] < floor * mean), key=lambda i: (played[i], i)
     )
+    priority = priorities(model, ranked.tolist())
     chosen: list[tuple[int, int]] = []
     saved = model.cov
     try:
         for turn in range(count):
-            gains = pair_gains(model, ranked, a, b)
+            gains = pair_gains(model, ranked, a, b, priority)
             if turn < len(starving):  # the floor: the neediest first, with its best opponent
                 gains = np.where((a == starving[turn]) | (b == starving[turn]), gains, -1.0)
             best = int(np.argmax(gains))  # the first of equal gains: the lowest indices
