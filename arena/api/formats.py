@@ -48,13 +48,13 @@ def rating_order(factory: sessionmaker[Session], game: str, refs: list[BotRef]) 
     likelihood over every stored result, the version that plays here); bots without a rating
     after them, in field order. Ratings of separate pools do not compare: the pool of the best
     rated bot first."""
+    from bot_arena.arena.ratings.outcomes import RatingInputError
     from bot_arena.arena.ratings.query import (
         SHORT_HASH,
         LeaderboardError,
         rate,
         select_results,
     )
-    from bot_arena.arena.ratings.outcomes import RatingInputError
 
     with factory() as session:
         try:

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from bot_arena.arena.ratings.ml import ELO_PER_NAT as ELO_PER_UNIT
+from bot_arena.arena.ratings.elo import ELO_PER_NAT as ELO_PER_UNIT
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -146,13 +146,13 @@ class LadderModel:
                 if trial_value >= value or scale < 1e-6:
                     break
                 scale *= 0.5
-            theta, value = trial, trial_value
+            theta, value = np.asarray(trial, dtype=np.float64), trial_value
             if float(np.max(np.abs(scale * step))) < TOLERANCE:
                 break
         _, info = self._weights(theta)
         hess = np.diag(info.sum(axis=1) + self._precision) - info
         self.theta = theta
-        self.cov = np.linalg.inv(hess)
+        self.cov = np.asarray(np.linalg.inv(hess), dtype=np.float64)
 
     def elo(self) -> FloatArray:
         return self.theta * ELO_PER_UNIT
