@@ -12,11 +12,13 @@ from hypothesis import strategies as st
 from bot_arena.arena.ratings import GameResult, fit_ml
 from bot_arena.arena.ratings.matchmaking import (
     ELO_PER_UNIT,
+    REACH,
     LadderModel,
     _candidates,
     _ranked,
     choose_pairs,
     pair_gains,
+    priorities,
 )
 
 
@@ -89,19 +91,23 @@ def test_rank_intervals_narrow_with_games_and_hold_the_rank() -> None:
 @given(seed=st.integers(0, 10_000), n=st.integers(3, 9), count=st.integers(5, 80))
 def test_a_pairs_gain_is_the_shrink_an_explicit_refit_gives(seed: int, n: int, count: int) -> None:
     """Sherman-Morrison against an explicit inverse: add one game's information ``p q`` along
-    ``e_a - e_b`` to the precision, invert, and measure the weighted shrink of the
-    rank-adjacent contrasts' variances directly."""
+    ``e_a - e_b`` to the precision, invert, and measure the weighted shrink of the variances of
+    the contrasts of bots up to ``REACH`` places apart directly (with priorities: each
+    contrast's weight times the larger priority of its two bots)."""
     model = _model(n, _games(n, count, seed))
     ranked = _ranked(model, range(n))
     a, b = _candidates(ranked, n)
-    gains = pair_gains(model, ranked, a, b)
+    priority = priorities(model, range(n))
+    gains = pair_gains(model, ranked, a, b, priority)
     precision = np.linalg.inv(model.cov)
-    contrasts = np.zeros((n - 1, n))
-    contrasts[np.arange(n - 1), ranked[:-1]] = 1.0
-    contrasts[np.arange(n - 1), ranked[1:]] = -1.0
+    rows = [(ranked[k], ranked[k + step]) for step in range(1, REACH + 1) for k in range(n - step)]
+    contrasts = np.zeros((len(rows), n))
+    for row, (upper, lower) in enumerate(rows):
+        contrasts[row, upper], contrasts[row, lower] = 1.0, -1.0
     before = np.einsum("ki,ij,kj->k", contrasts, model.cov, contrasts)
     gap = contrasts @ model.theta
     weight = np.exp(-0.5 * gap**2 / before) / before
+    weight *= [max(priority[upper], priority[lower]) for upper, lower in rows]
     for x, y, gain in zip(a, b, gains, strict=True):
         p = 1 / (1 + np.exp(model.theta[y] - model.theta[x]))
         u = np.zeros(n)
