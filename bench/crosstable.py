@@ -39,8 +39,11 @@ def build_database(path: Path, bots: int, games: int) -> None:
     path.unlink(missing_ok=True)
     url = f"sqlite:///{path}"
     seed = ["tournament", "run", "tictactoe", "-b", "random", "-b", "alphabeta:depth=1"]
-    subprocess.run([*ARENA, *seed, "--db", url, "--seed", "1", "-j", "1"], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [*ARENA, *seed, "--db", url, "--seed", "1", "-j", "1"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     db = sqlite3.connect(path)
     db.execute("PRAGMA foreign_keys = OFF")
     version = _template(db, "bot_versions")
@@ -48,21 +51,40 @@ def build_database(path: Path, bots: int, games: int) -> None:
     seat = _template(db, "seats")
     entry = _template(db, "tournament_entries")
     for table in ("moves", "seats", "matches", "tournament_entries", "bot_versions", "bots"):
-        db.execute(f"DELETE FROM {table}")  # noqa: S608 (our own table names)
+        db.execute(f"DELETE FROM {table}")
     db.executemany(
         "INSERT INTO bots (id, name, registered, created) VALUES (?, ?, 0, ?)",
         [(i + 1, f"bot_{i:04d}", version["created"]) for i in range(bots)],
     )
-    _insert(db, "bot_versions", version, [
-        {"id": i + 1, "bot_id": i + 1, "target": f"bot_{i:04d}",
-         "sha256": hashlib.sha256(str(i).encode()).hexdigest()}
-        for i in range(bots)
-    ])
-    _insert(db, "tournament_entries", entry, [
-        {"id": i + 1, "tournament_id": 1, "position": i, "spec": f"bot_{i:04d}",
-         "bot_version_id": i + 1}
-        for i in range(bots)
-    ])
+    _insert(
+        db,
+        "bot_versions",
+        version,
+        [
+            {
+                "id": i + 1,
+                "bot_id": i + 1,
+                "target": f"bot_{i:04d}",
+                "sha256": hashlib.sha256(str(i).encode()).hexdigest(),
+            }
+            for i in range(bots)
+        ],
+    )
+    _insert(
+        db,
+        "tournament_entries",
+        entry,
+        [
+            {
+                "id": i + 1,
+                "tournament_id": 1,
+                "position": i,
+                "spec": f"bot_{i:04d}",
+                "bot_version_id": i + 1,
+            }
+            for i in range(bots)
+        ],
+    )
     rng = random.Random(1)
     matches: list[dict[str, object]] = []
     seats: list[dict[str, object]] = []
@@ -77,9 +99,18 @@ def build_database(path: Path, bots: int, games: int) -> None:
                 matches.append({"id": mid, "tournament_id": 1, "status": "done", "seed": mid})
                 for s, (bot, rank) in enumerate(zip((first, second), ranks, strict=True)):
                     score = 0.5 if ranks[0] == ranks[1] else float(rank == 1)
-                    seats.append({"id": len(seats) + 1, "match_id": mid, "seat": s,
-                                  "bot_version_id": bot + 1, "rank": rank, "score": score,
-                                  "utility": score, "fault": None})
+                    seats.append(
+                        {
+                            "id": len(seats) + 1,
+                            "match_id": mid,
+                            "seat": s,
+                            "bot_version_id": bot + 1,
+                            "rank": rank,
+                            "score": score,
+                            "utility": score,
+                            "fault": None,
+                        }
+                    )
     _insert(db, "matches", match, matches)
     _insert(db, "seats", seat, seats)
     db.execute("UPDATE tournaments SET settings = json_set(settings, '$.games', ?)", (games,))
@@ -88,7 +119,7 @@ def build_database(path: Path, bots: int, games: int) -> None:
 
 
 def _template(db: sqlite3.Connection, table: str) -> dict[str, object]:
-    cursor = db.execute(f"SELECT * FROM {table} LIMIT 1")  # noqa: S608
+    cursor = db.execute(f"SELECT * FROM {table} LIMIT 1")
     return dict(zip([c[0] for c in cursor.description], cursor.fetchone(), strict=True))
 
 
@@ -98,7 +129,7 @@ def _insert(
     columns = list(template)
     marks = ", ".join("?" for _ in columns)
     db.executemany(
-        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",  # noqa: S608
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",
         ([{**template, **row}[c] for c in columns] for row in rows),
     )
 
@@ -110,7 +141,9 @@ def once(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     if status != 0:
-        raise SystemExit(f"{' '.join(argv)} failed: {proc.stderr.read().decode() if proc.stderr else ''}")
+        raise SystemExit(
+            f"{' '.join(argv)} failed: {proc.stderr.read().decode() if proc.stderr else ''}"
+        )
     return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
 
 
@@ -128,10 +161,14 @@ def main() -> None:
         build_database(path, args.bots, args.games)
         print(f"built {path} in {time.perf_counter() - start:.1f} s")
     env = {**os.environ, "COLUMNS": str(args.columns)}
-    print(f"{args.bots} bots, {args.games} games a pair, {args.columns} columns, "
-          f"load {os.getloadavg()[0]:.1f}")
+    print(
+        f"{args.bots} bots, {args.games} games a pair, {args.columns} columns, "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
     for label, command in COMMANDS.items():
-        runs = [once([*ARENA, *command, "--db", f"sqlite:///{path}"], env) for _ in range(args.runs)]
+        runs = [
+            once([*ARENA, *command, "--db", f"sqlite:///{path}"], env) for _ in range(args.runs)
+        ]
         cpu, wall, rss = (statistics.median(r[k] for r in runs) for k in range(3))
         print(f"  {label:<20} CPU {cpu:6.2f} s  wall {wall:6.2f} s  peak RSS {rss:6.0f} MB")
 

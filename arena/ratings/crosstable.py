@@ -7,7 +7,7 @@ each when tied), the same pairwise scores that ``games.base.scores_from_ranks`` 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from tabulate import tabulate
