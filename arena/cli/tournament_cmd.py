@@ -792,8 +792,9 @@ def show_command(
     """A tournament's settings, progress, standings and crosstable.
 
     The tables fit the terminal: long names cut in the middle with "…", faults counted in one
-    column (only when some bot has any), a crosstable too wide for it in blocks of columns;
-    --wide shows faults by kind and the crosstable in one piece.
+    column (only when some bot has any), a crosstable too wide for it in two blocks of columns,
+    or for a bigger field the top of the field with a note on how many are left out; --wide
+    shows faults by kind and the crosstable in one piece.
 
     When any result came from bots that were not fully confined, a line says how many, e.g.
     "sandbox   12 of 40 results from bots not fully confined (off 10, partial 2)" (results
