@@ -1,13 +1,13 @@
 """Read-only queries over tournaments and matches (what the tournament and matches commands show).
 
-Aggregates are computed here in Python from compact rows, not in SQL, so the same code serves
-SQLite and PostgreSQL and the N-player arithmetic (pairwise points from ranks) stays readable.
+They return plain rows; what is computed from them (standings, crosstables) lives above, in
+``arena.ratings``, so each rule has one home.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Select, func, select
@@ -90,76 +90,6 @@ def results(session: Session, tournament_id: int | None = None) -> list[Result]:
         term = fault.get("termination") if isinstance(fault, dict) else None
         out[-1].seats.append(SeatRow(name, int(rank), float(score), term))
     return out
-
-
-@dataclass(slots=True)
-class Standing:
-    bot: str
-    games: int = 0
-    points: float = 0.0
-    wins: int = 0  # first place alone
-    draws: int = 0  # first place shared (two players: a draw)
-    losses: int = 0
-    rank_sum: int = 0
-    faults: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def score_pct(self) -> float:
-        return 100.0 * self.points / self.games if self.games else 0.0
-
-    @property
-    def average_rank(self) -> float:
-        return self.rank_sum / self.games if self.games else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "bot": self.bot,
-            "games": self.games,
-            "points": self.points,
-            "score_pct": round(self.score_pct, 2),
-            "wins": self.wins,
-            "draws": self.draws,
-            "losses": self.losses,
-            "average_rank": round(self.average_rank, 3),
-            "faults": dict(self.faults),
-        }
-
-
-def standings(rows: Sequence[Result], names: Sequence[str] = ()) -> list[Standing]:
-    """The table by score (points / games), best first; ``names`` are listed even without games."""
-    table: dict[str, Standing] = {n: Standing(n) for n in names}
-    for result in rows:
-        firsts = sum(1 for s in result.seats if s.rank == 1)
-        for seat in result.seats:
-            st = table.setdefault(seat.bot, Standing(seat.bot))
-            st.games += 1
-            st.points += seat.score
-            st.rank_sum += seat.rank
-            if seat.rank == 1 and firsts == 1:
-                st.wins += 1
-            elif seat.rank == 1:
-                st.draws += 1
-            else:
-                st.losses += 1
-            if seat.fault and seat.fault != "resign":  # a person's resignation: a loss only
-                st.faults[seat.fault] = st.faults.get(seat.fault, 0) + 1
-    return sorted(table.values(), key=lambda s: (-s.score_pct, -s.points, s.bot))
-
-
-def crosstable(rows: Sequence[Result]) -> dict[str, dict[str, tuple[float, int]]]:
-    """``table[a][b]`` = (points of a against b, games of a with b): 1 for finishing ahead of
-    b, 1/2 for a tie, per match both played in."""
-    table: dict[str, dict[str, tuple[float, int]]] = {}
-    for result in rows:
-        for a in result.seats:
-            row = table.setdefault(a.bot, {})
-            for b in result.seats:
-                if a is b:
-                    continue
-                pts = 1.0 if a.rank < b.rank else 0.5 if a.rank == b.rank else 0.0
-                old = row.get(b.bot, (0.0, 0))
-                row[b.bot] = (old[0] + pts, old[1] + 1)
-    return table
 
 
 def tournaments(session: Session) -> list[dict[str, Any]]:

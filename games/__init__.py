@@ -6,6 +6,7 @@ from bot_arena.games.base import (
     GameKind,
     Utility,
     UtilityBounds,
+    pair_points,
     ranks_from_utilities,
     scores_from_ranks,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "game_class",
     "get",
     "names",
+    "pair_points",
     "parse_params",
     "ranks_from_utilities",
     "register",

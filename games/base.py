@@ -186,17 +186,25 @@ def ranks_from_utilities(utility: Utility) -> tuple[int, ...]:
     return tuple(1 + sum(1 for other in utility if other > mine) for mine in utility)
 
 
+def pair_points(ranks: Sequence[int], a: int, b: int) -> float:
+    """Seat ``a``'s points against seat ``b`` of one game: 1 above, 1/2 tied, 0 below.
+
+    The one points rule: a seat's score (:func:`scores_from_ranks`), the crosstables' cells and
+    the ratings' pairwise results all count a pair of seats this way.
+    """
+    if ranks[a] < ranks[b]:
+        return 1.0
+    return 0.5 if ranks[a] == ranks[b] else 0.0
+
+
 def scores_from_ranks(ranks: Sequence[int]) -> tuple[float, ...]:
-    """Each player's share of the points in [0, 1]: players beaten plus half the ties, over N-1.
+    """Each player's share of the points in [0, 1]: its points against every other seat
+    (:func:`pair_points`) over N-1.
 
     Two players: a win scores 1, a draw 1/2, a loss 0.
     """
     n = len(ranks)
     if n < 2:
         return (1.0,) * n
-    out = []
-    for i, r in enumerate(ranks):
-        beaten = sum(1 for j, other in enumerate(ranks) if j != i and other > r)
-        tied = sum(1 for j, other in enumerate(ranks) if j != i and other == r)
-        out.append((beaten + 0.5 * tied) / (n - 1))
-    return tuple(out)
+    seats = range(n)
+    return tuple(sum(pair_points(ranks, i, j) for j in seats if j != i) / (n - 1) for i in seats)

@@ -166,7 +166,8 @@ def crosstable_command(
     """Score of each bot against each other bot (points / games).
 
     The table fits the terminal: long names cut in the middle with "…", and the columns that
-    still do not fit in blocks below, each with the rows' numbers and names; --wide prints it
+    still do not fit in a second block below, with the rows' numbers and names; a field too big
+    for two blocks shows its top bots with a note on how many are left out. --wide prints it
     in one piece. JSON, CSV and Markdown are always whole."""
     from bot_arena.arena.ratings.query import LeaderboardError, render_crosstable
 

@@ -689,8 +689,9 @@ def show_command(
     """A tournament's settings, progress, standings and crosstable.
 
     The tables fit the terminal: long names cut in the middle with "…", faults counted in one
-    column (only when some bot has any), a crosstable too wide for it in blocks of columns;
-    --wide shows faults by kind and the crosstable in one piece.
+    column (only when some bot has any), a crosstable too wide for it in two blocks of columns,
+    or for a bigger field the top of the field with a note on how many are left out; --wide
+    shows faults by kind and the crosstable in one piece.
 
     When any result came from bots that were not fully confined, a line says how many, e.g.
     "sandbox   12 of 40 results from bots not fully confined (off 10, partial 2)" (results
@@ -748,18 +749,17 @@ def _setting(label: str, text: str, width: int | None) -> list[str]:
 def _crosstable_text(summary: dict[str, Any], width: int | None) -> str:
     """Points / games of each row bot against each column bot, columns numbered as the rows
     (fitted to ``width`` as ``arena crosstable`` fits its own)."""
-    from bot_arena.arena.ratings.crosstable import grid_text
+    from bot_arena.arena.ratings.crosstable import pair_cell
+    from bot_arena.arena.ratings.grid import grid_text
 
     names = [s["bot"] for s in summary["standings"]]
     cross = summary["crosstable"]
-    cells = []
-    for a in names:
-        row: list[str] = []
-        for b in names:
-            cell = cross.get(a, {}).get(b)
-            # as `arena crosstable` marks them: "-" a bot against itself, blank not played
-            row.append(
-                "-" if a == b else "" if cell is None else f"{cell['points']:g}/{cell['games']}"
-            )
-        cells.append(row)
-    return grid_text("crosstable", names, [str(i + 1) for i in range(len(names))], cells, width)
+
+    def cell(i: int, j: int) -> str:
+        # as `arena crosstable` marks them: "-" a bot against itself, blank not played
+        if i == j:
+            return "-"
+        played = cross.get(names[i], {}).get(names[j])
+        return "" if played is None else pair_cell(played["points"], played["games"])
+
+    return grid_text("crosstable", names, [str(i + 1) for i in range(len(names))], cell, width)

@@ -7,15 +7,15 @@ each when tied), the same pairwise scores that ``games.base.scores_from_ranks`` 
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from tabulate import tabulate
 
-from bot_arena.arena.match.text import csv_text, shown, shown_all
+from bot_arena.arena.match.text import csv_text, shown
+from bot_arena.arena.ratings.grid import Cell, grid_text
+from bot_arena.arena.ratings.render import wrap
 from bot_arena.arena.ratings.outcomes import GameResult, pair_points
-from bot_arena.arena.ratings.render import fit_table, shorten, widest, wrap
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +51,42 @@ def crosstable(results: Iterable[GameResult]) -> Crosstable:
     return Crosstable(tuple(order), points, games)
 
 
-def _fmt_points(x: float) -> str:
-    return f"{x:g}"
+def pair_cell(points: float, games: int) -> str:
+    """A played pair's cell: "points/games" ("-" marks a bot against itself, blank a pair that
+    never played)."""
+    return f"{points:g}/{games}"
+
+
+def _cell_text(table: Crosstable) -> Cell:
+    """Cell (row i, column j) as the table shows it: "points/games", "-" for a bot against
+    itself, blank for a pair that never played; column N (after the bots) is the row's total.
+    Asked for lazily: a table fitted to a terminal may show a few of a big field's cells."""
+    bots = table.bots
+
+    totals: dict[int, str] = {}
+
+    def total(i: int) -> str:
+        if i not in totals:
+            pts = 0.0  # added in column order, one by one (sum() would round differently)
+            n = 0
+            for b in bots:
+                if (bots[i], b) in table.games:
+                    pts += table.points[(bots[i], b)]
+                    n += table.games[(bots[i], b)]
+            totals[i] = pair_cell(pts, n)
+        return totals[i]
+
+    def cell(i: int, j: int) -> str:
+        if j == len(bots):
+            return total(i)
+        a, b = bots[i], bots[j]
+        if a == b:
+            return "-"
+        if (a, b) not in table.games:
+            return ""
+        return pair_cell(table.points[(a, b)], table.games[(a, b)])
+
+    return cell
 
 
 def render_crosstable(
@@ -86,30 +120,18 @@ def render_crosstable(
         return csv_text(header, ([r[k] for k in header] for r in rows)).rstrip("\n")
     if fmt not in ("table", "markdown"):
         raise ValueError(f"unknown format {fmt!r}")
-    cells: list[list[str]] = []
-    for a in table.bots:
-        row: list[str] = []
-        pts = 0.0
-        n = 0
-        for b in table.bots:
-            if a == b:
-                row.append("-")
-            elif (a, b) in table.games:
-                row.append(f"{_fmt_points(table.points[(a, b)])}/{table.games[(a, b)]}")
-                pts += table.points[(a, b)]
-                n += table.games[(a, b)]
-            else:
-                row.append("")
-        row.append(f"{_fmt_points(pts)}/{n}")
-        cells.append(row)
+    cell = _cell_text(table)
     columns = [*(str(i + 1) for i in range(len(table.bots))), "total"]
     if fmt == "markdown":
-        body = [[str(i + 1), shown(show[i]), *row] for i, row in enumerate(cells)]
+        body = [
+            [str(i + 1), shown(show[i]), *(cell(i, j) for j in range(len(columns)))]
+            for i in range(len(table.bots))
+        ]
         text = tabulate(
             body, headers=["#", "bot", *columns], tablefmt="github", disable_numparse=True
         )
     else:
-        text = grid_text("bot", show, columns, cells, width)
+        text = grid_text("bot", show, columns, cell, width)
     prose = "Row bot's points / games against each column bot (columns numbered as rows)."
     lines: list[str] = []
     if fmt == "markdown":
@@ -120,57 +142,3 @@ def render_crosstable(
     lines.append("")
     lines.append(text if table.bots else "no games.")
     return "\n".join(lines)
-
-
-def grid_text(
-    label: str,
-    names: Sequence[str],
-    columns: Sequence[str],
-    cells: Sequence[Sequence[str]],
-    width: int | None,
-) -> str:
-    """A square table: row i numbered i+1 and named ``names[i]`` (under the header ``label``),
-    then its ``cells`` under ``columns``. Whole when ``width`` is None; else fitted to
-    ``width``: the names cut in the middle, and the columns that still do not fit in further
-    blocks below, each with the row numbers and names again (cutechess-style wide crosstables
-    read on a narrow terminal)."""
-    names = shown_all(names)  # a bot's name is its own: shown as text
-    numbers = [str(i + 1) for i in range(len(names))]
-    if width is None:
-        return _grid_block(label, numbers, names, columns, cells, range(len(columns)), None)
-    whole = _grid_block(label, numbers, names, columns, cells, range(len(columns)), width)
-    if widest(whole) <= width:
-        return whole
-    cut = [shorten(a, len(label)) for a in names]  # cutting below the header narrows nothing
-    blocks: list[str] = []
-    start = 0
-    while start < len(columns) or not blocks:
-        end = len(columns)
-        text = _grid_block(label, numbers, cut, columns, cells, range(start, end), width)
-        while end - start > 1 and widest(text) > width:
-            end -= 1
-            text = _grid_block(label, numbers, cut, columns, cells, range(start, end), width)
-        blocks.append(text)
-        start = end
-    return "\n\n".join(blocks)
-
-
-def _grid_block(
-    label: str,
-    numbers: Sequence[str],
-    names: Sequence[str],
-    columns: Sequence[str],
-    cells: Sequence[Sequence[str]],
-    shown: range,
-    width: int | None,
-) -> str:
-    def body(room: int | None) -> list[list[str]]:
-        return [
-            [numbers[i], a if room is None else shorten(a, room), *(cells[i][j] for j in shown)]
-            for i, a in enumerate(names)
-        ]
-
-    headers = ["#", label, *(columns[j] for j in shown)]
-    align = ["right", *(["left"] * (len(shown) + 1))]
-    whole = sys.maxsize  # no width: nothing is cut
-    return fit_table(headers, body, whole if width is None else width, column=1, colalign=align)

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# the one points rule (1 above, 1/2 tied) lives with the game rules; named here for the rating code
+from bot_arena.games.base import pair_points as pair_points
+
 
 class RatingInputError(ValueError):
     """The results cannot be rated as given (bad ranks, a player listed without a rank, ...)."""
@@ -44,13 +47,6 @@ class GameResult:
     @property
     def self_play(self) -> bool:
         return len(self.players) == 2 and self.players[0] == self.players[1]
-
-
-def pair_points(ranks: tuple[int, ...], a: int, b: int) -> float:
-    """Seat ``a``'s points against seat ``b`` within one match: 1 above, 1/2 tied, 0 below."""
-    if ranks[a] < ranks[b]:
-        return 1.0
-    return 0.5 if ranks[a] == ranks[b] else 0.0
 
 
 @dataclass(slots=True)

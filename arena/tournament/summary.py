@@ -15,6 +15,7 @@ from bot_arena.arena.match.adjudication import Adjudication
 from bot_arena.arena.match.text import shown
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.ratings.query import confinement_summary
+from bot_arena.arena.ratings.standings import crosstable_json, match_crosstable, standings
 from bot_arena.arena.tournament.create import load_tournament
 from bot_arena.arena.tournament.directors import load_director
 from bot_arena.db import queries
@@ -25,7 +26,6 @@ def tournament_summary(session: Session, tid: int) -> dict[str, Any]:
     tournament = load_tournament(session, tid)
     names = queries.entry_names(session, tid)
     rows = queries.results(session, tid)
-    cross = queries.crosstable(rows)
     director = load_director(session, tournament)
     state = {} if director is None else {tournament.format: director.summary()}
     return {
@@ -55,11 +55,8 @@ def tournament_summary(session: Session, tid: int) -> dict[str, Any]:
                 queries.sandbox_counts(session, tid).items(), key=lambda kv: kv[0] or ""
             )
         },
-        "standings": [s.to_dict() for s in queries.standings(rows, names)],
-        "crosstable": {
-            a: {b: {"points": p, "games": g} for b, (p, g) in row.items()}
-            for a, row in cross.items()
-        },
+        "standings": [s.to_dict() for s in standings(rows, names)],
+        "crosstable": crosstable_json(match_crosstable(rows)),
         **state,  # a Swiss's standings, a knockout's bracket, an SPRT's state
     }
 

@@ -1,0 +1,90 @@
+"""A tournament's standings (games, points, W-D-L, average rank, faults per bot) and its
+crosstable, computed once from the database's plain rows.
+
+The database layer only reads (``db.queries.results``: each done match's seats with rank,
+stored score and fault); the arithmetic lives here, above it, so ``tournament show``, its JSON,
+the Python API's ``Tournament`` and ``arena crosstable`` count a pair of seats by the one rule
+(``games.base.pair_points``, through :func:`~bot_arena.arena.ratings.crosstable.crosstable`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot_arena.arena.ratings.crosstable import Crosstable, crosstable
+from bot_arena.arena.ratings.results import GameResult
+from bot_arena.db.queries import Result
+
+
+@dataclass(slots=True)
+class Standing:
+    bot: str
+    games: int = 0
+    points: float = 0.0
+    wins: int = 0  # first place alone
+    draws: int = 0  # first place shared (two players: a draw)
+    losses: int = 0
+    rank_sum: int = 0
+    faults: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def score_pct(self) -> float:
+        return 100.0 * self.points / self.games if self.games else 0.0
+
+    @property
+    def average_rank(self) -> float:
+        return self.rank_sum / self.games if self.games else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bot": self.bot,
+            "games": self.games,
+            "points": self.points,
+            "score_pct": round(self.score_pct, 2),
+            "wins": self.wins,
+            "draws": self.draws,
+            "losses": self.losses,
+            "average_rank": round(self.average_rank, 3),
+            "faults": dict(self.faults),
+        }
+
+
+def standings(rows: Sequence[Result], names: Sequence[str] = ()) -> list[Standing]:
+    """The table by score (points / games), best first; ``names`` are listed even without games.
+    A seat's points are its stored score (the referee's ``scores_from_ranks``)."""
+    table: dict[str, Standing] = {n: Standing(n) for n in names}
+    for result in rows:
+        firsts = sum(1 for s in result.seats if s.rank == 1)
+        for seat in result.seats:
+            st = table.setdefault(seat.bot, Standing(seat.bot))
+            st.games += 1
+            st.points += seat.score
+            st.rank_sum += seat.rank
+            if seat.rank == 1 and firsts == 1:
+                st.wins += 1
+            elif seat.rank == 1:
+                st.draws += 1
+            else:
+                st.losses += 1
+            if seat.fault and seat.fault != "resign":  # a person's resignation: a loss only
+                st.faults[seat.fault] = st.faults.get(seat.fault, 0) + 1
+    return sorted(table.values(), key=lambda s: (-s.score_pct, -s.points, s.bot))
+
+
+def match_crosstable(rows: Iterable[Result]) -> Crosstable:
+    """The crosstable of stored matches, players by bot name (a tournament's field has
+    distinct names, so no pair of seats is a bot against itself)."""
+    return crosstable(
+        GameResult(tuple(s.bot for s in r.seats), tuple(s.rank for s in r.seats)) for r in rows
+    )
+
+
+def crosstable_json(table: Crosstable) -> dict[str, dict[str, dict[str, float]]]:
+    """``{row bot: {column bot: {"points", "games"}}}``, rows and columns in the order each pair
+    first played (what ``tournament show --json`` and ``Tournament.crosstable`` carry)."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for (a, b), points in table.points.items():
+        out.setdefault(a, {})[b] = {"points": points, "games": table.games[(a, b)]}
+    return out
