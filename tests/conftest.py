@@ -81,9 +81,27 @@ def own_postgres_database() -> Iterator[None]:
         yield
 
 
+# The test files that take longest, longest first (seconds of one worker, quiet machine). Under
+# ``--dist loadfile`` each worker takes the next file in collection order as it finishes one, so
+# a long file collected late (the Ray cluster's, ~60 s) ran alone while the other worker idled;
+# started first, the short files fill in around them and both workers end together. Only the
+# order changes: a file missing here (or gone) runs after these, in its usual place.
+LONGEST_FIRST = (
+    "tests/arena/test_sandbox_attacks.py",
+    "tests/arena/test_ray_cluster.py",
+)
+
+
+def longest_first(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Markers from what a test uses: ``browser`` for the fixtures that open Chromium,
-    ``postgres`` for the PostgreSQL side of a parametrized database test."""
+    ``postgres`` for the PostgreSQL side of a parametrized database test; the longest files
+    first."""
+    longest_first(items)
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
         if "browser" in fixtures or "page" in fixtures:
