@@ -81,14 +81,23 @@ def own_postgres_database() -> Iterator[None]:
         yield
 
 
-# The test files that take longest, longest first (seconds of one worker, quiet machine). Under
+# The test files that take longest, longest first (by the --durations of a full run). Under
 # ``--dist loadfile`` each worker takes the next file in collection order as it finishes one, so
-# a long file collected late (the Ray cluster's, ~60 s) ran alone while the other worker idled;
-# started first, the short files fill in around them and both workers end together. Only the
-# order changes: a file missing here (or gone) runs after these, in its usual place.
+# a long file collected late (the Ray cluster's) ran alone while the other worker idled; started
+# first, the short files fill in around them and both workers end together. Only the order
+# changes: a file missing here (or gone) runs after these, in its usual place.
 LONGEST_FIRST = (
-    "tests/arena/test_sandbox_attacks.py",
+    "tests/arena/test_foreign_db.py",
+    "tests/arena/test_bot_text_cli.py",
     "tests/arena/test_ray_cluster.py",
+    "tests/arena/test_bot_files.py",
+    "tests/arena/test_bot_versions.py",
+    "tests/arena/test_db_errors.py",
+    "tests/arena/test_engine_bounds.py",
+    "tests/arena/test_cli_basics.py",
+    "tests/arena/test_tournament_crash.py",
+    "tests/arena/test_directors.py",
+    "tests/arena/test_sandbox_attacks.py",
 )
 
 
