@@ -14,8 +14,8 @@ from tabulate import tabulate
 
 from bot_arena.arena.match.text import csv_text, shown
 from bot_arena.arena.ratings.grid import Cell, grid_text
-from bot_arena.arena.ratings.render import wrap
 from bot_arena.arena.ratings.outcomes import GameResult, pair_points
+from bot_arena.arena.ratings.render import wrap
 
 
 @dataclass(frozen=True, slots=True)

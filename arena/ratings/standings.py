@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot_arena.arena.ratings.crosstable import Crosstable, crosstable
-from bot_arena.arena.ratings.results import GameResult
+from bot_arena.arena.ratings.outcomes import GameResult
 from bot_arena.db.queries import Result
 
 

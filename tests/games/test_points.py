@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from bot_arena.arena.ratings.crosstable import crosstable
-from bot_arena.arena.ratings.results import GameResult
-from bot_arena.arena.ratings.results import pair_points as rating_pair_points
+from bot_arena.arena.ratings.outcomes import GameResult
+from bot_arena.arena.ratings.outcomes import pair_points as rating_pair_points
 from bot_arena.games.base import pair_points, scores_from_ranks
 
 
