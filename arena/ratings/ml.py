@@ -18,9 +18,10 @@ from numpy.typing import NDArray
 
 from bot_arena.arena.ratings.design import Design, FloatArray, IntArray, Sparse, aggregate_pairs
 from bot_arena.arena.ratings.graph import pools, strong_components
-from bot_arena.arena.ratings.prepare import PairTotal, prepare
+from bot_arena.arena.ratings.prepare import prepare
 from bot_arena.arena.ratings.results import GameResult, RatingInputError
 from bot_arena.arena.ratings.table import BotRating, Pool, RatingTable
+from bot_arena.arena.ratings.totals import PairTotal
 
 #: Elo points per natural-log unit of strength: 10^(d/400) = e^(theta).
 ELO_PER_NAT = 400.0 / math.log(10.0)

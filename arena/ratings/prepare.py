@@ -5,11 +5,11 @@ result is reduced to two codes by C-level ``dict``/``map`` passes, and everythin
 numpy on the codes: no Python loop per game. Two-player counts (W-D-L, points) are
 ``bincount``s; multi-seat matches become (matches x seats) arrays grouped by seat count.
 
-Two-player results may also come already counted, as a ``PairTotal`` per ordered pair (what the
-database sums with GROUP BY, so a leaderboard reads O(pairs) rows, not O(matches)): each total
-becomes up to three weighted entries (its wins, draws and losses), and every sum below is
-weighted. A result given one by one is an entry of weight 1, so the two forms give the same
-numbers: the weighted sums add the same multiples of 1/4, exactly.
+Two-player results may also come already counted, as a ``PairTotal`` (``totals.py``) per
+ordered pair (what the database sums with GROUP BY, so a leaderboard reads O(pairs) rows, not
+O(matches)): each total becomes up to three weighted entries (its wins, draws and losses), and
+every sum below is weighted. A result given one by one is an entry of weight 1, so the two
+forms give the same numbers: the weighted sums add the same multiples of 1/4, exactly.
 """
 
 from __future__ import annotations
@@ -24,24 +24,9 @@ from numpy.typing import NDArray
 
 from bot_arena.arena.ratings.design import FloatArray, IntArray
 from bot_arena.arena.ratings.results import BotStats, GameResult
+from bot_arena.arena.ratings.totals import PairTotal
 
 Group = tuple[IntArray, IntArray, IntArray]  # players (M, n), ranks (M, n), input positions (M,)
-
-
-@dataclass(frozen=True, slots=True)
-class PairTotal:
-    """The two-player results of one ordered pair: ``first``'s wins, draws and losses against
-    ``second`` (``first`` in the first seat)."""
-
-    first: str
-    second: str
-    wins: int
-    draws: int
-    losses: int
-
-    @property
-    def games(self) -> int:
-        return self.wins + self.draws + self.losses
 
 
 @dataclass

@@ -37,10 +37,10 @@ from sqlalchemy.orm import Session
 
 from bot_arena.arena.ratings.crosstable import crosstable
 from bot_arena.arena.ratings.crosstable import render_crosstable as _render_crosstable
-from bot_arena.arena.ratings.prepare import PairTotal
 from bot_arena.arena.ratings.render import Faults, render
 from bot_arena.arena.ratings.results import GameResult, RatingInputError
 from bot_arena.arena.ratings.table import RatingTable
+from bot_arena.arena.ratings.totals import PairTotal
 from bot_arena.arena.transport.sandbox.mode import CONFINED, PARTIAL, UNCONFINED
 from bot_arena.db import results as stored
 from bot_arena.db.models import Tournament

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot_arena.arena.ratings.ml import fit_ml
-from bot_arena.arena.ratings.prepare import PairTotal
 from bot_arena.arena.ratings.results import GameResult
 from bot_arena.arena.ratings.table import RatingTable
+from bot_arena.arena.ratings.totals import PairTotal
 
 BOTS = ["a", "b", "c", "d", "e"]
 
