@@ -10,13 +10,15 @@ for the matches of more seats): O(pairs) rows whatever the number of matches.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, Select, case, func, select
 from sqlalchemy.orm import Session, aliased
 
 from bot_arena.db.models import Bot, BotVersion, Match, Seat
 from bot_arena.db.stored import lenient, malformed_matches
+
+SelectT = TypeVar("SelectT", bound="Select[*tuple[Any, ...]]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +61,9 @@ class PairTotalRow:
     losses: int
 
 
-def _selected(query: Select[Any], tournament_id: int | None, game: str | None) -> Select[Any]:
-    """``query`` (over ``Match``) kept to the done matches of the selection."""
+def done_in(query: SelectT, tournament_id: int | None, game: str | None) -> SelectT:
+    """``query`` (over ``Match``) kept to the done matches of the selection (of a tournament,
+    of a game, or all): what every reader of results selects."""
     query = query.where(Match.status == "done")
     if tournament_id is not None:
         query = query.where(Match.tournament_id == tournament_id)
@@ -87,7 +90,7 @@ def rated_seats(
         .where(Seat.rank.is_not(None))
         .order_by(Match.finished, Match.id, Seat.seat)
     )
-    query = _selected(query, tournament_id, game)
+    query = done_in(query, tournament_id, game)
     if multi:
         query = query.where(Match.players > 2)
     rows = list(session.execute(query))
@@ -120,7 +123,7 @@ def faulted_seats(
         .where(Match.players == 2, Seat.rank.is_not(None), Seat.fault.is_not(None))
         .order_by(Match.id, Seat.seat)
     )
-    rows = list(session.execute(_selected(query, tournament_id, game)))
+    rows = list(session.execute(done_in(query, tournament_id, game)))
     bad = malformed_matches((match_id, fault) for match_id, fault, *_ in rows)
     faults = [
         (name, sha, str(fault.get("termination")))
@@ -159,7 +162,7 @@ def pair_totals(
         .where(Match.players == 2, first.rank.is_not(None), second.rank.is_not(None))
         .group_by(first.bot_version_id, second.bot_version_id, Match.sandbox)
     )
-    summed = _selected(summed, tournament_id, game)
+    summed = done_in(summed, tournament_id, game)
     if leave_out:
         summed = summed.where(Match.id.not_in(sorted(leave_out)))
     totals = summed.subquery()
