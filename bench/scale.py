@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import statistics
 import subprocess
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import create_engine, insert, make_url, text
+from sqlalchemy import Connection, create_engine, insert, make_url, text
 
 from bot_arena.db.models import Bot, BotVersion, Match, Seat
 from bot_arena.db.session import make_engine
@@ -151,14 +152,37 @@ def build(url: str, matches: int, bots: int) -> float:
         versions = list(range(1, bots + 1))
         for match_rows, seat_rows in _rows(synthetic(matches, bots), 1, versions):
             with engine.begin() as conn:
-                conn.execute(insert(Match), match_rows)
-                conn.execute(insert(Seat), seat_rows)
+                if engine.dialect.name == "sqlite":  # the driver's executemany: 10x quicker
+                    _driver_insert(conn, "matches", match_rows)
+                    _driver_insert(conn, "seats", seat_rows)
+                else:
+                    conn.execute(insert(Match), match_rows)
+                    conn.execute(insert(Seat), seat_rows)
         if engine.dialect.name == "postgresql":
             with engine.connect() as conn:
                 conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("ANALYZE")
     finally:
         engine.dispose()
     return time.perf_counter() - began
+
+
+def _driver_insert(conn: Connection, table: str, rows: list[dict[str, Any]]) -> None:
+    """``rows`` into a SQLite ``table`` by the driver's executemany, each value stored as
+    SQLAlchemy stores it there (JSON as text, NULL for None, timestamps as naive UTC text)."""
+
+    def stored(value: Any) -> Any:
+        if isinstance(value, dict):
+            return json.dumps(value)
+        if isinstance(value, datetime):
+            return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+        return value
+
+    names = list(rows[0])
+    marks = ", ".join("?" for _ in names)
+    conn.exec_driver_sql(
+        f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})",
+        [tuple(stored(row[n]) for n in names) for row in rows],
+    )
 
 
 def sqlite_database(folder: Path, matches: int, bots: int) -> str:
