@@ -120,6 +120,8 @@ def select_results(
     for pair in pairs:
         for bot, sha in (pair.first, pair.second):
             names.setdefault(bot, set()).add(sha)
+    for bot, sha, _ in faulted:
+        names.setdefault(bot, set()).add(sha)
 
     def key_of(bot: str, sha256: str) -> str:
         short = sha256[:SHORT_HASH]
@@ -130,8 +132,7 @@ def select_results(
     for pair in pairs:
         first, second = key_of(*pair.first), key_of(*pair.second)
         sel.totals.append(PairTotal(first, second, pair.wins, pair.draws, pair.losses))
-        games = pair.wins + pair.draws + pair.losses
-        sel.sandbox[pair.sandbox] = sel.sandbox.get(pair.sandbox, 0) + games
+        sel.sandbox[pair.sandbox] = sel.sandbox.get(pair.sandbox, 0) + sel.totals[-1].games
     for bot, sha, termination in faulted:
         key = key_of(bot, sha)
         sel.faults[key] = sel.faults.get(key, Faults()).add(termination)
