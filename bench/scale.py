@@ -1,7 +1,7 @@
 """Read commands against long histories (issue 29): databases of 10k, 100k and 1M two-player
 matches, bulk-inserted, and for each command the wall time, CPU time (user + system) and peak
-RSS of a fresh ``arena`` process (``os.wait4``'s resource usage of that process alone),
-median of ``--runs``.
+RSS of a fresh ``arena`` process (``resource.getrusage`` of a small probe process whose only
+child it is), median of ``--runs``.
 
 The results are synthetic but shaped like a ladder's: bots with normally spread strengths
 (sd 200 Elo), random pairings, outcomes drawn from the Elo expectation with draws, about 1% of
@@ -225,16 +225,28 @@ def pg_database(base: str, matches: int, bots: int) -> str:
     return full
 
 
+#: Runs a command and prints its (wall s, CPU s, peak RSS KB). A fork of this (large) bench
+#: process would count the bench's own pages in the command's peak RSS until its exec, so the
+#: command is started by this small interpreter instead.
+_PROBE = """
+import resource, subprocess, sys, time
+start = time.perf_counter()
+code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode
+wall = time.perf_counter() - start
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(code, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
+"""
+
+
 def once(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
     """(wall s, CPU s, peak RSS MB) of one run of ``argv``."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(argv)}: failed: {err[-300:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, env=env
+    )
+    code, wall, cpu, rss = done.stdout.split()
+    if code != "0":
+        raise SystemExit(f"{' '.join(argv)}: failed: {done.stderr[-300:]}")
+    return float(wall), float(cpu), float(rss) / 1024
 
 
 def measure(name: str, db: str, runs: int, env: dict[str, str]) -> tuple[float, float, float]:
