@@ -207,6 +207,8 @@ class Match(Base):
         CheckConstraint("status <> 'void' OR void_reason IS NOT NULL", name="void_reason"),
         CheckConstraint(f"sandbox IS NULL OR {_in('sandbox', SANDBOX_LEVELS)}", name="sandbox"),
         Index("ix_matches_tournament_status", "tournament_id", "status"),
+        Index("ix_matches_status_finished", "status", "finished", "id"),  # 0010: latest game
+        Index("ix_matches_status_id", "status", "id"),  # 0010: pages of one status
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

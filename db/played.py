@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot_arena.db.models import Bot, BotVersion, Match, Move, Seat
+from bot_arena.db.results import done_in
 from bot_arena.db.stored import lenient, malformed_matches
 
 
@@ -57,15 +58,6 @@ class PlayedMatch:
     moves: list[PlayedMove] = field(default_factory=list)
 
 
-def _done(query: Select[Any], tournament_id: int | None, game: str | None) -> Select[Any]:
-    query = query.where(Match.status == "done")
-    if tournament_id is not None:
-        query = query.where(Match.tournament_id == tournament_id)
-    if game is not None:
-        query = query.where(Match.game == game)
-    return query
-
-
 def played_matches(
     session: Session, *, tournament_id: int | None = None, game: str | None = None
 ) -> list[PlayedMatch]:
@@ -73,7 +65,7 @@ def played_matches(
     (finish time, then id: the order the ratings read them)."""
     rows = list(
         session.execute(
-            _done(
+            done_in(
                 select(
                     Match.id,
                     Match.round,
@@ -99,7 +91,7 @@ def played_matches(
         return []
     seats = list(
         session.execute(
-            _done(
+            done_in(
                 select(
                     Seat.match_id,
                     Seat.seat,
@@ -120,7 +112,7 @@ def played_matches(
     )
     moves = list(
         session.execute(
-            _done(
+            done_in(
                 select(
                     Move.match_id,
                     Move.seat,

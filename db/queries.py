@@ -158,14 +158,35 @@ def find_matches(
     tournament_id: int | None = None,
     bot: str | None = None,
     status: str | None = None,
+    *,
+    last: int | None = None,
 ) -> list[Match]:
     """Matches (of a tournament, with a bot, of a status) with their seats and bots, by id
-    (one with a malformed stored value left out, said on stderr)."""
+    (one with a malformed stored value left out, said on stderr). ``last``: only the last
+    that many of that list, read a page at a time from the newest id down (keyset on the
+    primary key: ``id < the page's first``), so a long history is not read to show its end."""
     query = _matches_query(tournament_id, bot, status)
-    ids = list(session.scalars(query.with_only_columns(Match.id)))
-    return load_each(
-        session, ids, lambda some: list(session.scalars(query.where(Match.id.in_(some))))
-    )
+
+    def load(ids: Sequence[int]) -> list[Match]:
+        return load_each(
+            session, ids, lambda some: list(session.scalars(query.where(Match.id.in_(some))))
+        )
+
+    if last is None:
+        return load(list(session.scalars(query.with_only_columns(Match.id))))
+    found: list[Match] = []
+    newest_first = query.with_only_columns(Match.id).order_by(None).order_by(Match.id.desc())
+    before: int | None = None
+    while len(found) < last:
+        page = newest_first.limit(last - len(found))
+        if before is not None:
+            page = page.where(Match.id < before)
+        ids = list(session.scalars(page))
+        if not ids:
+            break
+        found = load(ids[::-1]) + found  # a malformed match left out: the next page fills in
+        before = ids[-1]
+    return found
 
 
 def match_ids(

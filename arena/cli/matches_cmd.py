@@ -91,9 +91,9 @@ def matches_command(
         fail(f"--status {status!r}: one of {', '.join(MATCH_STATUSES)}")
     factory = open_existing_db(db)
     with factory() as session:
-        found = queries.find_matches(session, tournament, bot, status)
-        if limit > 0:
-            found = found[-limit:]
+        found = queries.find_matches(
+            session, tournament, bot, status, last=limit if limit > 0 else None
+        )
         plies = queries.move_counts(session, [m.id for m in found])
         rows: list[dict[str, Any]] = [
             {

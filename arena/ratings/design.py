@@ -264,20 +264,22 @@ def _join(k: int, rows: list[IntArray], cols: list[IntArray], vals: list[FloatAr
 
 
 def aggregate_pairs(
-    first: IntArray, second: IntArray, score: FloatArray, k: int
+    first: IntArray, second: IntArray, score: FloatArray, k: int, weight: FloatArray | None = None
 ) -> tuple[IntArray, IntArray, FloatArray, FloatArray, FloatArray]:
     """Games -> unordered pairs (i < j): games n, i's points S, sum of i's squared scores Q.
+    ``weight``: the games each entry stands for (default 1 each).
 
     The pairs are found by sorting the games' keys, so the cost follows the games, not k^2."""
+    w = np.ones(len(score)) if weight is None else weight
     swap = first > second
     lo = np.where(swap, second, first).astype(np.int64)
     hi = np.where(swap, first, second).astype(np.int64)
     s = np.where(swap, 1.0 - score, score)
     keys, inverse = np.unique(lo * k + hi, return_inverse=True)
     inverse = inverse.ravel()
-    n = np.bincount(inverse, minlength=len(keys))
-    pts = np.bincount(inverse, weights=s, minlength=len(keys))
-    sq = np.bincount(inverse, weights=s * s, minlength=len(keys))
+    n = np.bincount(inverse, weights=w, minlength=len(keys))
+    pts = np.bincount(inverse, weights=s * w, minlength=len(keys))
+    sq = np.bincount(inverse, weights=s * s * w, minlength=len(keys))
     return (
         (keys // k).astype(np.intp),
         (keys % k).astype(np.intp),

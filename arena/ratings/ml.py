@@ -22,6 +22,7 @@ from bot_arena.arena.ratings.graph import pools, strong_components
 from bot_arena.arena.ratings.outcomes import GameResult, RatingInputError
 from bot_arena.arena.ratings.prepare import prepare
 from bot_arena.arena.ratings.table import BotRating, Pool, RatingTable
+from bot_arena.arena.ratings.totals import PairTotal
 
 #: Two-sided 95% normal quantile.
 Z95 = 1.959963984540054
@@ -53,12 +54,15 @@ def normal_cdf(x: float) -> float:
 def fit_ml(
     results: Iterable[GameResult],
     *,
+    totals: Iterable[PairTotal] = (),
     center: float = 1500.0,
     anchor: tuple[str, float] | None = None,
     prior: float = DEFAULT_PRIOR,
     aggregate: bool = True,
 ) -> RatingTable:
-    """Maximum-likelihood Elo of every bot in ``results``.
+    """Maximum-likelihood Elo of every bot in ``results`` and in the two-player ``totals``
+    (results counted per ordered pair: the same fit as those results one by one, which is what
+    lets a leaderboard read pair totals instead of every match).
 
     Each pool (bots linked by games) is centred so that its average is ``center``; with
     ``anchor=(name, elo)`` the anchor's pool is shifted so that bot has exactly that rating.
@@ -67,21 +71,24 @@ def fit_ml(
     affected rows say so. ``aggregate=False`` routes two-player games through the general
     Plackett-Luce code instead of the pair counts (same numbers; kept for cross-checks).
     """
-    prep = prepare(results)
+    prep = prepare(results, totals)
     stats, names = prep.stats, prep.names
     if anchor is not None and anchor[0] not in stats:
         raise RatingInputError(f"anchor bot {anchor[0]!r} has no rated games")
     if not names:
         return RatingTable("ml", _DESCRIPTION, (), (), ("no rated games",))
     k = len(names)
-    first, second, score = prep.first, prep.second, prep.score
+    first, second, score, weight = prep.first, prep.second, prep.score, prep.weight
     multi = dict(prep.groups)
     if not aggregate:  # two-player games as two-seat Plackett-Luce matches
+        repeat = weight.astype(np.intp)  # a total's games one by one
+        first, second = np.repeat(first, repeat), np.repeat(second, repeat)
+        score = np.repeat(score, repeat)
         pair_ranks = np.stack([np.where(score < 1.0, 2, 1), np.where(score > 0.0, 2, 1)], axis=1)
         pair_ranks[score == 0.5] = 1
-        multi[2] = (np.stack([first, second], axis=1), pair_ranks, prep.two_pos)
-        first, second, score = first[:0], second[:0], score[:0]
-    pairs = aggregate_pairs(first, second, score, k)
+        multi[2] = (np.stack([first, second], axis=1), pair_ranks, np.repeat(prep.two_pos, repeat))
+        first, second, score, weight = first[:0], second[:0], score[:0], weight[:0]
+    pairs = aggregate_pairs(first, second, score, k, weight)
     scored, groups, met = _graph(k, pairs, multi)
     members, pairs, notes, n_ghosts = _add_ghosts(k, scored, met, groups, pairs, prior)
 

@@ -4,6 +4,12 @@ A million ``GameResult`` objects share few distinct player tuples and rank tuple
 result is reduced to two codes by C-level ``dict``/``map`` passes, and everything after that is
 numpy on the codes: no Python loop per game. Two-player counts (W-D-L, points) are
 ``bincount``s; multi-seat matches become (matches x seats) arrays grouped by seat count.
+
+Two-player results may also come already counted, as a ``PairTotal`` (``totals.py``) per
+ordered pair (what the database sums with GROUP BY, so a leaderboard reads O(pairs) rows, not
+O(matches)): each total becomes up to three weighted entries (its wins, draws and losses), and
+every sum below is weighted. A result given one by one is an entry of weight 1, so the two
+forms give the same numbers: the weighted sums add the same multiples of 1/4, exactly.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from numpy.typing import NDArray
 
 from bot_arena.arena.ratings.design import FloatArray, IntArray
 from bot_arena.arena.ratings.outcomes import BotStats, GameResult
+from bot_arena.arena.ratings.totals import PairTotal
 
 Group = tuple[IntArray, IntArray, IntArray]  # players (M, n), ranks (M, n), input positions (M,)
 
@@ -25,10 +32,11 @@ Group = tuple[IntArray, IntArray, IntArray]  # players (M, n), ranks (M, n), inp
 @dataclass
 class Prepared:
     names: list[str]  # sorted; only bots with at least one rated game
-    first: IntArray  # two-player games (self-play dropped), in input order
+    first: IntArray  # two-player games (self-play dropped), in input order, then the totals'
     second: IntArray
     score: FloatArray  # first player's score: 1, 1/2, 0
-    two_pos: IntArray  # input position of each two-player game
+    two_pos: IntArray  # input position of each two-player game (-1: from a total)
+    weight: FloatArray  # the games each entry stands for (1 for a result given alone)
     groups: dict[int, Group]  # multi-seat matches by number of seats
     stats: dict[str, BotStats]
 
@@ -57,11 +65,18 @@ def _codes(values: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], IntArr
     return list(table), codes
 
 
-def prepare(results: Iterable[GameResult]) -> Prepared:
+def prepare(results: Iterable[GameResult], totals: Iterable[PairTotal] = ()) -> Prepared:
+    """``results`` one by one (in play order) plus two-player ``totals`` (see the module
+    docstring)."""
     games = results if isinstance(results, list) else list(results)
+    counted = list(totals)
     seatings, seating_of = _codes(list(map(attrgetter("players"), games)))
     placings, placing_of = _codes(list(map(attrgetter("ranks"), games)))
-    names = sorted({p for seating in seatings for p in seating})
+    names = sorted(
+        {p for seating in seatings for p in seating}
+        | {t.first for t in counted}
+        | {t.second for t in counted}
+    )
     index = {n: i for i, n in enumerate(names)}
     lengths = np.asarray([len(t) for t in seatings], dtype=np.intp)[seating_of]
     two = lengths == 2
@@ -73,12 +88,20 @@ def prepare(results: Iterable[GameResult]) -> Prepared:
             for r in placings
         ]
     )
-    first = pair_a[seating_of[two]]
-    second = pair_b[seating_of[two]]
-    score = pair_score[placing_of[two]]
+    t_first, t_second, t_score, t_weight = _entries(counted, index)
+    first = np.concatenate([pair_a[seating_of[two]], t_first])
+    second = np.concatenate([pair_b[seating_of[two]], t_second])
+    score = np.concatenate([pair_score[placing_of[two]], t_score])
+    weight = np.concatenate([np.ones(int(two.sum())), t_weight])
+    two_pos = np.concatenate([np.flatnonzero(two), np.full(len(t_first), -1, dtype=np.intp)])
     keep = first != second  # a two-player game against oneself says nothing
-    two_pos = np.flatnonzero(two)[keep]
-    first, second, score = first[keep], second[keep], score[keep]
+    first, second, score, weight, two_pos = (
+        first[keep],
+        second[keep],
+        score[keep],
+        weight[keep],
+        two_pos[keep],
+    )
     groups: dict[int, Group] = {}
     for n in np.unique(lengths[~two]).tolist():
         pos = np.flatnonzero(lengths == n)
@@ -101,20 +124,44 @@ def prepare(results: Iterable[GameResult]) -> Prepared:
         first, second = lookup[first], lookup[second]
         groups = {n: (lookup[p], r, pos) for n, (p, r, pos) in groups.items()}
 
-    stats = _two_player_stats(names, first, second, score)
+    stats = _two_player_stats(names, first, second, score, weight)
     for p, r, _ in groups.values():
         _add_multi(stats, names, p, r)
-    return Prepared(names, first, second, score, two_pos, groups, stats)
+    return Prepared(names, first, second, score, two_pos, weight, groups, stats)
+
+
+def _entries(
+    totals: list[PairTotal], index: dict[str, int]
+) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
+    """The totals as weighted entries: (first, second, score, weight), one per outcome that
+    happened (a total of 3 wins and 1 loss: two entries, weights 3 and 1)."""
+    first: list[int] = []
+    second: list[int] = []
+    score: list[float] = []
+    weight: list[float] = []
+    for t in totals:
+        for points, count in ((1.0, t.wins), (0.5, t.draws), (0.0, t.losses)):
+            if count:
+                first.append(index[t.first])
+                second.append(index[t.second])
+                score.append(points)
+                weight.append(float(count))
+    return (
+        np.asarray(first, dtype=np.intp),
+        np.asarray(second, dtype=np.intp),
+        np.asarray(score, dtype=np.float64),
+        np.asarray(weight, dtype=np.float64),
+    )
 
 
 def _two_player_stats(
-    names: list[str], first: IntArray, second: IntArray, score: FloatArray
+    names: list[str], first: IntArray, second: IntArray, score: FloatArray, weight: FloatArray
 ) -> dict[str, BotStats]:
     k = len(names)
 
     def count(weights_first: FloatArray, weights_second: FloatArray) -> list[float]:
-        a = np.bincount(first, weights=weights_first, minlength=k)
-        b = np.bincount(second, weights=weights_second, minlength=k)
+        a = np.bincount(first, weights=weights_first * weight, minlength=k)
+        b = np.bincount(second, weights=weights_second * weight, minlength=k)
         return (a + b).tolist()  # type: ignore[no-any-return]
 
     win = (score == 1.0).astype(np.float64)

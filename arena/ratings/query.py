@@ -14,6 +14,11 @@ every column). ``render_crosstable(session, *, tournament_id=None, game=None, fm
 width=None)`` does the same for the crosstable. Both raise ``LeaderboardError`` (one-line
 message) for an unknown tournament or game, or an anchor that did not play.
 
+The leaderboard's maximum-likelihood fit reads the two-player matches as totals per ordered pair
+summed by the database (``select_results(totals=True)``): the fit needs no more, so its reading
+follows the pairs that met, not the matches played. The sequential method and the report read
+every match in play order.
+
 Every bot *version* is its own player (a new version of a bot may be stronger); the bot column
 shows the name and the first 7 characters of the version's SHA-256.
 
@@ -35,6 +40,7 @@ from bot_arena.arena.ratings.crosstable import render_crosstable as _render_cros
 from bot_arena.arena.ratings.outcomes import GameResult, RatingInputError
 from bot_arena.arena.ratings.render import Faults, render
 from bot_arena.arena.ratings.table import RatingTable
+from bot_arena.arena.ratings.totals import PairTotal
 from bot_arena.arena.transport.sandbox.mode import CONFINED, PARTIAL, UNCONFINED
 from bot_arena.db import results as stored
 from bot_arena.db.models import Tournament
@@ -55,11 +61,13 @@ def player_label(name: str, version: str | None) -> str:
 
 @dataclass
 class Selection:
-    """The rated matches: results in play order, with labels and fault counts per player."""
+    """The rated matches: results in play order (or two-player ones as ``totals``), with labels
+    and fault counts per player."""
 
     game: str | None
     tournament: Tournament | None
     results: list[GameResult] = field(default_factory=list)
+    totals: list[PairTotal] = field(default_factory=list)
     labels: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     faults: dict[str, Faults] = field(default_factory=dict)
     sandbox: dict[str | None, int] = field(default_factory=dict)  # results by sandbox level
@@ -75,13 +83,20 @@ class Selection:
             parts.append(f"tournament {self.tournament.id}{name}")
         if self.game is not None:
             parts.append(f"game {self.game}")
-        parts.append(f"{len(self.results)} matches")
+        matches = len(self.results) + sum(t.games for t in self.totals)
+        parts.append(f"{matches} matches")
         return ", ".join(parts)
 
 
 def select_results(
-    session: Session, *, tournament_id: int | None = None, game: str | None = None
+    session: Session,
+    *,
+    tournament_id: int | None = None,
+    game: str | None = None,
+    totals: bool = False,
 ) -> Selection:
+    """The selection's rated results; ``totals``: two-player matches as pair totals (summed
+    by the database), the others one by one."""
     tournament: Tournament | None = None
     if tournament_id is not None:
         tournament = get_tournament(session, tournament_id)
@@ -93,10 +108,34 @@ def select_results(
     elif not stored.game_played(session, game):
         raise LeaderboardError(f"no matches of game {game!r} in the database")
     sel = Selection(game, tournament)
-    rows = stored.rated_seats(session, tournament_id=tournament_id, game=game)
+    pairs: list[stored.PairTotalRow] = []
+    faulted: list[tuple[str, str, str]] = []
+    if totals:
+        faulted, bad = stored.faulted_seats(session, tournament_id=tournament_id, game=game)
+        pairs = stored.pair_totals(session, tournament_id=tournament_id, game=game, leave_out=bad)
+    rows = stored.rated_seats(session, tournament_id=tournament_id, game=game, multi=totals)
     names: dict[str, set[str]] = {}
     for row in rows:
         names.setdefault(row.bot, set()).add(row.sha256)
+    for pair in pairs:
+        for bot, sha in (pair.first, pair.second):
+            names.setdefault(bot, set()).add(sha)
+    for bot, sha, _ in faulted:
+        names.setdefault(bot, set()).add(sha)
+
+    def key_of(bot: str, sha256: str) -> str:
+        short = sha256[:SHORT_HASH]
+        key = bot if len(names[bot]) == 1 else f"{bot}@{short}"
+        sel.labels[key] = (bot, short)
+        return key
+
+    for pair in pairs:
+        first, second = key_of(*pair.first), key_of(*pair.second)
+        sel.totals.append(PairTotal(first, second, pair.wins, pair.draws, pair.losses))
+        sel.sandbox[pair.sandbox] = sel.sandbox.get(pair.sandbox, 0) + sel.totals[-1].games
+    for bot, sha, termination in faulted:
+        key = key_of(bot, sha)
+        sel.faults[key] = sel.faults.get(key, Faults()).add(termination)
     current: int | None = None
     level: str | None = None
     players: list[str] = []
@@ -111,9 +150,7 @@ def select_results(
         if row.match_id != current:
             add_result()
             players, ranks, current, level = [], [], row.match_id, row.sandbox
-        short = row.sha256[:SHORT_HASH]
-        key = row.bot if len(names[row.bot]) == 1 else f"{row.bot}@{short}"
-        sel.labels[key] = (row.bot, short)
+        key = key_of(row.bot, row.sha256)
         players.append(key)
         ranks.append(row.rank)
         if row.fault is not None:
@@ -138,19 +175,23 @@ def confinement_summary(levels: Mapping[str | None, int], what: str = "results")
 def rate(
     results: Sequence[GameResult],
     *,
+    totals: Sequence[PairTotal] = (),
     method: str = "ml",
     center: float = 1500.0,
     anchor: tuple[str, float] | None = None,
     k: float = 16.0,
 ) -> RatingTable:
-    """``fit_ml`` or ``fit_sequential`` by name (what the CLI's --method picks). The fits
-    (numpy) load here: ``tournament show`` reads this module without rating anything."""
+    """``fit_ml`` or ``fit_sequential`` by name (what the CLI's --method picks); ``totals``
+    only for ``ml`` (sequential Elo follows the play order). The fits (numpy) load here:
+    ``tournament show`` reads this module without rating anything."""
     from bot_arena.arena.ratings.ml import fit_ml
     from bot_arena.arena.ratings.online_elo import fit_sequential
 
     if method == "ml":
-        return fit_ml(results, center=center, anchor=anchor)
+        return fit_ml(results, totals=totals, center=center, anchor=anchor)
     if method == "elo":
+        if totals:
+            raise ValueError("sequential Elo needs the results one by one, not pair totals")
         return fit_sequential(results, k=k, initial=center, anchor=anchor)
     raise LeaderboardError(f"unknown method {method!r} (use ml or elo)")
 
@@ -165,14 +206,20 @@ def rated_table(
     center: float = 1500.0,
     anchor: tuple[str, float] | None = None,
     k: float = 16.0,
+    totals: bool = False,
 ) -> tuple[Selection, RatingTable]:
     """The selection and its rating table, as the leaderboard shows it (see
-    ``render_leaderboard``)."""
-    sel = select_results(session, tournament_id=tournament_id, game=game)
+    ``render_leaderboard``). ``totals``: an ``ml`` fit reads the two-player matches as pair
+    totals (the selection's ``results`` then hold only the others)."""
+    sel = select_results(
+        session, tournament_id=tournament_id, game=game, totals=totals and method == "ml"
+    )
     if anchor is not None:
         anchor = (_key_for(sel, anchor[0]), anchor[1])
     try:
-        table = rate(sel.results, method=method, center=center, anchor=anchor, k=k)
+        table = rate(
+            sel.results, totals=sel.totals, method=method, center=center, anchor=anchor, k=k
+        )
     except RatingInputError as exc:
         raise LeaderboardError(str(exc)) from None
     if bots:
@@ -216,6 +263,7 @@ def render_leaderboard(
         center=center,
         anchor=anchor,
         k=k,
+        totals=True,
     )
     return render(table, fmt, title=sel.title(), labels=sel.labels, faults=sel.faults, width=width)
 
