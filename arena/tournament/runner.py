@@ -283,7 +283,7 @@ class Runner:
         director = self.maker.director
         line = director.report()
         if line is not None:
-            progress.message(line)
+            progress.status(line)
         if director.decided:
             return True
         maker, ids, ahead = self.maker, self.version_ids, self._ahead()
