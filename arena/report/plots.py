@@ -97,14 +97,29 @@ def rating_plot(rows: Sequence[dict[str, Any]], labels: Sequence[str]) -> str:
         return _svg(fig)
 
 
+#: Bots the rating-over-time plot colours and names in its legend (the best of ``order``); the
+#: others are thin grey lines behind them: 200 lines in 8 recycled colours name nobody.
+COLOURED = len(PALETTE)
+GREY = "#c8c8c8"
+
+
 def history_plot(history: Sequence[dict[str, Any]], order: Sequence[str]) -> str:
-    """Each bot's rating refitted as the games came in: one line per bot, in ``order``."""
+    """Each bot's rating refitted as the games came in: one line per bot, in ``order``; past
+    ``COLOURED`` bots, the first ones coloured and in the legend, the rest grey."""
     with _styled():
         fig = Figure(figsize=(7.5, 3.8))
         ax = fig.add_subplot()
-        for i, bot in enumerate(order):
+
+        def points(bot: str) -> tuple[list[Any], list[Any]]:
             xs = [h["games"] for h in history if bot in h["elo"]]
-            ys = [h["elo"][bot] for h in history if bot in h["elo"]]
+            return xs, [h["elo"][bot] for h in history if bot in h["elo"]]
+
+        for bot in order[COLOURED:]:  # drawn first: behind the coloured ones
+            xs, ys = points(bot)
+            if xs:
+                ax.plot(xs, ys, lw=0.7, color=GREY, zorder=1)
+        for i, bot in enumerate(order[:COLOURED]):
+            xs, ys = points(bot)
             if xs:
                 ax.plot(xs, ys, marker="o", ms=3, lw=1.6, color=color(i), label=bot)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # no "2.5 games"
@@ -116,5 +131,6 @@ def history_plot(history: Sequence[dict[str, Any]], order: Sequence[str]) -> str
                 bbox_to_anchor=(1.01, 1.0),
                 frameon=False,
                 fontsize=8,
+                title=f"top {COLOURED} of {len(order)}" if len(order) > COLOURED else None,
             )
         return _svg(fig)
