@@ -4,8 +4,9 @@ A report is one file that a browser opens whole, so its size must not follow the
 a million matches every game inlined is gigabytes. Past ``limit`` games the report embeds, in
 this order of claim on the budget: the most recent games with a fault (up to three quarters: a
 fault is what a reader comes to look at), the most recent games (up to a quarter: what just
-happened), and a seeded random sample of the rest (what is typical), and says what it left out. Only ids are
-read to choose (a stream, a batch at a time); the chosen games are read whole afterwards.
+happened), and a seeded random sample of the rest (what is typical), and says what it left
+out. Only ids are read to choose (a stream, a batch at a time); the chosen games are read whole
+afterwards.
 """
 
 from __future__ import annotations
