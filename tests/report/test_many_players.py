@@ -30,3 +30,16 @@ def test_the_heatmap_holds_the_best_players_only() -> None:
     assert cross["players"] == bots[:HEATMAP_PLAYERS]
     assert len(cross["cells"]) == HEATMAP_PLAYERS
     assert all(len(row) == HEATMAP_PLAYERS for row in cross["cells"])
+
+
+def test_a_big_rating_plot_draws_every_bot() -> None:
+    """Past BATCHED bots the points are drawn a colour at a time: each bot still has its
+    label, its number and its marker."""
+    from bot_arena.arena.report.plots import BATCHED, rating_plot
+
+    n = BATCHED + 10
+    rows = [{"elo": 1000.0 - 7 * i, "error": 20.0, "pool": 1 + i % 3} for i in range(n)]
+    svg = rating_plot(rows, [f"bot{i:02d}" for i in range(n)])
+    assert all(f">bot{i:02d}<" in svg for i in range(n))
+    assert all(f">{1000 - 7 * i} ± 20<" in svg for i in range(n))
+    assert svg.count('xlink:href="#') >= 3 * n  # a marker and two caps per bot
