@@ -1,6 +1,12 @@
 """How big and how slow ``arena report`` is, for 1,000 and 10,000 games.
 
     python bench/report.py [--sizes 1000,10000] [--repeats 3] [--keep FOLDER]
+    python bench/report.py --bulk [--sizes 10000,100000] [--bots 200] [--games 500]
+
+``--bulk``: each size is a database of synthetic tic-tac-toe matches bulk-inserted (random
+games between ``--bots`` bots, one in fifty with a timeout), no tournament, and ``arena report
+--game tictactoe`` is run once as a process of its own: wall, CPU and peak RSS of that process
+(``resource.getrusage`` of the children) and the HTML's size.
 
 For each size, a real Connect Four round-robin of four bots (random, random seeded, alpha-beta
 depth 1 and 2: search info in every other move, the moves of whole games) is played into a
@@ -38,7 +44,13 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--keep", type=Path, default=None, help="Leave the databases here.")
+    parser.add_argument("--bulk", action="store_true", help="Synthetic databases, bulk-inserted.")
+    parser.add_argument("--bots", type=int, default=200)
+    parser.add_argument("--games", default=None, help="arena report --games (with --bulk).")
     opts = parser.parse_args()
+    if opts.bulk:
+        bulk(opts)
+        return
     folder = opts.keep or Path(tempfile.mkdtemp(prefix="bench-report-"))
     folder.mkdir(parents=True, exist_ok=True)
     pairs = len(FIELD) * (len(FIELD) - 1) // 2
@@ -78,6 +90,119 @@ def split(url: str) -> tuple[float, float]:
     mid = time.perf_counter()
     render_page(report)
     return mid - start, time.perf_counter() - mid
+
+
+def bulk(opts: argparse.Namespace) -> None:
+    import resource
+
+    folder = opts.keep or Path(tempfile.mkdtemp(prefix="bench-report-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    head = ("matches", 8), ("bots", 5), ("build s", 8), ("wall s", 7), ("CPU s", 6)
+    print(" ".join(f"{t:>{w}}" for t, w in (*head, ("peak MB", 8), ("HTML MB", 8))))
+    for size in (int(s) for s in opts.sizes.split(",")):
+        db = folder / f"ttt-{size}-{opts.bots}.db"
+        url = f"sqlite:///{db}"
+        start = time.perf_counter()
+        if not db.exists():
+            build_bulk(url, size, opts.bots)
+        built = time.perf_counter() - start
+        out = folder / f"report-bulk-{size}.html"
+        extra = ["--games", opts.games] if opts.games is not None else []
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        arena("report", "--game", "tictactoe", *extra, "-o", str(out), "--db", url)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        peak = after.ru_maxrss / 1024  # KiB on Linux; the largest child so far
+        mb = out.stat().st_size / 1e6
+        print(f"{size:>8} {opts.bots:>5} {built:>8.1f} {wall:>7.2f} {cpu:>6.2f}", end=" ")
+        print(f"{peak:>8.0f} {mb:>8.2f}")
+
+
+def build_bulk(url: str, size: int, nbots: int) -> None:
+    """``size`` done tic-tac-toe matches between ``nbots`` bots, inserted a batch at a time
+    (a small builder of this script's own: the matches are random games, so each replays)."""
+    import hashlib
+    import random
+    from datetime import UTC, datetime, timedelta
+
+    from sqlalchemy import insert
+
+    from bot_arena import games
+    from bot_arena.db.models import Bot, BotVersion, Match, Move, Seat
+    from bot_arena.db.session import make_engine
+
+    rng = random.Random(29)
+    game = games.get("tictactoe")
+    played = []  # a few hundred distinct random games, reused
+    for _ in range(300):
+        state, moves = game.initial_state(), []
+        while not game.is_terminal(state):
+            move = rng.choice(list(game.legal_moves(state)))
+            moves.append(game.format_move(move))
+            state = game.apply(state, move)
+        played.append((moves, game.format_position(state), tuple(game.utility(state))))
+    engine = make_engine(url)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    with engine.begin() as conn:
+        conn.execute(insert(Bot), [{"id": i + 1, "name": f"bot{i:04d}"} for i in range(nbots)])
+        conn.execute(
+            insert(BotVersion),
+            [
+                {
+                    "id": i + 1,
+                    "bot_id": i + 1,
+                    "kind": "builtin",
+                    "target": "random",
+                    "sha256": hashlib.sha256(str(i).encode()).hexdigest(),
+                }
+                for i in range(nbots)
+            ],
+        )
+        batch = 10_000
+        for first in range(0, size, batch):
+            matches, seats, moves = [], [], []
+            for mid in range(first + 1, min(size, first + batch) + 1):
+                a = rng.randrange(nbots)
+                b = (a + 1 + rng.randrange(nbots - 1)) % nbots
+                mv, final, util = played[mid % len(played)]
+                faulty = rng.random() < 0.02
+                if faulty:
+                    util = (-1.0, 1.0)
+                when = t0 + timedelta(seconds=mid)
+                matches.append(
+                    {
+                        "id": mid, "game": "tictactoe", "params": {}, "time_control": {},
+                        "players": 2, "seed": mid, "status": "done",
+                        "termination": "timeout" if faulty else "normal",
+                        "fault_reason": "seat 0 timeout" if faulty else None,
+                        "final_position": final, "started": when, "finished": when,
+                        "duration_s": 0.01, "sandbox": "confined",
+                    }
+                )  # fmt: skip
+                for seat, version in enumerate((a, b)):
+                    win = util[seat] > util[1 - seat]
+                    draw = util[seat] == util[1 - seat]
+                    seats.append(
+                        {
+                            "match_id": mid, "players": 2, "seat": seat,
+                            "bot_version_id": version + 1, "utility": util[seat],
+                            "rank": 1 if win or draw else 2,
+                            "score": 0.5 if draw else 1.0 if win else 0.0,
+                            "fault": {"termination": "timeout", "message": "late"}
+                            if faulty and seat == 0 else None,
+                        }
+                    )  # fmt: skip
+                for ply, text in enumerate(mv):
+                    moves.append(
+                        {"match_id": mid, "ply": ply, "seat": ply % 2, "move": text,
+                         "time_ms": 1.0, "forced": False}
+                    )  # fmt: skip
+            conn.execute(insert(Match), matches)
+            conn.execute(insert(Seat), seats)
+            conn.execute(insert(Move), moves)
+    engine.dispose()
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import typer
 
 from bot_arena.arena.cli.common import DbOption, fail, open_existing_db
 from bot_arena.arena.cli.rating_cmd import GameOption, Method, MethodOption, TournamentOption
+from bot_arena.arena.report.picks import DEFAULT_LIMIT
 from bot_arena.games import files
 
 INSTALL_HINT = "arena report needs Jinja2 and matplotlib: pip install 'bot-arena[report]'"
@@ -38,6 +39,15 @@ def report_command(
         ),
     ] = None,
     method: MethodOption = Method.ML,
+    games_limit: Annotated[
+        int,
+        typer.Option(
+            "--games",
+            min=0,
+            help="Games to embed at most (0: every one); past it the report embeds the "
+            "faulted, the most recent and a sample, and says what it left out.",
+        ),
+    ] = DEFAULT_LIMIT,
     db: DbOption = None,
 ) -> None:
     """Write one HTML file that opens anywhere, with no network: ratings with error bars,
@@ -67,7 +77,13 @@ def report_command(
     factory = open_existing_db(db)
     with factory() as session:
         try:
-            report = collect(session, tournament_id=tournament, game=game, method=method.value)
+            report = collect(
+                session,
+                tournament_id=tournament,
+                game=game,
+                method=method.value,
+                limit=games_limit or None,
+            )
         except (ReportError, TournamentError) as exc:
             fail(str(exc))
     report.figures = figures
@@ -78,8 +94,11 @@ def report_command(
     _write(target, html)
     took = time.perf_counter() - started
     size = len(html.encode("utf-8"))
+    shown = f"{len(report.games)} games"
+    if report.picks is not None:
+        shown = f"{len(report.games)} of {report.picks.total} games"
     typer.echo(
-        f"wrote {target} ({size / 1e6:.2f} MB, {len(report.games)} games, "
+        f"wrote {target} ({size / 1e6:.2f} MB, {shown}, "
         f"{len(report.leaderboard)} players) in {took:.1f} s"
     )
 

@@ -29,12 +29,16 @@ from bot_arena.arena.ratings.query import (
 )
 from bot_arena.arena.ratings.render import json_rows
 from bot_arena.arena.report.boards import encode_replay
+from bot_arena.arena.report.picks import DEFAULT_LIMIT, Picks, pick
 from bot_arena.arena.tournament.summary import format_text, settings_rows, tournament_summary
 from bot_arena.db.played import PlayedMatch, played_matches
 from bot_arena.games.base import GameError
 
 #: Ratings over time: refitted after each of this many equal shares of the games.
 HISTORY_STEPS = 10
+#: Players in the crosstable heatmap (the best by score): one of 220 is 6,000 px wide, and its
+#: cells grow as the square of the field.
+HEATMAP_PLAYERS = 30
 
 
 class ReportError(ValueError):
@@ -53,11 +57,20 @@ class ReportData:
     format_lines: list[str]  # a Swiss's rounds, a bracket, an SPRT's state
     bots: list[dict[str, str]]  # bot, spec, version (full SHA-256)
     leaderboard: list[dict[str, Any]]  # the rows of `arena leaderboard --json`
-    crosstable: dict[str, Any]  # players (labels, best first) and cells
+    crosstable: dict[
+        str, Any
+    ]  # players (labels, best first, at most HEATMAP_PLAYERS), cells, total
     history: list[dict[str, Any]]  # {"games": n, "elo": {label: elo}}
     faults: list[dict[str, Any]]
     games: list[dict[str, Any]]
     figures: list[tuple[str, str]] = field(default_factory=list)  # (name, svg text)
+    picks: Picks | None = None  # which games are embedded (None: every one)
+    rest_command: str = ""  # the command that exports every game
+
+    @property
+    def left_out(self) -> int:
+        """Games played but not embedded."""
+        return 0 if self.picks is None else self.picks.total - self.picks.embedded
 
 
 def label_of(row: dict[str, Any]) -> str:
@@ -71,8 +84,10 @@ def collect(
     tournament_id: int | None = None,
     game: str | None = None,
     method: str = "ml",
+    limit: int | None = DEFAULT_LIMIT,
 ) -> ReportData:
-    """Read a tournament's (or a whole game's) results and games (ReportError if none)."""
+    """Read a tournament's (or a whole game's) results and games (ReportError if none):
+    at most ``limit`` games embedded (None: every one), chosen by ``picks.pick``."""
     try:
         sel, table = rated_table(session, tournament_id=tournament_id, game=game, method=method)
     except LeaderboardError as exc:
@@ -93,7 +108,15 @@ def collect(
         ]
     if not any(label == "sandbox" for label, _ in settings):
         settings.append(("sandbox", sandbox_line(sel.sandbox)))
-    played = played_matches(session, tournament_id=tournament_id, game=game or sel.game)
+    picks = None
+    if limit is not None:
+        picks = pick(session, tournament_id=tournament_id, game=game or sel.game, limit=limit)
+    played = played_matches(
+        session,
+        tournament_id=tournament_id,
+        game=game or sel.game,
+        ids=None if picks is None else picks.ids,
+    )
     if not bots:
         seen: dict[tuple[str, str], None] = {}
         for m in played:
@@ -116,6 +139,12 @@ def collect(
         history=_history(sel.results, labels, method),
         faults=_faults(played),
         games=[_game(m, rules) for m in played],
+        picks=picks if picks is not None and picks.limited else None,
+        rest_command=(
+            f"arena export --tournament {tournament_id} --format pgn"
+            if tournament_id is not None
+            else "arena export --format pgn"
+        ),
     )
 
 
@@ -131,15 +160,16 @@ def sandbox_line(levels: dict[str | None, int]) -> str:
 
 def _crosstable(results: Any, labels: dict[str, str]) -> dict[str, Any]:
     cross = crosstable(results)
-    players = [labels.get(b, b) for b in cross.bots]
+    shown = cross.bots[:HEATMAP_PLAYERS]
+    players = [labels.get(b, b) for b in shown]
     cells: list[list[dict[str, Any] | None]] = []
-    for a in cross.bots:
+    for a in shown:
         row: list[dict[str, Any] | None] = []
-        for b in cross.bots:
+        for b in shown:
             n = cross.games.get((a, b), 0)
             row.append(None if a == b or not n else {"points": cross.points[(a, b)], "games": n})
         cells.append(row)
-    return {"players": players, "cells": cells}
+    return {"players": players, "cells": cells, "total": len(cross.bots)}
 
 
 def _history(results: Any, labels: dict[str, str], method: str) -> list[dict[str, Any]]:

@@ -63,6 +63,11 @@ def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
 
+#: Past this many bots the rating plot draws its points a colour at a time (small plots keep
+#: their bytes: a call per bot, as before).
+BATCHED = 40
+
+
 def rating_plot(rows: Sequence[dict[str, Any]], labels: Sequence[str]) -> str:
     """Each bot's rating with its 95% interval, best at the top (a pool per colour band)."""
     with _styled():
@@ -72,11 +77,27 @@ def rating_plot(rows: Sequence[dict[str, Any]], labels: Sequence[str]) -> str:
         ys = list(range(n))[::-1]
         elos = [r["elo"] for r in rows]
         errs = [r["error"] if r.get("error") is not None else 0.0 for r in rows]
+        if n > BATCHED:  # one call per colour: a call per bot is most of a big report's time
+            pools: dict[str, list[int]] = {}
+            for k, row in enumerate(rows):
+                pools.setdefault(color(row.get("pool", 1) - 1), []).append(k)
+            for c, ks in pools.items():
+                ax.errorbar(
+                    [elos[k] for k in ks],
+                    [ys[k] for k in ks],
+                    xerr=[[errs[k] for k in ks], [errs[k] for k in ks]],
+                    fmt="o",
+                    color=c,
+                    ecolor=c,
+                    capsize=3,
+                    ms=5,
+                )
         for y, elo, err, row in zip(ys, elos, errs, rows, strict=True):
             c = color(row.get("pool", 1) - 1)
-            ax.errorbar(
-                [elo], [y], xerr=[[err], [err]], fmt="o", color=c, ecolor=c, capsize=3, ms=5
-            )
+            if n <= BATCHED:
+                ax.errorbar(
+                    [elo], [y], xerr=[[err], [err]], fmt="o", color=c, ecolor=c, capsize=3, ms=5
+                )
             ax.annotate(
                 f"{elo:.0f}" + (f" ± {err:.0f}" if err else ""),
                 (elo + err, y),
@@ -97,14 +118,29 @@ def rating_plot(rows: Sequence[dict[str, Any]], labels: Sequence[str]) -> str:
         return _svg(fig)
 
 
+#: Bots the rating-over-time plot colours and names in its legend (the best of ``order``); the
+#: others are thin grey lines behind them: 200 lines in 8 recycled colours name nobody.
+COLOURED = len(PALETTE)
+GREY = "#c8c8c8"
+
+
 def history_plot(history: Sequence[dict[str, Any]], order: Sequence[str]) -> str:
-    """Each bot's rating refitted as the games came in: one line per bot, in ``order``."""
+    """Each bot's rating refitted as the games came in: one line per bot, in ``order``; past
+    ``COLOURED`` bots, the first ones coloured and in the legend, the rest grey."""
     with _styled():
         fig = Figure(figsize=(7.5, 3.8))
         ax = fig.add_subplot()
-        for i, bot in enumerate(order):
+
+        def points(bot: str) -> tuple[list[Any], list[Any]]:
             xs = [h["games"] for h in history if bot in h["elo"]]
-            ys = [h["elo"][bot] for h in history if bot in h["elo"]]
+            return xs, [h["elo"][bot] for h in history if bot in h["elo"]]
+
+        for bot in order[COLOURED:]:  # drawn first: behind the coloured ones
+            xs, ys = points(bot)
+            if xs:
+                ax.plot(xs, ys, lw=0.7, color=GREY, zorder=1)
+        for i, bot in enumerate(order[:COLOURED]):
+            xs, ys = points(bot)
             if xs:
                 ax.plot(xs, ys, marker="o", ms=3, lw=1.6, color=color(i), label=bot)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # no "2.5 games"
@@ -116,5 +152,6 @@ def history_plot(history: Sequence[dict[str, Any]], order: Sequence[str]) -> str
                 bbox_to_anchor=(1.01, 1.0),
                 frameon=False,
                 fontsize=8,
+                title=f"top {COLOURED} of {len(order)}" if len(order) > COLOURED else None,
             )
         return _svg(fig)

@@ -19,6 +19,13 @@ from typing import TextIO
 from bot_arena.arena.match.text import shown
 
 BAR = 20  # characters of the progress bar on a terminal
+#: The rate and the ETA are shown once this many seconds or games of the run have passed:
+#: the first game's rate (one game in a few milliseconds) promises an ETA of nothing.
+RATE_AFTER_SECONDS = 2.0
+RATE_AFTER_GAMES = 20
+#: Between the fields of a status line (``sprt``'s): a terminal's line drops fields from the
+#: end, never cuts one (the last, the games played, stays).
+FIELDS = " | "
 
 
 def terminal_width(stream: TextIO) -> int:
@@ -99,14 +106,15 @@ class Progress:
         digits = len(str(self.total))
         pct = 100.0 * self.done / self.total if self.total else 100.0
         counts = f"[{self.done:>{digits}}/{self.total}] {pct:5.1f}%"
-        core = f"{counts}  {rate:6.2f} games/s  {eta}"
+        known = elapsed >= RATE_AFTER_SECONDS or self.played >= RATE_AFTER_GAMES
+        core = f"{counts}  {rate:6.2f} games/s  {eta}" if known else counts
         top = [f"{shown(name)} {p:.1f}%" for name, p in self.standings.top()]
         if width is None:
             return f"{core}  top: {', '.join(top)}" if top else core
         filled = int(BAR * self.done / self.total) if self.total else BAR
         bar = f"{'#' * filled}{'.' * (BAR - filled)} {core}"
         tops = [f"{bar}  top: {', '.join(top[:n])}" for n in range(len(top), 0, -1)]
-        for text in (*tops, bar, core, f"{counts}  {eta}", counts):
+        for text in (*tops, bar, core, f"{counts}  {eta}" if known else counts, counts):
             if len(text) < width:
                 return text
         return counts[: max(width - 1, 0)]
@@ -133,6 +141,14 @@ class Progress:
         self.stream.write(shown(text) + "\n")
         self.stream.flush()
 
+    def status(self, text: str) -> None:
+        """A status line of fields (``a | b | c``, e.g. an SPRT's state): on a terminal, fitted
+        to its width (the last fields but the final one dropped, a line that reaches the last
+        column wraps), elsewhere whole, as ``message``."""
+        if self.tty:
+            text = fit_fields(text, terminal_width(self.stream))
+        self.message(text)
+
     def _show(self, now: float) -> None:
         self._last_line = now
         if self.tty:
@@ -147,3 +163,18 @@ class Progress:
             self.stream.write("\n")
             self.stream.flush()
             self._drawn = False
+
+
+def fit_fields(text: str, width: int) -> str:
+    """``text``'s fields (split at ``FIELDS``) in fewer than ``width`` characters: whole when it
+    fits, else the first ones and the last, as many as fit, else the first one cut."""
+    if len(text) < width:
+        return text
+    fields = text.split(FIELDS)
+    if len(fields) > 1:
+        last = fields[-1]
+        for n in range(len(fields) - 2, 0, -1):
+            fitted = FIELDS.join([*fields[:n], last])
+            if len(fitted) < width:
+                return fitted
+    return text[: max(width - 1, 0)]

@@ -389,7 +389,7 @@ class Runner:
         director = self.maker.director
         line = director.report()
         if line is not None:
-            state.progress.message(line)
+            state.progress.status(line)
         if director.decided:
             return True
         maker, ids, ahead = self.maker, self.version_ids, self._ahead()

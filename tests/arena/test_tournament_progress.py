@@ -109,3 +109,39 @@ def test_a_result_voided_while_in_play_is_neither_stored_nor_counted(tmp_path: P
             select(func.count()).select_from(Move).where(Move.match_id == victim)
         )
     assert [s for i, s in rows if i == victim] == ["void"] and moves == 0
+
+
+def test_rate_and_eta_wait_until_they_mean_something() -> None:
+    """The first games' rate (one game in a few milliseconds) would promise a nonsense ETA:
+    the line shows the counts alone until 2 s or 20 games of the run have passed."""
+    clock, out = FakeClock(), io.StringIO()
+    progress = Progress(
+        100, 0, Standings(["a", "b"]), stream=out, tty=False, interval=0.0, clock=clock
+    )
+    clock.now += 0.01
+    progress.match_done([(0, 1.0), (1, 0.0)])
+    clock.now += 1.99
+    progress.match_done([(0, 1.0), (1, 0.0)])
+    first, second = out.getvalue().splitlines()
+    assert first == "[  1/100]   1.0%  top: a 100.0%, b 0.0%"
+    assert second.startswith("[  2/100]   2.0%    1.00 games/s  ETA 1:38")
+
+
+def test_a_status_line_fits_the_terminal_by_whole_fields(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An SPRT's state line (174 columns) on an 80-column terminal: the first fields and the
+    last, never three rows; not on a terminal, the whole line."""
+    fields = [f"field{i} " + "x" * 20 for i in range(7)] + ["games 20000"]
+    text = " | ".join(fields)
+    monkeypatch.setenv("COLUMNS", "80")
+    term, plain = io.StringIO(), io.StringIO()
+    Progress(10, 0, Standings(["a"]), stream=term, tty=True).status(text)
+    Progress(10, 0, Standings(["a"]), stream=plain, tty=False).status(text)
+    assert term.getvalue() == " | ".join([*fields[:2], "games 20000"]) + "\n"
+    assert plain.getvalue() == text + "\n"
+    short = Progress(10, 0, Standings(["a"]), stream=io.StringIO(), tty=True)
+    short.status("LLR 1.00 | games 2")
+    assert short.stream.getvalue() == "LLR 1.00 | games 2\n"  # type: ignore[attr-defined]
+    monkeypatch.setenv("COLUMNS", "10")
+    tiny = Progress(10, 0, Standings(["a"]), stream=io.StringIO(), tty=True)
+    tiny.status(text)
+    assert tiny.stream.getvalue() == "field0 xx\n"  # type: ignore[attr-defined]

@@ -344,3 +344,51 @@ def test_a_bots_markup_stays_text_in_the_page(
     assert "window.pwned = 1" in evidence.first.inner_text()  # shown, as text
     assert browser_page.locator("img[src^='http']").count() == 0
     assert log.errors == [] and log.requests == []
+
+
+def faulted_ids(url: str, tid: int) -> set[int]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT DISTINCT m.id FROM matches m JOIN seats s ON s.match_id = m.id "
+                    "WHERE m.tournament_id = :t AND m.status = 'done' AND s.fault IS NOT NULL"
+                ),
+                {"t": tid},
+            )
+            return {r[0] for r in rows}
+    finally:
+        engine.dispose()
+
+
+def test_past_its_limit_a_report_embeds_every_faulted_game_and_names_the_rest(
+    played: dict[str, Any],
+) -> None:
+    """20 tic-tac-toe games, 14 with a fault (the faulty bots' games), and room for 19:
+    every faulted game is in, the rest are the most recent and a sample, and the page says
+    how many were left out and how to get them."""
+    tid = played["ttt"]
+    total, faulted = len(stored_matches(played["url"], tid)), faulted_ids(played["url"], tid)
+    limit = total - 1
+    assert 0 < len(faulted) <= limit - limit // 4
+    out = played["folder"] / "limited.html"
+    result = ok("report", "--tournament", str(tid), "--games", str(limit), "-o", str(out),
+                "--db", played["url"])  # fmt: skip
+    assert f", {limit} of {total} games, " in result.output
+    html = out.read_text()
+    ids = [g["id"] for g in embedded(html)["games"]]
+    assert len(ids) == len(set(ids)) == limit
+    assert faulted <= set(ids)
+    note = re.search(r'<p class="note" id="games-left-out">(.*?)</p>', html, re.S)
+    assert note is not None
+    assert f"embeds {limit} of the {total} games played (1 left out)" in note.group(1)
+    assert f"{len(faulted)} of the {len(faulted)} games with a fault" in note.group(1)
+    assert f"arena export --tournament {tid} --format pgn" in note.group(1)
+    assert "faults-left-out" not in html
+    # --games 0: every game, and no note
+    whole = build(played, "--tournament", str(tid), "--games", "0", name="whole.html")
+    every = [g["id"] for g in embedded(whole.read_text())["games"]]
+    assert len(every) == total
+    assert ids == [i for i in every if i in set(ids)]  # in play order, as the whole report
+    assert "games-left-out" not in whole.read_text()
