@@ -14,10 +14,10 @@ from __future__ import annotations
 import random
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from sqlalchemy.orm import Session
-
-from bot_arena.db.played import count_done, faulted_ids, match_ids
+if TYPE_CHECKING:  # the CLI reads DEFAULT_LIMIT for --help: no database machinery for that
+    from sqlalchemy.orm import Session
 
 #: Games a report embeds unless told otherwise (``arena report --games``).
 DEFAULT_LIMIT = 500
@@ -47,6 +47,8 @@ class Picks:
 
 def pick(session: Session, *, tournament_id: int | None, game: str | None, limit: int) -> Picks:
     """The games a report of this tournament and/or game embeds, at most ``limit`` of them."""
+    from bot_arena.db.played import count_done, faulted_ids, match_ids
+
     total = count_done(session, tournament_id=tournament_id, game=game)
     if total <= limit:
         return Picks(None, total, 0, 0, 0, 0)
