@@ -123,7 +123,7 @@ class Cluster:
     def alive_nodes(self) -> int:
         probe = (
             "import ray, sys; ray.init(address=sys.argv[1], logging_level='ERROR');"
-            "print(sum(n['Alive'] for n in ray.nodes()))"
+            "print('alive-nodes', sum(n['Alive'] for n in ray.nodes()))"
         )
         done = subprocess.run(
             [sys.executable, "-c", probe, self.address],
@@ -132,7 +132,12 @@ class Cluster:
             text=True,
             timeout=LIMIT_S,
         )
-        return int(done.stdout.split()[-1]) if done.returncode == 0 else -1
+        # Ray may print its own warnings on stdout too (one ended "... your workload."): the
+        # count is read from its own tagged line
+        counts = [
+            line.split()[1] for line in done.stdout.splitlines() if line.startswith("alive-nodes ")
+        ]
+        return int(counts[-1]) if done.returncode == 0 and counts else -1
 
     def wait_nodes(self, count: int) -> None:
         end = time.monotonic() + LIMIT_S
