@@ -311,3 +311,43 @@ class Move(Base):
     forced: Mapped[bool] = mapped_column(default=False)
 
     match: Mapped[Match] = relationship(back_populates="moves")
+
+
+class User(Base):
+    """An account of ``arena serve`` (0014): who uploads bots and signs in. The API token and
+    the password are stored only as salted scrypt hashes (``arena/api/passwords.py``); a
+    suspended user can neither sign in nor use a token."""
+
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    admin: Mapped[bool] = mapped_column(default=False)
+    suspended: Mapped[bool] = mapped_column(default=False)
+    token_hash: Mapped[str] = mapped_column(Text)
+    password_hash: Mapped[str | None] = mapped_column(Text)
+    created: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class BotOwner(Base):
+    """Whose a bot is (0014): the user who first uploaded it through the server. A bot with no
+    row here belongs to the house (registered at the terminal with ``arena bots add``), and no
+    user may upload under its name."""
+
+    __tablename__ = "bot_owners"
+
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+
+
+class WebSession(Base):
+    """A signed-in browser (0014): ``id`` is the SHA-256 of the cookie's random value (the
+    cookie itself is never stored), ``csrf`` the token every form of that session carries."""
+
+    __tablename__ = "web_sessions"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    csrf: Mapped[str] = mapped_column(String(64))
+    created: Mapped[datetime] = mapped_column(default=utcnow)
+    expires: Mapped[datetime]

@@ -17,15 +17,13 @@ from bot_arena.arena.cli.common import (
     ArenaCommand,
     DbOption,
     SandboxOption,
-    check_engines,
     command_group,
+    echo_err,
     fail,
     fault_evidence,
-    load_game,
     open_existing_db,
     open_writable_db,
     sandbox_options,
-    warn_unconfined,
 )
 from bot_arena.arena.match.text import shown
 
@@ -33,8 +31,6 @@ if TYPE_CHECKING:  # loaded when a command runs, not for --help
     from bot_arena.arena.api.sandbox import Confinement
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.match.record import MatchRecord
-    from bot_arena.arena.transport.sandbox.mode import SandboxSettings
-    from bot_arena.games.base import Game
 
 bots_app = command_group(help="Submitted bots: validate, register, list.", no_args_is_help=True)
 
@@ -52,55 +48,6 @@ StartupOption = Annotated[float, typer.Option("--startup-time", help="Seconds to
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 
 
-def validation_games(
-    game: Game[Any, Any],
-    ref: BotRef,
-    move_time: float,
-    startup_s: float,
-    seed: int = 0,
-    sandbox: SandboxSettings | None = None,
-) -> list[MatchRecord]:
-    """One game per seat against ``random``, stopping at the first fault of the bot (its
-    processes confined as ``sandbox`` says: by default auto)."""
-    from bot_arena.arena.match.botspec import resolve
-    from bot_arena.arena.match.pool import BotPool
-    from bot_arena.arena.match.timecontrol import TimeControl
-    from bot_arena.arena.transport.limits import ResourceLimits
-    from bot_arena.arena.transport.sandbox.mode import SandboxSettings
-
-    records: list[MatchRecord] = []
-    opponent = resolve("random")
-    tc = TimeControl(move_time=move_time)
-    limits = ResourceLimits(startup_s=startup_s)
-    with BotPool(limits, sandbox=sandbox or SandboxSettings()) as pool:
-        for seat in range(game.num_players):
-            refs = [opponent] * game.num_players
-            refs[seat] = ref
-            record = pool.play(game, refs, time_control=tc, seed=seed + seat)
-            records.append(record)
-            if record.seats[seat].fault is not None:
-                break
-    return records
-
-
-def _submitted(path: str, anchored: bool = False) -> BotRef:
-    """The bot ``path`` names; with ``anchored``, a ``cmd:`` bot's relative paths made
-    absolute (a registered command runs the same from any folder)."""
-    from bot_arena.arena.match.botref import BUILTIN, HUMAN, PROGRAMS, BotSpecError
-    from bot_arena.arena.match.botspec import anchor_command, resolve
-
-    try:
-        ref = resolve(path)
-        if anchored and ref.kind in PROGRAMS:
-            prefix = path.strip().partition(":")[0]  # cmd, uci or xboard
-            ref = resolve(f"{prefix}:{anchor_command(ref.target)}")
-    except BotSpecError as exc:
-        fail(str(exc))
-    if ref.kind in (BUILTIN, HUMAN):
-        fail(f"{path!r} is a built-in spec, not a bot to submit")
-    return ref
-
-
 def _check(
     path: str,
     game_name: str | None,
@@ -111,42 +58,40 @@ def _check(
     as_json: bool,
     anchored: bool = False,
 ) -> tuple[BotRef, list[MatchRecord]]:
-    """Validate, or exit 1 with the fault and why (the bot's traceback or last words on
-    stderr; with ``as_json`` one JSON object on stdout instead)."""
-    if game_name is None:
-        fail("--game is required: the game to check the bot on (`arena games` lists them)")
-    game = load_game(game_name, params)
-    ref = _submitted(path, anchored)
-    check_engines([ref], game)
-    confinement = confinement.for_bots([ref.name, "random"])
-    warn_unconfined(confinement)
-    records = validation_games(game, ref, move_time, startup, sandbox=confinement.settings)
-    seat = len(records) - 1
-    fault = records[-1].seats[seat].fault
-    if fault is None:
+    """Validate (the API's ``submit.validate``), or exit 1 with the fault and why (the bot's
+    traceback or last words on stderr; with ``as_json`` one JSON object on stdout instead)."""
+    from bot_arena.arena.api.submit import validate
+
+    validation = validate(
+        path,
+        game_name,
+        params,
+        confinement,
+        move_time=move_time,
+        startup_s=startup,
+        anchored=anchored,
+        warn=echo_err,
+    )
+    ref, records = validation.ref, validation.records
+    if validation.failed is None:
         return ref, records
+    seat, fault = validation.failed
     if as_json:
         failed = {"seat": seat, "fault": fault.to_dict()}
-        typer.echo(json.dumps({"ok": False, **_summary(ref, records), "failed": failed}))
+        typer.echo(json.dumps({"ok": False, **validation.summary(), "failed": failed}))
         raise typer.Exit(1)
     why = "".join(f"\n  {line}" for line in fault_evidence(fault))
     fail(
-        f"{shown(ref.name)} failed validation ({game.name}, seat {seat}): "
+        f"{shown(ref.name)} failed validation ({records[-1].game}, seat {seat}): "
         f"{fault.termination.value}: {fault.message}{why}",
         code=1,
     )
 
 
 def _summary(ref: BotRef, records: list[MatchRecord]) -> dict[str, Any]:
-    return {
-        "bot": ref.name,
-        "game": records[0].game if records else None,
-        "kind": ref.kind,
-        "target": ref.target,
-        "sha256": ref.sha256,
-        "games": len(records),
-        "moves": sum(len(r.moves) for r in records),
-    }
+    from bot_arena.arena.api.submit import Validation
+
+    return Validation(ref, records).summary()
 
 
 @bots_app.command("check", cls=ArenaCommand)
@@ -188,30 +133,16 @@ def add_command(
 ) -> None:
     """Validate a bot, then store its source and SHA-256 as a version of NAME."""
     confinement = sandbox_options(sandbox, allow_read)
-    from bot_arena.arena.match.botref import BotSpecError
-    from bot_arena.arena.match.botspec import resolve
-    from bot_arena.arena.match.names import BotNameError, check_name
+    from bot_arena.arena.api.submit import check_bot_name, register
 
-    try:
-        name = check_name(name)
-    except BotNameError as exc:
-        fail(str(exc))
-
-    try:
-        resolve(name)
-    except BotSpecError:
-        pass
-    else:
-        fail(f"bot name {name!r} is taken by a built-in bot")
+    name = check_bot_name(name)
     factory = open_writable_db(db)  # before the validation games, not after them
     ref, records = _check(
         path, game, param, move_time, startup_time, confinement, as_json, anchored=True
     )
-    from bot_arena.db.store import register_bot_version
-
     with factory.begin() as session:
-        version, created = register_bot_version(session, name, ref)
-        number = [v.id for v in version.bot.versions].index(version.id) + 1
+        stored = register(session, name, ref)
+    number, created = stored.number, stored.created
     out = {**_summary(ref, records), "name": name, "created": created, "version": number}
     if as_json:
         typer.echo(json.dumps(out))

@@ -1,0 +1,81 @@
+"""The SQL of ``arena serve``'s accounts: users, the owners of uploaded bots, web sessions.
+
+The rules (names, hashing, who may do what) are the API's (``arena/api/accounts.py``); this
+module only reads and writes rows.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from bot_arena.db.models import Bot, BotOwner, User, WebSession, utcnow
+
+
+def user_by_name(session: Session, name: str) -> User | None:
+    return session.scalars(select(User).where(User.name == name)).one_or_none()
+
+
+def user_by_id(session: Session, user_id: int) -> User | None:
+    return session.get(User, user_id)
+
+
+def add_user(session: Session, name: str, admin: bool, token_hash: str) -> User:
+    """A new user (the caller checked that the name is free; a race ends in the unique
+    constraint's IntegrityError at flush)."""
+    user = User(name=name, admin=admin, suspended=False, token_hash=token_hash, created=utcnow())
+    session.add(user)
+    session.flush()
+    return user
+
+
+def list_users(session: Session) -> list[User]:
+    return list(session.scalars(select(User).order_by(User.name)))
+
+
+def owner_of(session: Session, bot_id: int) -> int | None:
+    """The id of the user who owns bot ``bot_id``, None for a bot of the house."""
+    return session.scalars(select(BotOwner.user_id).where(BotOwner.bot_id == bot_id)).first()
+
+
+def bot_named(session: Session, name: str) -> Bot | None:
+    return session.scalars(select(Bot).where(Bot.name == name)).one_or_none()
+
+
+def set_owner(session: Session, bot_id: int, user_id: int) -> None:
+    session.add(BotOwner(bot_id=bot_id, user_id=user_id))
+    session.flush()
+
+
+def bots_of(session: Session, user_id: int) -> list[Bot]:
+    """The bots a user owns, by name."""
+    query = (
+        select(Bot)
+        .join(BotOwner, BotOwner.bot_id == Bot.id)
+        .where(BotOwner.user_id == user_id)
+        .order_by(Bot.name)
+    )
+    return list(session.scalars(query))
+
+
+def add_web_session(session: Session, key: str, user_id: int, csrf: str, expires: datetime) -> None:
+    session.add(WebSession(id=key, user_id=user_id, csrf=csrf, created=utcnow(), expires=expires))
+
+
+def web_session(session: Session, key: str) -> WebSession | None:
+    """The session stored under ``key`` while it has not expired."""
+    found = session.get(WebSession, key)
+    if found is None or found.expires <= utcnow():
+        return None
+    return found
+
+
+def end_web_session(session: Session, key: str) -> None:
+    session.execute(delete(WebSession).where(WebSession.id == key))
+
+
+def end_web_sessions_of(session: Session, user_id: int) -> None:
+    """Every session of a user (suspended: signed out everywhere)."""
+    session.execute(delete(WebSession).where(WebSession.user_id == user_id))
