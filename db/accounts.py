@@ -7,11 +7,21 @@ module only reads and writes rows.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from bot_arena.db.models import Bot, BotOwner, User, WebSession, utcnow
+from bot_arena.db.models import (
+    Bot,
+    BotOwner,
+    BotVersion,
+    Match,
+    Seat,
+    User,
+    WebSession,
+    utcnow,
+)
 
 
 def user_by_name(session: Session, name: str) -> User | None:
@@ -79,3 +89,50 @@ def end_web_session(session: Session, key: str) -> None:
 def end_web_sessions_of(session: Session, user_id: int) -> None:
     """Every session of a user (suspended: signed out everywhere)."""
     session.execute(delete(WebSession).where(WebSession.user_id == user_id))
+
+
+def recent_seats(session: Session, bot_id: int, limit: int) -> list[Any]:
+    """The bot's seats in its most recent matches (any version), newest first: match id, game,
+    status, termination, finished, seat, score, fault, version id, at most ``limit`` rows."""
+    query = (
+        select(
+            Match.id,
+            Match.game,
+            Match.status,
+            Match.termination,
+            Match.finished,
+            Seat.seat,
+            Seat.score,
+            Seat.fault,
+            Seat.bot_version_id,
+        )
+        .join(Seat, Seat.match_id == Match.id)
+        .join(BotVersion, BotVersion.id == Seat.bot_version_id)
+        .where(BotVersion.bot_id == bot_id, Match.status.in_(("done", "running")))
+        .order_by(Match.id.desc())
+        .limit(limit)
+    )
+    return list(session.execute(query))
+
+
+def recent_faults(session: Session, bot_id: int, limit: int) -> list[Any]:
+    """The bot's most recent faulted seats, newest first (rows as ``recent_seats``')."""
+    query = (
+        select(
+            Match.id,
+            Match.game,
+            Match.status,
+            Match.termination,
+            Match.finished,
+            Seat.seat,
+            Seat.score,
+            Seat.fault,
+            Seat.bot_version_id,
+        )
+        .join(Seat, Seat.match_id == Match.id)
+        .join(BotVersion, BotVersion.id == Seat.bot_version_id)
+        .where(BotVersion.bot_id == bot_id, Seat.fault.is_not(None), Match.status == "done")
+        .order_by(Match.id.desc())
+        .limit(limit)
+    )
+    return list(session.execute(query))

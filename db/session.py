@@ -313,6 +313,12 @@ def _is_locked(err: BaseException) -> bool:
     return "database is locked" in str(err) or "database table is locked" in str(err)
 
 
+def is_busy(err: BaseException) -> bool:
+    """Whether ``err`` says another writer held the database past the busy timeout (SQLite's
+    lock; PostgreSQL's lock timeout): try again later, nothing was stored."""
+    return _is_locked(err) or "lock timeout" in str(err) or "could not obtain lock" in str(err)
+
+
 def _while_locked(step: Callable[[], T], timeout: float) -> T:
     """Run ``step``, again with a growing pause while SQLite says the database is locked,
     for at most ``timeout`` seconds."""

@@ -4,11 +4,11 @@ package), and the installed package list matches the folders.
 Layers, lowest first: the game rules, the bots, the match layer (talking to bot processes, the
 worker that hosts a bot, the match itself with its records and bot references), the results
 database, then what is built on stored results (ratings; tournaments; file formats; reports),
-then the Python API and the command line over it. Imports inside functions count too: a lazy
-import is still a dependency, and so is a module named by a string that code imports:
-``import_module("bot_arena.x")`` and the ``"bot_arena.x.y:function"`` targets the registries and
-the fork server's jobs load by name. (A name built at run time, ``import_module(variable)``,
-cannot be seen here.)
+then the Python API, the web server over it and the command line. Imports inside functions
+count too: a lazy import is still a dependency, and so is a module named by a string that code
+imports: ``import_module("bot_arena.x")`` and the ``"bot_arena.x.y:function"`` targets the
+registries and the fork server's jobs load by name. (A name built at run time,
+``import_module(variable)``, cannot be seen here.)
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ LAYERS: dict[str, int] = {
     "arena.formats": 7,
     "arena.report": 8,
     "arena.api": 9,
-    "arena.cli": 10,
+    "arena.server": 10,
+    "arena.cli": 11,
 }
 
 
@@ -159,7 +160,7 @@ def test_the_check_sees_an_import_going_up(tmp_path: Path) -> None:
     (root / "games" / "_layering_probe.py").write_text(probe, encoding="utf-8")
     found = [v for v in violations(root) if "_layering_probe" in v]
     assert len(found) == 2, found
-    assert "games (layer 0) imports arena.cli (layer 10)" in found[0]
+    assert "games (layer 0) imports arena.cli (layer 11)" in found[0]
     assert "outside the bot_arena namespace" in found[1]
     assert not (ROOT / "games" / "_layering_probe.py").exists()
 

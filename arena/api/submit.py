@@ -187,6 +187,16 @@ def validate(
     return Validation(ref, records)
 
 
+def check_owner(session: Session, name: str, owner: Account) -> None:
+    """Raise NotYours unless ``owner`` may store a version of the bot ``name``: no registered
+    bot has that name, or it is theirs."""
+    from bot_arena.db import accounts
+
+    bot = accounts.bot_named(session, name)
+    if bot is not None and bot.registered and accounts.owner_of(session, bot.id) != owner.id:
+        raise NotYours(f"bot name {name!r} belongs to someone else")
+
+
 def register(session: Session, name: str, ref: BotRef, owner: Account | None = None) -> Registered:
     """Store ``ref`` as a version of the bot ``name`` in the caller's transaction. With an
     ``owner`` (an upload through the server) the name must be free or already that user's:
@@ -198,9 +208,7 @@ def register(session: Session, name: str, ref: BotRef, owner: Account | None = N
     from bot_arena.db.store import register_bot_version
 
     if owner is not None:
-        bot = accounts.bot_named(session, name)
-        if bot is not None and bot.registered and accounts.owner_of(session, bot.id) != owner.id:
-            raise NotYours(f"bot name {name!r} belongs to someone else")
+        check_owner(session, name, owner)
     version, created = register_bot_version(session, name, ref)
     if owner is not None and accounts.owner_of(session, version.bot_id) is None:
         try:

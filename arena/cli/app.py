@@ -15,9 +15,11 @@ from bot_arena.arena.cli.matches_cmd import export_command, matches_app, replay_
 from bot_arena.arena.cli.play_cmd import play_command
 from bot_arena.arena.cli.rating_cmd import crosstable_command, leaderboard_command, rate_command
 from bot_arena.arena.cli.report_cmd import report_command
+from bot_arena.arena.cli.serve_cmd import serve_command
 from bot_arena.arena.cli.solve_cmd import solve_command
 from bot_arena.arena.cli.sprt_cmd import sprt_command
 from bot_arena.arena.cli.tournament_cmd import tournament_app
+from bot_arena.arena.cli.users_cmd import users_app
 
 app = command_group(
     name="arena",
@@ -61,6 +63,8 @@ app.command("rate", cls=ArenaCommand)(rate_command)
 app.command("sprt", cls=ArenaCommand)(sprt_command)
 app.command("report", cls=ArenaCommand)(report_command)
 app.add_typer(db_app, name="db")
+app.command("serve", cls=ArenaCommand)(serve_command)
+app.add_typer(users_app, name="users")
 
 
 def main() -> None:

@@ -4,7 +4,6 @@ sandbox options of the commands that start bots."""
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import sys
 from collections.abc import Sequence
@@ -347,27 +346,8 @@ def adjudication(draw: str | None, resign: str | None, max_moves: int | None) ->
         fail(str(exc))
 
 
-_FRAME = re.compile(r'^\s*File ".*", line \d+')  # a traceback's frame: file and line
-_CARETS = re.compile(r"^\s*[\^~]+\s*$")  # the marks under a traceback's source line
-EVIDENCE_LINES = 4
-
-
 def fault_evidence(fault: Fault) -> list[str]:
-    """Why a bot failed, in at most ``EVIDENCE_LINES`` lines, from the stderr its fault
-    carries (a Python bot's worker writes the traceback of what the bot raised there): from the
-    innermost frame of the last traceback (file and line, the source line, the exception),
-    else the last lines. The text is the bot's own, so it is cut to size and its control
-    characters (terminal escapes) are replaced."""
-    from bot_arena.arena.transport.protocol import truncate
+    """Why a bot failed, in a few lines (the API's ``evidence.fault_evidence``)."""
+    from bot_arena.arena.api.evidence import fault_evidence as evidence
 
-    tail = [
-        line.rstrip()
-        for line in str(fault.detail.get("stderr_tail") or "").splitlines()
-        if line.strip() and not _CARETS.match(line)
-    ]
-    frames = [i for i, line in enumerate(tail) if _FRAME.match(line)]
-    if frames:
-        lines = tail[frames[-1] :]
-    else:
-        lines = [f"stderr: {line}" for line in tail[-(EVIDENCE_LINES - 1) :]]
-    return [shown(truncate(line).expandtabs(4)) for line in lines[:EVIDENCE_LINES]]
+    return evidence(fault)

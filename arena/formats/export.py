@@ -24,6 +24,8 @@ from bot_arena.db.tournaments import get_tournament
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
+    from bot_arena.arena.match.record import MatchRecord
+
 FORMATS = ("json", "jsonl", "csv", "pgn")
 #: Matches whose text is joined before it is handed on (one write instead of hundreds).
 CHUNK = 200
@@ -47,8 +49,13 @@ def strict_text(value: Any) -> str:
         return dumps(finite(value))
 
 
+def match_object(match_id: int, tournament_id: int | None, record: MatchRecord) -> dict[str, Any]:
+    """One match as the JSON export writes it (also ``GET /api/matches/{id}``)."""
+    return {"match": match_id, "tournament": tournament_id, **record.to_dict()}
+
+
 def _record_dict(m: ExportedMatch) -> dict[str, Any]:
-    return {"match": m.id, "tournament": m.tournament_id, **m.record.to_dict()}
+    return match_object(m.id, m.tournament_id, m.record)
 
 
 def _chunked(pieces: Iterable[str]) -> Iterator[str]:

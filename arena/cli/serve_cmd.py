@@ -1,0 +1,78 @@
+"""``arena serve``: the web site and the JSON API (``arena/server/``) on uvicorn."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Annotated
+
+import typer
+
+from bot_arena.arena.cli.common import (
+    AllowReadOption,
+    DbOption,
+    SandboxOption,
+    fail,
+    open_db,
+    open_writable_db,
+    sandbox_options,
+    warn_unconfined,
+)
+
+#: the server's packages, by the module each brings (the ``bot-arena[server]`` extra)
+SERVER_MODULES = ("starlette", "uvicorn", "python_multipart", "jinja2")
+
+
+def serve_command(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
+    open_registration: Annotated[
+        bool,
+        typer.Option(
+            "--open-registration", help="Let visitors create accounts (off: `arena users add`)."
+        ),
+    ] = False,
+    uploads_per_hour: Annotated[
+        int, typer.Option("--uploads-per-hour", help="Uploads a user may try in any hour.")
+    ] = 20,
+    sandbox: SandboxOption = None,
+    allow_read: AllowReadOption = None,
+    db: DbOption = None,
+) -> None:
+    """Serve the site and the JSON API (docs/server.md): accounts, bot uploads validated in
+    the sandbox, bots' and games' pages, standings."""
+    missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        fail(f"arena serve needs {', '.join(missing)}: pip install 'bot-arena[server]'")
+    if not 0 <= port <= 65535:
+        fail(f"--port {port}: give a port from 0 to 65535")
+    if not 1 <= uploads_per_hour <= 100_000:
+        fail(f"--uploads-per-hour {uploads_per_hour}: give 1 to 100000")
+    confinement = sandbox_options(sandbox, allow_read)
+    writes = open_writable_db(db)  # creates and migrates the database if need be
+    reads = open_db(db, write=False)
+    warn_unconfined(confinement)
+
+    import uvicorn
+
+    from bot_arena.arena.server.app import create_app
+    from bot_arena.arena.server.settings import ServerSettings
+    from bot_arena.games.files import BOT
+
+    settings = ServerSettings(
+        db=db,
+        confinement=confinement,
+        open_registration=open_registration,
+        uploads_per_hour=uploads_per_hour,
+        max_bot_bytes=BOT.limit(),
+    )
+    app = create_app(settings, reads, writes)
+    typer.echo(f"arena: serving http://{host}:{port}/", err=True)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        server_header=False,
+        proxy_headers=False,
+        timeout_graceful_shutdown=5,
+    )

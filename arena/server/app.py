@@ -1,0 +1,51 @@
+"""The ASGI application of ``arena serve``: its routes, its error shape, its headers.
+
+Starlette on uvicorn: a small ASGI toolkit, well kept (by the authors of uvicorn, under
+FastAPI), with routing, multipart forms, cookies and Jinja2 templates and nothing else; no
+pydantic models built at start-up (FastAPI's cost, as typer 0.29's was for the CLI). Blocking
+work (the database, hashes, validation games) runs in its thread pool.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.routing import Route
+
+from bot_arena.arena.server import reads, uploads
+from bot_arena.arena.server.errors import ApiError, api_error, http_error, internal_error
+from bot_arena.arena.server.headers import SecurityHeaders
+from bot_arena.arena.server.settings import ServerSettings
+from bot_arena.arena.server.state import ServerState
+
+
+def api_routes() -> list[Route]:
+    return [
+        Route("/api/health", reads.health, methods=["GET"]),
+        Route("/api/me", reads.get_me, methods=["GET"]),
+        Route("/api/bots", uploads.post_bot, methods=["POST"]),
+        Route("/api/bots/{id:int}", reads.get_bot, methods=["GET"]),
+        Route("/api/matches/{id:int}", reads.get_match, methods=["GET"]),
+        Route("/api/tournaments/{id:int}/standings", reads.get_standings, methods=["GET"]),
+    ]
+
+
+def create_app(
+    settings: ServerSettings, reads: sessionmaker[Session], writes: sessionmaker[Session]
+) -> Starlette:
+    """The site over the database: ``reads`` opens it read-only, ``writes`` to store."""
+    from bot_arena.arena.server import pages
+
+    app = Starlette(
+        routes=[*api_routes(), *pages.routes()],
+        middleware=[Middleware(SecurityHeaders)],
+        exception_handlers={
+            ApiError: api_error,
+            HTTPException: http_error,
+            Exception: internal_error,
+        },
+    )
+    app.state.arena = ServerState(settings, reads, writes)
+    return app

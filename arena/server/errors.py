@@ -1,0 +1,51 @@
+"""The server's one shape of error: ``{"error": "..."}`` (with any evidence beside it) and the
+status code, as JSON under ``/api``, as a short escaped page elsewhere."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+
+from bot_arena.arena.match.text import shown
+
+log = logging.getLogger("arena.server")
+
+
+class ApiError(Exception):
+    """A request refused: its status code, the one-line reason, and more fields for JSON
+    (a fault and its evidence)."""
+
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status, self.message, self.extra = status, message, extra
+
+
+def _answer(request: Request, status: int, message: str, extra: dict[str, Any]) -> Response:
+    message = shown(message, lines=True)
+    if request.url.path.startswith("/api/") or request.url.path == "/api":
+        return JSONResponse({"error": message, **extra}, status_code=status)
+    from html import escape
+
+    body = f"<!doctype html><title>{status}</title><h1>{status}</h1><p>{escape(message)}</p>"
+    return HTMLResponse(body, status_code=status)
+
+
+async def api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return _answer(request, exc.status, exc.message, exc.extra)
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return _answer(request, exc.status_code, str(exc.detail), {})
+
+
+async def internal_error(request: Request, exc: Exception) -> Response:
+    """A bug or a failure of the machine: logged here, one line to the client (never a
+    traceback)."""
+    log.exception("internal error on %s %s", request.method, request.url.path)
+    return _answer(request, 500, "internal error", {})

@@ -1,0 +1,24 @@
+"""What ``arena serve`` was started with, read by every part of the server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot_arena.arena.api.sandbox import Confinement
+
+FORM_SLACK = 64 * 1024  # bytes of a multipart body beside the file (boundaries, the fields)
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    db: str | None  # the database URL (None: $ARENA_DB, else arena.db)
+    confinement: Confinement  # how the validation games' bots are confined
+    open_registration: bool = False  # may a visitor create an account? (off: admins add users)
+    uploads_per_hour: int = 20  # uploads a user may try in any hour (429 beyond)
+    concurrent_validations: int = 2  # validation games played at once (the others wait)
+    max_bot_bytes: int = 16 * 1024 * 1024  # the bot file limit (games/files.py's BOT)
+
+    @property
+    def max_upload_bytes(self) -> int:
+        """The most a request body may hold: the bot file and the form around it."""
+        return self.max_bot_bytes + FORM_SLACK

@@ -1,0 +1,34 @@
+"""What every request handler shares: the settings, the database, the checked tokens, the
+upload limiter."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.requests import Request
+
+from bot_arena.arena.api.accounts import TokenCache
+from bot_arena.arena.server.ratelimit import RateLimiter
+from bot_arena.arena.server.settings import ServerSettings
+
+
+@dataclass
+class ServerState:
+    settings: ServerSettings
+    reads: sessionmaker[Session]  # a read-only engine: never waits for a writer (SQLite's WAL)
+    writes: sessionmaker[Session]  # transactions that store (each takes the write lock first)
+    tokens: TokenCache = field(default_factory=TokenCache)
+    limiter: RateLimiter = field(init=False)
+    validations: threading.BoundedSemaphore = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.limiter = RateLimiter(self.settings.uploads_per_hour)
+        self.validations = threading.BoundedSemaphore(self.settings.concurrent_validations)
+
+
+def state_of(request: Request) -> ServerState:
+    state = request.app.state.arena
+    assert isinstance(state, ServerState)
+    return state

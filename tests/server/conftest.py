@@ -1,0 +1,129 @@
+"""A real ``arena serve`` process on a free loopback port, over a database the tests fill
+through the Python API first: users (their tokens kept), a bot of the house, a played
+tournament. Started once per test module, waited for by polling its health endpoint with a
+deadline, stopped (terminate, bounded wait, kill) at the end."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+httpx = pytest.importorskip("httpx", reason="the server tests need httpx: pip install httpx")
+pytest.importorskip("starlette", reason="the server tests need the bot-arena[server] extra")
+
+FIXTURES = Path(__file__).resolve().parents[1] / "arena" / "fixtures"
+GOOD_BOT = FIXTURES / "first_legal.py"
+FLAKY_BOT = FIXTURES / "raise_third.py"
+READY_S = 60.0  # the most a server may take to answer its first request
+PASSWORD = "correct horse battery"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Served:
+    """A running server: its URL, its database, the users' tokens."""
+
+    url: str
+    db: Path
+    process: subprocess.Popen[bytes]
+    log: Path
+    tokens: dict[str, str] = field(default_factory=dict)
+    tournament: int = 0
+
+    def client(self, user: str | None = None, **kwargs: object) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {self.tokens[user]}"} if user else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=120, **kwargs)  # type: ignore[arg-type]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+
+def fill(db: Path) -> tuple[dict[str, str], int]:
+    """Users alice, bob, carol, dave (suspended by a test), erin (rate-limited) and admin;
+    a bot ``house`` registered as at the terminal; a two-game tournament played."""
+    from bot_arena.arena import tournament
+    from bot_arena.arena.api import accounts, submit
+    from bot_arena.db.session import make_engine, session_factory
+
+    engine = make_engine(str(db))
+    try:
+        factory = session_factory(engine)
+        tokens = {}
+        with factory.begin() as session:
+            for name in ("alice", "bob", "carol", "dave", "erin", "admin"):
+                _, tokens[name] = accounts.add_user(
+                    session, name, admin=name == "admin", password=PASSWORD
+                )
+            submit.register(session, "house", submit.submitted(str(GOOD_BOT)))
+    finally:
+        engine.dispose()
+    played = tournament("tictactoe", ["random", str(GOOD_BOT)], games=2, db=str(db))
+    return tokens, played.id
+
+
+def start(folder: Path, db: Path, *args: str, env: dict[str, str] | None = None) -> Served:
+    """``arena serve`` over ``db`` on a free port, once it answers (a port taken between the
+    probe and the bind: tried again on another)."""
+    for _attempt in range(3):
+        port = free_port()
+        log = folder / f"serve-{port}.log"
+        command = [sys.executable, "-m", "bot_arena.arena.cli.app", "serve", "--db", str(db)]
+        with open(log, "wb") as out:
+            process = subprocess.Popen(
+                [*command, "--port", str(port), *args],
+                cwd=folder,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **(env or {})},
+            )
+        served = Served(f"http://127.0.0.1:{port}", db, process, log)
+        deadline = time.monotonic() + READY_S
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                if httpx.get(f"{served.url}/api/health", timeout=2).status_code == 200:
+                    return served
+            except httpx.TransportError:
+                time.sleep(0.05)  # polling with a deadline, not waiting on a guess
+        served.stop()
+        if "address already in use" not in log.read_text(errors="replace").lower():
+            raise AssertionError(f"arena serve did not start:\n{log.read_text(errors='replace')}")
+    raise AssertionError("no free port for arena serve")
+
+
+#: the limits the server tests run under: a bot file of 20 KiB at most, 30 uploads an hour,
+#: a database that answers "busy" after 1 s
+SERVER_ENV = {"ARENA_MAX_BOT_MB": "0.02", "ARENA_DB_TIMEOUT": "1"}
+UPLOADS_PER_HOUR = 30
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    folder = tmp_path_factory.mktemp("serve")
+    db = folder / "arena.db"
+    tokens, tid = fill(db)
+    server = start(folder, db, "--uploads-per-hour", str(UPLOADS_PER_HOUR), env=SERVER_ENV)
+    server.tokens, server.tournament = tokens, tid
+    try:
+        yield server
+    finally:
+        server.stop()
