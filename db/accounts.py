@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from bot_arena.db.models import (
@@ -18,6 +18,7 @@ from bot_arena.db.models import (
     BotVersion,
     Match,
     Seat,
+    Tournament,
     User,
     WebSession,
     utcnow,
@@ -133,6 +134,34 @@ def recent_faults(session: Session, bot_id: int, limit: int) -> list[Any]:
         .join(BotVersion, BotVersion.id == Seat.bot_version_id)
         .where(BotVersion.bot_id == bot_id, Seat.fault.is_not(None), Match.status == "done")
         .order_by(Match.id.desc())
+        .limit(limit)
+    )
+    return list(session.execute(query))
+
+
+def registered_bots(session: Session, limit: int) -> list[Any]:
+    """The registered bots by name (at most ``limit``): id, name, owner's name (None: the
+    house's), number of versions."""
+    versions = (
+        select(BotVersion.bot_id, func.count().label("n")).group_by(BotVersion.bot_id).subquery()
+    )
+    query = (
+        select(Bot.id, Bot.name, User.name.label("owner"), versions.c.n.label("versions"))
+        .join(versions, versions.c.bot_id == Bot.id)
+        .outerjoin(BotOwner, BotOwner.bot_id == Bot.id)
+        .outerjoin(User, User.id == BotOwner.user_id)
+        .where(Bot.registered.is_(True))
+        .order_by(Bot.name)
+        .limit(limit)
+    )
+    return list(session.execute(query))
+
+
+def recent_tournaments(session: Session, limit: int) -> list[Any]:
+    """The newest tournaments (id, name, game, status), newest first."""
+    query = (
+        select(Tournament.id, Tournament.name, Tournament.game, Tournament.status)
+        .order_by(Tournament.id.desc())
         .limit(limit)
     )
     return list(session.execute(query))

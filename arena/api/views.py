@@ -112,3 +112,32 @@ def standings_json(session: Session, tournament_id: int) -> str:
         return render_leaderboard(session, tournament_id=tournament_id, fmt="json")
     except LeaderboardError as exc:
         raise ArenaError(str(exc)) from None
+
+
+HOME_ROWS = 200  # bots and tournaments listed on the home page
+
+
+def home(session: Session) -> dict[str, Any]:
+    """What the home page lists: the registered bots (owner, versions), the newest
+    tournaments."""
+    from bot_arena.db import accounts
+
+    return {
+        "bots": [
+            {"id": r.id, "name": r.name, "owner": r.owner, "versions": r.versions}
+            for r in accounts.registered_bots(session, HOME_ROWS)
+        ],
+        "tournaments": [
+            {"id": r.id, "name": r.name, "game": r.game, "status": r.status}
+            for r in accounts.recent_tournaments(session, HOME_ROWS)
+        ],
+    }
+
+
+def game_view(session: Session, match_id: int) -> dict[str, Any] | None:
+    """A played match as the replay viewer takes it (None: no done match of that id)."""
+    from bot_arena.arena.report.data import game_data
+    from bot_arena.arena.transport.strict_json import finite
+
+    found = game_data(session, match_id)
+    return None if found is None else dict(finite(found))

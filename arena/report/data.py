@@ -284,3 +284,12 @@ def _board(m: PlayedMatch, rules: games.GameCache) -> dict[str, Any] | None:
         return encode_replay(game, start, moves)
     except (GameError, KeyError, ValueError):
         return None
+
+
+def game_data(session: Session, match_id: int) -> dict[str, Any] | None:
+    """One done match as the replay viewer takes it (the report's games' shape; the server's
+    match page shows it). None: no done match of that id."""
+    from bot_arena.db.played import played_matches
+
+    found = played_matches(session, ids=[match_id])
+    return _game(found[0], games.GameCache()) if found else None

@@ -71,6 +71,7 @@ class Upload:
     params: tuple[str, ...]
     ending: str
     data: bytes
+    csrf: object = None  # the form's CSRF field (checked by the page that took the form)
 
 
 def _text(value: object, what: str, *, required: bool = True) -> str:
@@ -128,7 +129,7 @@ async def receive(request: Request, settings_limit: int, bot_limit: int) -> Uplo
             raise ApiError(400, "the bot file is empty")
     finally:
         await form.close()
-    return Upload(name, game, params, ending, data)
+    return Upload(name, game, params, ending, data, form.get("csrf"))
 
 
 Enter = Callable[[Session, submit.Registered, Account], dict[str, Any]]

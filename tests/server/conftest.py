@@ -43,6 +43,7 @@ class Served:
     log: Path
     tokens: dict[str, str] = field(default_factory=dict)
     tournament: int = 0
+    hostile: int = 0
 
     def client(self, user: str | None = None, **kwargs: object) -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.tokens[user]}"} if user else {}
@@ -58,27 +59,58 @@ class Served:
                 self.process.wait(10)
 
 
-def fill(db: Path) -> tuple[dict[str, str], int]:
-    """Users alice, bob, carol, dave (suspended by a test), erin (rate-limited) and admin;
-    a bot ``house`` registered as at the terminal; a two-game tournament played."""
-    from bot_arena.arena import tournament
+#: a bot whose exception and stderr hold markup: it passes no validation (it fails on its
+#: second move) but plays in the fixture's tournament, so its faults are stored
+HOSTILE_SOURCE = """import sys
+
+moves = 0
+
+
+def choose_move(game, state, budget):
+    global moves
+    moves += 1
+    if moves == 2:
+        print("<script>alert('stderr')</script><b>in bold</b>", file=sys.stderr)
+        raise RuntimeError("<img src=x onerror=alert(1)>")
+    return game.legal_moves(state)[0]
+"""
+
+
+@dataclass(frozen=True)
+class Filled:
+    tokens: dict[str, str]
+    tournament: int
+    hostile: int  # the hostile bot's id (alice's)
+
+
+def fill(db: Path) -> Filled:
+    """Users alice, bob, carol, dave (suspended by a test), erin (rate-limited) and admin,
+    with passwords; a bot ``house`` registered as at the terminal; alice's bot ``hostile``;
+    a two-game tournament of random, first_legal and hostile played."""
     from bot_arena.arena.api import accounts, submit
+    from bot_arena.arena.api.tournaments import tournament
     from bot_arena.db.session import make_engine, session_factory
 
+    hostile = db.parent / "hostile.py"
+    hostile.write_text(HOSTILE_SOURCE)
     engine = make_engine(str(db))
     try:
         factory = session_factory(engine)
         tokens = {}
         with factory.begin() as session:
+            users = {}
             for name in ("alice", "bob", "carol", "dave", "erin", "admin"):
-                _, tokens[name] = accounts.add_user(
+                users[name], tokens[name] = accounts.add_user(
                     session, name, admin=name == "admin", password=PASSWORD
                 )
             submit.register(session, "house", submit.submitted(str(GOOD_BOT)))
+            stored = submit.register(
+                session, "hostile", submit.submitted(str(hostile)), owner=users["alice"]
+            )
     finally:
         engine.dispose()
-    played = tournament("tictactoe", ["random", str(GOOD_BOT)], games=2, db=str(db))
-    return tokens, played.id
+    played = tournament("tictactoe", ["random", str(GOOD_BOT), "hostile"], games=2, db=str(db))
+    return Filled(tokens, played.id, stored.bot_id)
 
 
 def start(folder: Path, db: Path, *args: str, env: dict[str, str] | None = None) -> Served:
@@ -120,9 +152,13 @@ UPLOADS_PER_HOUR = 30
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     folder = tmp_path_factory.mktemp("serve")
     db = folder / "arena.db"
-    tokens, tid = fill(db)
+    filled = fill(db)
     server = start(folder, db, "--uploads-per-hour", str(UPLOADS_PER_HOUR), env=SERVER_ENV)
-    server.tokens, server.tournament = tokens, tid
+    server.tokens, server.tournament, server.hostile = (
+        filled.tokens,
+        filled.tournament,
+        filled.hostile,
+    )
     try:
         yield server
     finally:
