@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 from typing import Annotated
 
 import typer
@@ -20,6 +20,7 @@ from bot_arena.arena.cli.common import (
 
 #: the server's packages, by the module each brings (the ``bot-arena[server]`` extra)
 SERVER_MODULES = ("starlette", "uvicorn", "python_multipart", "jinja2")
+EXTRA = "bot-arena[server]"
 
 
 def serve_command(
@@ -40,9 +41,11 @@ def serve_command(
 ) -> None:
     """Serve the site and the JSON API (docs/server.md): accounts, bot uploads validated in
     the sandbox, bots' and games' pages, standings."""
-    missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
-    if missing:
-        fail(f"arena serve needs {', '.join(missing)}: pip install 'bot-arena[server]'")
+    for module in SERVER_MODULES:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            fail(f"arena serve needs {module}, which is not installed: pip install '{EXTRA}'")
     if not 0 <= port <= 65535:
         fail(f"--port {port}: give a port from 0 to 65535")
     if not 1 <= uploads_per_hour <= 100_000:
