@@ -12,6 +12,7 @@ session's CSRF token (``db/accounts.py``).
 from __future__ import annotations
 
 import re
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -159,17 +160,20 @@ class TokenCache:
     def __init__(self, size: int = 1024) -> None:
         self._size = size
         self._known: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()  # a server checks tokens in several threads
 
     def matches(self, token: str, stored: str) -> bool:
         key = passwords.fingerprint(token)
-        if self._known.get(key) == stored:
-            self._known.move_to_end(key)
-            return True
-        if not passwords.check_secret(stored, token):
+        with self._lock:
+            if self._known.get(key) == stored:
+                self._known.move_to_end(key)
+                return True
+        if not passwords.check_secret(stored, token):  # the slow part, outside the lock
             return False
-        self._known[key] = stored
-        while len(self._known) > self._size:
-            self._known.popitem(last=False)
+        with self._lock:
+            self._known[key] = stored
+            while len(self._known) > self._size:
+                self._known.popitem(last=False)
         return True
 
 

@@ -113,22 +113,23 @@ def fill(db: Path) -> Filled:
     return Filled(tokens, played.id, stored.bot_id)
 
 
-def start(folder: Path, db: Path, *args: str, env: dict[str, str] | None = None) -> Served:
-    """``arena serve`` over ``db`` on a free port, once it answers (a port taken between the
-    probe and the bind: tried again on another)."""
+def start(folder: Path, db: Path | None, *args: str, env: dict[str, str] | None = None) -> Served:
+    """``arena serve`` over ``db`` (None: no --db, so arena.db in ``folder``) on a free port,
+    once it answers (a port taken between the probe and the bind: tried again on another)."""
     for _attempt in range(3):
         port = free_port()
         log = folder / f"serve-{port}.log"
-        command = [sys.executable, "-m", "bot_arena.arena.cli.app", "serve", "--db", str(db)]
+        command = [sys.executable, "-m", "bot_arena.arena.cli.app", "serve"]
+        command += ["--db", str(db)] if db is not None else []
         with open(log, "wb") as out:
             process = subprocess.Popen(
                 [*command, "--port", str(port), *args],
                 cwd=folder,
                 stdout=out,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, **(env or {})},
+                env={k: v for k, v in os.environ.items() if k != "ARENA_DB"} | (env or {}),
             )
-        served = Served(f"http://127.0.0.1:{port}", db, process, log)
+        served = Served(f"http://127.0.0.1:{port}", db or folder / "arena.db", process, log)
         deadline = time.monotonic() + READY_S
         while time.monotonic() < deadline and process.poll() is None:
             try:

@@ -5,6 +5,7 @@ bot's source, and the reads that must answer exactly as the CLI does."""
 from __future__ import annotations
 
 import json
+import select
 import socket
 import sqlite3
 import subprocess
@@ -161,6 +162,42 @@ def _raw(served: Served, request: str) -> bytes:
                 break
             answer += chunk
     return answer
+
+
+def _stream(served: Served, token: str, total: int) -> tuple[int, bytes]:
+    """Send an upload's body of ``total`` bytes, chunked, 64 KiB at a time, stopping as soon
+    as the server answers or drops the connection: (bytes sent, the answer's head)."""
+    host, port = served.url.removeprefix("http://").split(":")
+    piece = b"#" * 65536
+    chunk = f"{len(piece):x}\r\n".encode() + piece + b"\r\n"
+    sent, answer = 0, b""
+    with socket.create_connection((host, int(port)), timeout=60) as sock:
+        sock.sendall(
+            b"POST /api/bots HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+            b"Content-Type: multipart/form-data; boundary=xyz\r\n"
+            + f"Authorization: Bearer {token}\r\n\r\n".encode()
+        )
+        part = b'--xyz\r\nContent-Disposition: form-data; name="file"; filename="big.py"\r\n\r\n'
+        sock.sendall(f"{len(part):x}\r\n".encode() + part + b"\r\n")  # then the file, endless
+        try:
+            while sent < total and not select.select([sock], [], [], 0)[0]:
+                sock.sendall(chunk)
+                sent += len(piece)
+            sock.sendall(b"0\r\n\r\n")
+            answer = sock.recv(4096)
+        except OSError:  # reset: the server stopped reading
+            pass
+    return sent, answer
+
+
+def test_an_endless_body_is_refused_once_it_passes_the_limit(served: Served) -> None:
+    """The body is counted as it arrives: the server answers (or hangs up) long before a
+    client that keeps sending is done (what is sent past the limit is only what the
+    kernel's socket buffers hold, a few MiB), and never reads the rest."""
+    total = 64 * 1024 * 1024
+    sent, answer = _stream(served, served.tokens["bob"], total)
+    assert sent < total // 4, sent
+    assert answer == b"" or answer.startswith(b"HTTP/1.1 413 "), answer[:200]
 
 
 def test_an_upload_over_the_limit_is_413_and_read_no_further(served: Served) -> None:

@@ -9,8 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
+
 from bot_arena.arena.api import accounts
 from bot_arena.db.session import make_engine, session_factory
+from tests.server.conftest import start
 
 ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 #: run ``arena`` as if the server's packages were not installed
@@ -87,3 +90,14 @@ def test_serve_without_its_extra_is_one_line(tmp_path: Path) -> None:
         "pip install 'bot-arena[server]'\n"
     )
     assert not (tmp_path / "a.db").exists()
+
+
+def test_serve_starts_in_a_fresh_folder_with_no_database_flag(tmp_path: Path) -> None:
+    """A fresh clone: ``arena serve`` (only a free port given) makes arena.db and serves."""
+    server = start(tmp_path, None)
+    try:
+        assert (tmp_path / "arena.db").is_file()
+        assert httpx.get(f"{server.url}/").status_code == 200
+        assert httpx.get(f"{server.url}/api/health").json() == {"ok": True}
+    finally:
+        server.stop()
