@@ -119,6 +119,8 @@ async def signin(request: Request) -> Response:
     form = await _small_form(request)
     auth.check_csrf(seen, form.get("csrf"))
     name, password = _text(form, "name"), _text(form, "password")
+    if not state.signins.allow(name[: accounts.MAX_USER_NAME + 1]):
+        raise ApiError(429, "too many sign-in attempts for this name: try again later")
 
     def attempt() -> str | None:
         with state.reads() as session:

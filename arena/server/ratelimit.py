@@ -1,12 +1,13 @@
-"""A per-user limit on uploads: each one starts a validation game in the sandbox, so a user
-(or a stolen token) cannot keep the machine busy."""
+"""Limits on what costs the server: uploads per user (each starts validation games in the
+sandbox, so a user or a stolen token cannot keep the machine busy) and sign-in attempts per
+name (each checks a password hash: no guessing at speed, no hashing without end)."""
 
 from __future__ import annotations
 
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
 
 class RateLimiter:
@@ -17,10 +18,10 @@ class RateLimiter:
         self, limit: int, window: float = 3600.0, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self._limit, self._window, self._clock = limit, window, clock
-        self._seen: dict[int, deque[float]] = {}
+        self._seen: dict[Hashable, deque[float]] = {}
         self._lock = threading.Lock()
 
-    def allow(self, key: int) -> bool:
+    def allow(self, key: Hashable) -> bool:
         """Count an attempt of ``key`` and say whether it is within the limit (an attempt
         refused is not counted)."""
         now = self._clock()

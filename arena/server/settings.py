@@ -15,6 +15,7 @@ class ServerSettings:
     confinement: Confinement  # how the validation games' bots are confined
     open_registration: bool = False  # may a visitor create an account? (off: admins add users)
     uploads_per_hour: int = 20  # uploads a user may try in any hour (429 beyond)
+    signins_per_hour: int = 20  # sign-in attempts under one name in any hour (429 beyond)
     concurrent_validations: int = 2  # validation games played at once (the others wait)
     max_bot_bytes: int = 16 * 1024 * 1024  # the bot file limit (games/files.py's BOT)
 

@@ -116,3 +116,20 @@ def test_the_home_page_lists_bots_with_their_owners(served: Served) -> None:
         page = client.get("/").text
     assert f'<a href="/bots/{served.hostile}">hostile</a></td><td>alice</td>' in page
     assert "house</a></td><td>(house)</td>" in page
+
+
+def test_sign_in_attempts_are_limited_per_name(served: Served) -> None:
+    """Each attempt checks a password hash: past the limit (20 an hour a name), 429 without
+    checking, whatever the password; another name is not held back."""
+    with httpx.Client(base_url=served.url, timeout=120) as client:
+        token = SIGNED_IN.search(client.get("/signin").text)
+        assert token is not None
+        codes = [
+            client.post(
+                "/signin", data={"csrf": token.group(1), "name": "zed", "password": "guess-guess"}
+            ).status_code
+            for _ in range(21)
+        ]
+        assert codes == [401] * 20 + [429], codes
+    with signed_in(served, "bob") as bob:
+        assert "signed in as" in bob.get("/my").text
