@@ -5,6 +5,7 @@ password, and for ``arena serve`` without its extra."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -99,5 +100,30 @@ def test_serve_starts_in_a_fresh_folder_with_no_database_flag(tmp_path: Path) ->
         assert (tmp_path / "arena.db").is_file()
         assert httpx.get(f"{server.url}/").status_code == 200
         assert httpx.get(f"{server.url}/api/health").json() == {"ok": True}
+    finally:
+        server.stop()
+
+
+def test_open_registration_makes_an_account_and_signs_it_in(tmp_path: Path) -> None:
+    server = start(tmp_path, tmp_path / "a.db", "--open-registration")
+    try:
+        with httpx.Client(base_url=server.url, timeout=120) as client:
+            page = client.get("/register")
+            assert page.status_code == 200
+            csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
+            assert csrf is not None
+            data = {"csrf": csrf.group(1), "name": "newcomer", "password": "long enough"}
+            made = client.post("/register", data=data)
+            assert made.status_code == 303 and "arena_session=" in made.headers["set-cookie"]
+            assert "signed in as <b>newcomer</b>" in client.get("/my").text
+        with httpx.Client(base_url=server.url, timeout=120) as other:
+            csrf = re.search(r'name="csrf" value="([^"]+)"', other.get("/register").text)
+            assert csrf is not None
+            data["csrf"] = csrf.group(1)
+            again = other.post("/register", data=data)  # the same name: refused
+            assert again.status_code == 400 and "exists" in again.text
+            refused = other.post("/register", data={**data, "name": "<script>x</script>"})
+            assert refused.status_code == 400 and "&lt;script&gt;x" in refused.text
+            assert "<script>x" not in refused.text
     finally:
         server.stop()
