@@ -15,7 +15,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from bot_arena.arena.server import reads, uploads
-from bot_arena.arena.server.errors import ApiError, api_error, http_error, internal_error
+from bot_arena.arena.server.errors import ApiError, InternalErrors, api_error, http_error
 from bot_arena.arena.server.headers import SecurityHeaders
 from bot_arena.arena.server.settings import ServerSettings
 from bot_arena.arena.server.state import ServerState
@@ -40,12 +40,8 @@ def create_app(
 
     app = Starlette(
         routes=[*api_routes(), *pages.routes()],
-        middleware=[Middleware(SecurityHeaders)],
-        exception_handlers={
-            ApiError: api_error,
-            HTTPException: http_error,
-            Exception: internal_error,
-        },
+        middleware=[Middleware(SecurityHeaders), Middleware(InternalErrors)],
+        exception_handlers={ApiError: api_error, HTTPException: http_error},
     )
     app.state.arena = ServerState(settings, reads, writes)
     return app

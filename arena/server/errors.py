@@ -9,6 +9,7 @@ from typing import Any
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot_arena.arena.match.text import shown
 
@@ -44,8 +45,30 @@ async def http_error(request: Request, exc: Exception) -> Response:
     return _answer(request, exc.status_code, str(exc.detail), {})
 
 
-async def internal_error(request: Request, exc: Exception) -> Response:
-    """A bug or a failure of the machine: logged here, one line to the client (never a
-    traceback)."""
-    log.exception("internal error on %s %s", request.method, request.url.path)
-    return _answer(request, 500, "internal error", {})
+class InternalErrors:
+    """ASGI middleware: a bug or a failure of the machine is logged here and answered with
+    one line (never a traceback), inside the middleware that adds the security headers (a
+    handler for Exception would answer from Starlette's outermost layer, without them)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except Exception:
+            request = Request(scope)
+            log.exception("internal error on %s %s", request.method, request.url.path)
+            if started:
+                raise  # the answer is under way: the server closes the connection
+            await _answer(request, 500, "internal error", {})(scope, receive, send)
