@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from bot_arena.arena.api.validation import validation_games
 from bot_arena.arena.cli.common import (
     AllowReadOption,
     ArenaCommand,
@@ -33,8 +34,6 @@ if TYPE_CHECKING:  # loaded when a command runs, not for --help
     from bot_arena.arena.api.sandbox import Confinement
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.match.record import MatchRecord
-    from bot_arena.arena.transport.sandbox.mode import SandboxSettings
-    from bot_arena.games.base import Game
 
 bots_app = command_group(help="Submitted bots: validate, register, list.", no_args_is_help=True)
 
@@ -50,37 +49,6 @@ MoveTimeOption = Annotated[
 ]
 StartupOption = Annotated[float, typer.Option("--startup-time", help="Seconds to start.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
-
-
-def validation_games(
-    game: Game[Any, Any],
-    ref: BotRef,
-    move_time: float,
-    startup_s: float,
-    seed: int = 0,
-    sandbox: SandboxSettings | None = None,
-) -> list[MatchRecord]:
-    """One game per seat against ``random``, stopping at the first fault of the bot (its
-    processes confined as ``sandbox`` says: by default auto)."""
-    from bot_arena.arena.match.botspec import resolve
-    from bot_arena.arena.match.pool import BotPool
-    from bot_arena.arena.match.timecontrol import TimeControl
-    from bot_arena.arena.transport.limits import ResourceLimits
-    from bot_arena.arena.transport.sandbox.mode import SandboxSettings
-
-    records: list[MatchRecord] = []
-    opponent = resolve("random")
-    tc = TimeControl(move_time=move_time)
-    limits = ResourceLimits(startup_s=startup_s)
-    with BotPool(limits, sandbox=sandbox or SandboxSettings()) as pool:
-        for seat in range(game.num_players):
-            refs = [opponent] * game.num_players
-            refs[seat] = ref
-            record = pool.play(game, refs, time_control=tc, seed=seed + seat)
-            records.append(record)
-            if record.seats[seat].fault is not None:
-                break
-    return records
 
 
 def _submitted(path: str, anchored: bool = False) -> BotRef:
