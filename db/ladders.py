@@ -159,7 +159,9 @@ def set_status(db: Db, tournament_id: int, positions: Iterable[int], status: str
 def note_faults(db: Db, tournament_id: int, outcomes: Sequence[tuple[int, bool]]) -> list[int]:
     """Results as they were stored, (position, faulted) in order: a fault adds one to the
     entrant's faults in a row, a game without one sets them back to zero. Active entrants that
-    reach the ladder's ``suspend_after`` are suspended; their positions."""
+    reach the ladder's ``suspend_after`` are suspended; their positions. The caller holds the
+    ladder's lock (``revision(lock=True)``) first, as every change to the field takes it first:
+    one order of locks, no deadlock with ``add`` or ``retire``."""
     if not outcomes:
         return []
     touched = sorted({p for p, _ in outcomes})
@@ -171,10 +173,13 @@ def note_faults(db: Db, tournament_id: int, outcomes: Sequence[tuple[int, bool]]
             )
         ).all()
     )
+    before = dict(current)
     for position, faulted in outcomes:
         if position in current:
             current[position] = current[position] + 1 if faulted else 0
     for position, count in current.items():
+        if count == before[position]:
+            continue
         db.execute(
             update(LadderEntrant)
             .where(LadderEntrant.tournament_id == tournament_id, LadderEntrant.position == position)

@@ -20,6 +20,7 @@ from bot_arena.arena.cli.common import (
     command_group,
     echo_err,
     fail,
+    noted_db,
 )
 from bot_arena.arena.cli.option_sets import with_option_sets
 from bot_arena.arena.cli.tournament_cmd import (
@@ -112,7 +113,7 @@ def create_command(
             sandbox=new.sandbox,
             seed=new.seed,
             suspend_after=suspend_after,
-            db=db,
+            db=noted_db(db),
         )
     except ArenaError as exc:
         fail(str(exc))
@@ -142,7 +143,7 @@ def add_command(
     try:
         added = ladder_add(
             name, specs, move_time=move_time, startup_time=startup_time, sandbox=sandbox,
-            allow_read=allow_read, db=db, warn=echo_err,
+            allow_read=allow_read, db=noted_db(db), warn=echo_err,
         )  # fmt: skip
     except ArenaError as exc:
         fail(str(exc))
@@ -164,7 +165,7 @@ def retire_command(
     from bot_arena.arena.api.ladders import ladder_retire
 
     try:
-        ladder_retire(name, bot, db=db)
+        ladder_retire(name, bot, db=noted_db(db))
     except ArenaError as exc:
         fail(str(exc))
     typer.echo(f"{shown(bot)}: retired from {name}")
@@ -220,7 +221,7 @@ def run_command(
                 for_seconds=seconds,
                 sandbox=sandbox,
                 allow_read=allow_read,
-                db=db,
+                db=noted_db(db),
                 say=say,
                 progress=progress,
             )
@@ -241,7 +242,7 @@ def show_command(name: NameArgument, as_json: JsonOption = False, db: DbOption =
     from bot_arena.arena.api.ladders import ladder_show
 
     try:
-        view = ladder_show(name, db=db)
+        view = ladder_show(name, db=noted_db(db))
     except ArenaError as exc:
         fail(str(exc))
     if as_json:

@@ -98,10 +98,13 @@ class LadderMaker(Maker):
         self, conn: Connection, writer: MatchWriter, version_ids: Sequence[int], ahead: int
     ) -> list[Job]:
         stretch, director = self.stretch, self.ladder
+        self._follow(conn)  # the ladder's lock first, as every change to its field takes it
         outcomes, self._outcomes = self._outcomes, []
-        for position in ladders.note_faults(conn, stretch.tournament_id, outcomes):
+        suspended = ladders.note_faults(conn, stretch.tournament_id, outcomes)
+        for position in suspended:
             director.notes.append(f"{director.names[position]} suspended: faults in a row")
-        self._follow(conn)
+        if suspended:
+            self._follow(conn)
         if stretch.ended is None and stretch.limits.time_up():
             stretch.ended = "time"
         if stretch.ended is None and stretch.limits.stable and director.stable():
