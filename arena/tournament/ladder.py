@@ -22,6 +22,7 @@ revision a few times a second, until one is added or the run's time is up.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,13 +32,14 @@ from sqlalchemy import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena.arena.match.record import MatchRecord
-from bot_arena.arena.tournament.create import load_tournament, tournament_book
+from bot_arena.arena.tournament.create import load_tournament, this_host, tournament_book
 from bot_arena.arena.tournament.directors.base import Director
 from bot_arena.arena.tournament.directors.ladder import LadderDirector
 from bot_arena.arena.tournament.dynamic import Maker
 from bot_arena.arena.tournament.job import Job
 from bot_arena.arena.tournament.runner import Runner
 from bot_arena.db import ladders
+from bot_arena.db import tournaments as stored
 from bot_arena.db.models import Tournament
 from bot_arena.db.writer import MatchWriter
 from bot_arena.games.base import Game
@@ -174,6 +176,8 @@ def read_field(factory: sessionmaker[Session], tournament_id: int) -> Field:
     with factory.begin() as session:
         revision = ladders.revision(session, tournament_id, lock=True)
         tournament = load_tournament(session, tournament_id)
+        # this process plays the ladder, also while it waits between stretches
+        stored.record_runner(session, tournament, this_host(), os.getpid())
         found = ladders.entrants(session, tournament_id)
         gone = [e.version_id for e in found if e.status != "active"]
         ladders.drop_open_of(session, tournament_id, gone)
@@ -198,6 +202,29 @@ def play_ladder(
     """Play the ladder in stretches until one of ``limits`` is reached (or it is interrupted:
     KeyboardInterrupt, what was stored stays stored). ``sandbox``: the settings for a field's
     names; ``say``: a line for the user (waiting, a new field)."""
+    runner_options: dict[str, Any] = {
+        "jobs": jobs,
+        "sandbox": sandbox,
+        "forkserver": forkserver,
+        "executor": executor,
+        "progress_stream": progress_stream,
+        "tty": tty,
+    }
+    try:
+        return _stretches(factory, tournament_id, limits, say=say, **runner_options)
+    finally:
+        with factory.begin() as session:  # no longer played by this process
+            stored.end_run(session, tournament_id, finished=False)
+
+
+def _stretches(
+    factory: sessionmaker[Session],
+    tournament_id: int,
+    limits: Limits,
+    *,
+    say: Callable[[str], None],
+    **runner_options: Any,
+) -> Ended:
     said: int | None = None
     played = 0
     while True:
@@ -218,17 +245,10 @@ def play_ladder(
         stretch = Stretch(
             tournament_id, current.revision, current.active, len(current.refs), limits
         )
+        options = dict(runner_options)
+        settings = options.pop("sandbox")([r.name for r in current.refs])
         runner = LadderRunner(
-            stretch,
-            factory,
-            tournament_id,
-            current.refs,
-            jobs=jobs,
-            sandbox=sandbox([r.name for r in current.refs]),
-            forkserver=forkserver,
-            executor=executor,
-            progress_stream=progress_stream,
-            tty=tty,
+            stretch, factory, tournament_id, current.refs, sandbox=settings, **options
         )
         outcome = runner.run()
         played += outcome.played
@@ -237,7 +257,7 @@ def play_ladder(
         if stretch.ended in ("time", "stable"):
             return Ended(stretch.ended, played)
         if stretch.ended == "field":
-            say(f"the field changed: {len(current.refs)} -> more entrants, playing on")
+            say("a bot joined: playing on with it")
             continue
         if outcome.failed and outcome.played == 0:
             return Ended("failed", played, outcome.failed)

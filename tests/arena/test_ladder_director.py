@@ -114,3 +114,17 @@ def test_games_in_play_count_as_information() -> None:
     busy = ladder(3)
     busy.load(base + [Played(100 + i, 100 + i, (0, 1), None) for i in range(12)])
     assert busy.pairs(1) != [(0, 1)]
+
+
+def test_stable_once_every_active_rank_is_known_within_two_places() -> None:
+    director = ladder(4)
+    assert not director.stable()  # no game: any rank
+    games = []
+    for number in range(400):  # each bot beats every bot below it, always
+        a, b = (number % 4, (number // 4) % 4)
+        if a != b:
+            games.append(Played(number, number, (a, b), (1.0, 0.0) if a > b else (0.0, 1.0)))
+    director.load(games)
+    assert director.stable()
+    director.active = [0, 1]
+    assert director.stable()
