@@ -118,14 +118,15 @@ def background(db: Db, log: Path, *args: str) -> Iterator[subprocess.Popen[bytes
 
 
 def snapshot(db: Db) -> dict[int, str]:
-    """Each done match with a digest of everything stored about it."""
-    out: dict[int, str] = {}
-    for (mid,) in db.query("SELECT id FROM matches WHERE status = 'done'"):
-        rows = db.query(f"SELECT * FROM matches WHERE id = {mid}")
-        rows += db.query(f"SELECT * FROM seats WHERE match_id = {mid} ORDER BY seat")
-        rows += db.query(f"SELECT * FROM moves WHERE match_id = {mid} ORDER BY ply")
-        out[mid] = hashlib.sha256(repr(rows).encode()).hexdigest()
-    return out
+    """Each done match with a digest of everything stored about it (three queries)."""
+    stored: dict[int, list[tuple[object, ...]]] = {}
+    for row in db.query("SELECT * FROM matches WHERE status = 'done' ORDER BY id"):
+        stored[row[0]] = [row]
+    for table, order in (("seats", "seat"), ("moves", "ply")):
+        for row in db.query(f"SELECT match_id, * FROM {table} ORDER BY match_id, {order}"):
+            if row[0] in stored:
+                stored[row[0]].append(row)
+    return {mid: hashlib.sha256(repr(rows).encode()).hexdigest() for mid, rows in stored.items()}
 
 
 def test_a_running_ladder_takes_a_newcomer_a_retirement_and_a_kill_9(
@@ -212,6 +213,12 @@ def test_a_bot_that_keeps_faulting_is_suspended_and_the_ladder_runs_on(tmp_path:
     assert by_name["slow"]["games"] < shown["games"] // 2
     text = ok(arena(db, "ladder", "show", "club"))
     assert "suspended (" in text
+    # the report and the export read a ladder as a tournament
+    report = tmp_path / "club.html"
+    ok(arena(db, "report", "--tournament", str(shown["id"]), "-o", str(report)))
+    assert "slow" in report.read_text()
+    exported = ok(arena(db, "export", "--tournament", str(shown["id"]), "--format", "csv"))
+    assert len(exported.strip().splitlines()) == 1 + shown["games"]
 
 
 def test_bad_input_is_one_line_exit_2_and_nothing_is_stored(tmp_path: Path) -> None:

@@ -127,4 +127,7 @@ def test_stable_once_every_active_rank_is_known_within_two_places() -> None:
     director.load(games)
     assert director.stable()
     director.active = [0, 1]
-    assert director.stable()
+    assert director.stable()  # their order is certain
+    two = ladder(2)
+    two.load([Played(0, 1, (0, 1), (0.5, 0.5)), Played(1, 1, (1, 0), (0.5, 0.5))])
+    assert not two.stable()  # two bots in either order is not a standing

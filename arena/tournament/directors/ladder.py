@@ -26,7 +26,7 @@ from bot_arena.arena.ratings.matchmaking import LadderModel, RankInterval, choos
 from bot_arena.arena.tournament.directors.base import Director, NewMatch, Played
 
 #: A ladder is stable (``--until-stable``) when no active entrant's 95% rank interval spans
-#: more than this many places beyond its own (rank 4 of "3-5" spans two).
+#: more than this many places beyond its own (rank 4 of "3-5" spans two), nor all of them.
 STABLE_SPREAD = 2
 
 
@@ -128,11 +128,13 @@ class LadderDirector(Director):
         return self.fitted().rank_intervals()
 
     def stable(self) -> bool:
-        """Every active entrant's rank is known to within ``STABLE_SPREAD`` places."""
+        """Every active entrant's rank is known to within ``STABLE_SPREAD`` places, and more
+        closely than "anywhere among the active" (two entrants: their order is certain)."""
         if len(self.active) < 2:
             return False
+        spread = min(STABLE_SPREAD, len(self.active) - 2)
         found = self.intervals()
-        return all(found[i].worst - found[i].best <= STABLE_SPREAD for i in self.active)
+        return all(found[i].worst - found[i].best <= spread for i in self.active)
 
     def report(self) -> str | None:
         if not self.notes:
