@@ -78,3 +78,20 @@ def test_until_stable_stops_once_the_order_is_certain(tmp_path: Path) -> None:
     assert end.why == "stable" and 0 < end.games < 400
     best, worst = ladder_show("st", db=db).standings
     assert best.name == "alphabeta:depth=3" and best.settled and worst.settled
+
+
+@pytest.mark.slow
+def test_a_new_version_enters_beside_the_old_one(tmp_path: Path) -> None:
+    db = str(tmp_path / "arena.db")
+    bot = tmp_path / "alice.py"
+    bot.write_text("def choose_move(game, state, budget):\n    return game.legal_moves(state)[0]\n")
+    ladder_create("v", "tictactoe", sandbox="off", db=db)
+    assert [a.name for a in ladder_add("v", [str(bot)], db=db)] == ["alice"]
+    with pytest.raises(ArenaError, match="in the ladder already"):
+        ladder_add("v", [str(bot)], db=db)
+    bot.write_text(
+        "def choose_move(game, state, budget):\n    return game.legal_moves(state)[-1]\n"
+    )
+    assert [a.name for a in ladder_add("v", [str(bot)], db=db)] == ["alice@2"]
+    names = {s.name: s.status for s in ladder_show("v", db=db).standings}
+    assert names == {"alice": "active", "alice@2": "active"}
