@@ -53,6 +53,7 @@ def measure(director: LadderDirector, ahead: int, repeats: int) -> tuple[float, 
     pairs = (2 * ahead - director.open + 1) // 2
     full, alone = [], []
     for _ in range(repeats):  # alternated: the same machine load for both
+        director._fit = None  # as after a write that stored results: the fit is made again
         full.append(cpu(lambda: director.next(ahead)))
         alone.append(cpu(lambda: choose_pairs(model, director.active, pairs)))
     return statistics.median(full), statistics.median(alone)

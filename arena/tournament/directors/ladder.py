@@ -51,6 +51,8 @@ class LadderDirector(Director):
         self._games = np.zeros((size, size))  # done games of each pair
         self._points = np.zeros((size, size))  # points of a against b in them
         self._in_play: dict[int, tuple[int, ...]] = {}  # seats of the matches made, not done
+        self._counted = 0  # done matches in the totals
+        self._fit: tuple[int, LadderModel] | None = None  # the last fit, and of how many
 
     def _put(self, match: Played) -> None:
         before = self.matches.get(match.match_id)
@@ -65,14 +67,19 @@ class LadderDirector(Director):
             self._games[b, a] += 1.0
             self._points[a, b] += match.scores[0]
             self._points[b, a] += match.scores[1]
+            self._counted += 1
 
     def fitted(self) -> LadderModel:
-        """The fit over the done games, from the prior's start (a function of the totals)."""
-        model = LadderModel(len(self.names))
-        model.games = self._games.copy()
-        model.points = self._points.copy()
-        model.fit()
-        return model
+        """The fit over the done games, from the prior's start (a function of the totals, so
+        kept until a result comes: ``stable`` and ``pairs`` of one write share it). Read it,
+        never change it."""
+        if self._fit is None or self._fit[0] != self._counted:
+            model = LadderModel(len(self.names))
+            model.games = self._games.copy()
+            model.points = self._points.copy()
+            model.fit()
+            self._fit = (self._counted, model)
+        return self._fit[1]
 
     def pairs(self, count: int) -> list[tuple[int, int]]:
         """The ``count`` most informative pairs of active entrants, the games in play counted
