@@ -49,7 +49,8 @@ NAMING = {
 BOT_KINDS = ("builtin", "module", "command", "human", "uci", "xboard")
 MATCH_STATUSES = ("pending", "running", "done", "void")
 TOURNAMENT_STATUSES = ("running", "done")
-FORMATS = ("round-robin", "gauntlet", "swiss", "knockout", "sprt")
+FORMATS = ("round-robin", "gauntlet", "swiss", "knockout", "sprt", "ladder")
+LADDER_STATUSES = ("active", "retired", "suspended")  # a ladder entrant's (0011)
 TERMINATIONS = (
     "normal",
     "timeout",
@@ -190,6 +191,47 @@ class Entry(Base):
 
     tournament: Mapped[Tournament] = relationship(back_populates="entries")
     version: Mapped[BotVersion] = relationship()
+
+
+class Ladder(Base):
+    """What a ladder (a tournament of format ``ladder``, issue 30) adds to its row: its name,
+    unique among ladders; after how many faults in a row an entrant is suspended; and a counter
+    of changes to its field, which a running ladder reads to notice an entrant added, retired
+    or suspended by another process (0011)."""
+
+    __tablename__ = "ladders"
+    __table_args__ = (
+        CheckConstraint("suspend_after >= 1", name="suspend_after"),
+        CheckConstraint("revision >= 0", name="revision"),
+    )
+
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True
+    )
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    suspend_after: Mapped[int]
+    revision: Mapped[int] = mapped_column(default=0)
+
+
+class LadderEntrant(Base):
+    """A ladder's entrant (its field position, as in ``tournament_entries``): whether it gets
+    games (active), has left (retired: its results stay) or faulted too often in a row
+    (suspended), and its faults in a row so far (0011)."""
+
+    __tablename__ = "ladder_entrants"
+    __table_args__ = (
+        CheckConstraint(_in("status", LADDER_STATUSES), name="status"),
+        CheckConstraint("faults_in_row >= 0", name="faults_in_row"),
+        CheckConstraint("position >= 0", name="position"),
+    )
+
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("ladders.tournament_id", ondelete="CASCADE"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(primary_key=True)
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    faults_in_row: Mapped[int] = mapped_column(default=0)
+    joined: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class Match(Base):

@@ -60,6 +60,10 @@ def check_resume(
 
     try:
         tournament = load_tournament(session, tournament_id)
+        if tournament.format == "ladder":
+            raise ArenaError(
+                f"tournament {tournament_id} is a ladder: play it on with `arena ladder run`"
+            )
         if tournament.status == "done":
             raise ArenaError(f"tournament {tournament_id} is already finished")
         running = active_runner(tournament)

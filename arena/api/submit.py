@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot_arena.arena.api import checks
 from bot_arena.arena.api.errors import ArenaError
+from bot_arena.arena.api.validation import validation_games
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -89,37 +90,6 @@ class Registered:
     version_id: int
     number: int
     created: bool
-
-
-def validation_games(
-    game: Game[Any, Any],
-    ref: BotRef,
-    move_time: float,
-    startup_s: float,
-    seed: int = 0,
-    sandbox: SandboxSettings | None = None,
-) -> list[MatchRecord]:
-    """One game per seat against ``random``, stopping at the first fault of the bot (its
-    processes confined as ``sandbox`` says: by default auto)."""
-    from bot_arena.arena.match.botspec import resolve
-    from bot_arena.arena.match.pool import BotPool
-    from bot_arena.arena.match.timecontrol import TimeControl
-    from bot_arena.arena.transport.limits import ResourceLimits
-    from bot_arena.arena.transport.sandbox.mode import SandboxSettings
-
-    records: list[MatchRecord] = []
-    opponent = resolve("random")
-    tc = TimeControl(move_time=move_time)
-    limits = ResourceLimits(startup_s=startup_s)
-    with BotPool(limits, sandbox=sandbox or SandboxSettings()) as pool:
-        for seat in range(game.num_players):
-            refs = [opponent] * game.num_players
-            refs[seat] = ref
-            record = pool.play(game, refs, time_control=tc, seed=seed + seat)
-            records.append(record)
-            if record.seats[seat].fault is not None:
-                break
-    return records
 
 
 def check_bot_name(name: str) -> str:

@@ -11,6 +11,7 @@ from bot_arena.arena.cli.bots_cmd import bots_app
 from bot_arena.arena.cli.common import ArenaCommand, command_group
 from bot_arena.arena.cli.db_cmd import db_app
 from bot_arena.arena.cli.games_cmd import games_command
+from bot_arena.arena.cli.ladder_cmd import ladder_app
 from bot_arena.arena.cli.matches_cmd import export_command, matches_app, replay_command
 from bot_arena.arena.cli.play_cmd import play_command
 from bot_arena.arena.cli.rating_cmd import crosstable_command, leaderboard_command, rate_command
@@ -53,6 +54,7 @@ app.command("analyze", cls=ArenaCommand)(analyze_command)
 app.command("play", cls=ArenaCommand)(play_command)
 app.add_typer(bots_app, name="bots")
 app.add_typer(tournament_app, name="tournament")
+app.add_typer(ladder_app, name="ladder")
 app.add_typer(matches_app, name="matches")
 app.command("replay", cls=ArenaCommand)(replay_command)
 app.command("export", cls=ArenaCommand)(export_command)

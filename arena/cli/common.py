@@ -178,6 +178,13 @@ def open_db(url: str | None, *, write: bool = True) -> sessionmaker[Session]:
         fail(str(exc))
 
 
+def noted_db(url: str | None) -> str | None:
+    """``url``, noted as the database this command opens through the Python API (so a
+    database error names it)."""
+    _opened.append(url)
+    return url
+
+
 def open_writable_db(url: str | None) -> sessionmaker[Session]:
     """``open_db`` for a command that will store what it plays: a database this user cannot
     write (a read-only file, a locked one, no right to insert) is a one-line error (exit 2)

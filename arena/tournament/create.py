@@ -74,6 +74,7 @@ def create(
     book_settings: Mapping[str, Any] | None = None,
     adjudication: Adjudication | None = None,
     format_settings: Mapping[str, Any] | None = None,
+    also: Callable[[Session, int], None] | None = None,
 ) -> int:
     """Store a new tournament with every match pending (one transaction); returns its id.
     ``time_controls``: one per entrant when they differ (time odds; ``time_control`` is then
@@ -85,7 +86,8 @@ def create(
     them as the results come, from ``format_settings`` (stored under the format's name).
 
     The schedule and the openings are computed before anything is written, so a schedule error
-    (ScheduleError) leaves the database untouched.
+    (ScheduleError) leaves the database untouched. ``also``: what a format stores besides, in
+    the same transaction (a ladder's row), given the new tournament's id.
     """
     from bot_arena.arena.tournament.dynamic import book_digest
     from bot_arena.db.store import insert_schedule, versions_for
@@ -150,6 +152,8 @@ def create(
                 for p, o in zip(pairings, opens, strict=True)
             ],
         )
+        if also is not None:
+            also(session, tournament_id)
         return tournament_id
 
 

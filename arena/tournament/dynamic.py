@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.tournament.directors.base import Director
 from bot_arena.arena.tournament.job import Job
 from bot_arena.arena.tournament.schedule import Opening, derive_seed, random_opening
@@ -60,6 +61,10 @@ class Maker:
         if self.book:
             return self.book[number % len(self.book)]
         return random_opening(self.game, derive_seed(self.seed, "opening", number), self.plies)
+
+    def stored(self, job: Job, record: MatchRecord) -> None:
+        """The result of ``job`` was stored: the director is told."""
+        self.director.result(job.match_id, [s.score for s in record.seats])
 
     def make(
         self, conn: Connection, writer: MatchWriter, version_ids: Sequence[int], ahead: int

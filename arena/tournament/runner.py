@@ -41,6 +41,7 @@ from bot_arena.arena.match.verify import check_record
 from bot_arena.arena.tournament.committer import Committer
 from bot_arena.arena.tournament.create import load_tournament, this_host, tournament_book
 from bot_arena.arena.tournament.directors import director_for, played
+from bot_arena.arena.tournament.directors.base import Director
 from bot_arena.arena.tournament.dynamic import Maker
 from bot_arena.arena.tournament.group_commit import Batch, GroupCommit
 from bot_arena.arena.tournament.incidents import Incidents
@@ -61,6 +62,7 @@ from bot_arena.db import tournaments as stored
 from bot_arena.db.models import Tournament
 from bot_arena.db.store import versions_for
 from bot_arena.db.writer import writer_for
+from bot_arena.games.base import Game
 
 if TYPE_CHECKING:
     from bot_arena.arena.tournament.ray_executor import RayExecutor, RayWorker
@@ -361,7 +363,17 @@ class Runner:
         if director is None:
             return jobs
         game = games.get(plan.game, **plan.params)
-        self.maker = Maker(
+        self.maker = self._maker(director, game, tournament)
+        self.commits.in_step = True  # the director reads each group's results before it adds
+        director.load(played(session, tournament))
+        if director.decided:
+            return []
+        conn = session.connection()
+        return jobs + self.maker.make(conn, writer_for(conn), self.version_ids, self._ahead())
+
+    def _maker(self, director: Director, game: Game[Any, Any], tournament: Tournament) -> Maker:
+        """What stores the matches ``director`` adds (a ladder's own keeps its field too)."""
+        return Maker(
             director,
             game,
             self.tournament_id,
@@ -370,12 +382,6 @@ class Runner:
             dict(tournament.time_control),
             tournament_book(game, tournament),
         )
-        self.commits.in_step = True  # the director reads each group's results before it adds
-        director.load(played(session, tournament))
-        if director.decided:
-            return []
-        conn = session.connection()
-        return jobs + self.maker.make(conn, writer_for(conn), self.version_ids, self._ahead())
 
     def _ahead(self) -> int:
         """How many matches a director should keep waiting: every job's queue and one more."""
@@ -428,7 +434,7 @@ class Runner:
             if ok:
                 out.played += 1
                 if self.maker is not None:
-                    self.maker.director.result(job.match_id, [s.score for s in record.seats])
+                    self.maker.stored(job, record)
                 self._report(progress, job, record)
             else:  # voided (or done) by someone else while it was being played
                 progress.message(f"match {job.match_id}: not stored (no longer pending)")

@@ -13,7 +13,7 @@ from bot_arena.arena.tournament.schedule import ScheduleError
 from bot_arena.db import tournaments as stored
 from bot_arena.db.models import Tournament
 
-DYNAMIC = ("swiss", "knockout", "sprt")
+DYNAMIC = ("swiss", "knockout", "sprt", "ladder")
 
 
 def check(fmt: str, field_size: int, players: int) -> None:
@@ -24,6 +24,8 @@ def check(fmt: str, field_size: int, players: int) -> None:
             f"{what} is defined for two-player games, and this game has {players} players "
             "(use --format round-robin or gauntlet)"
         )
+    if fmt == "ladder":  # its field comes and goes: it waits while fewer than two play
+        return
     if fmt == "sprt" and field_size != 2:
         raise ScheduleError(f"an SPRT tests two bots (NEW and BASE), not {field_size}")
     if field_size < 2:
@@ -46,6 +48,10 @@ def director_for(
         from bot_arena.arena.tournament.directors.sprt import SprtDirector
 
         return SprtDirector(names, settings, seed)
+    if fmt == "ladder":
+        from bot_arena.arena.tournament.directors.ladder import LadderDirector
+
+        return LadderDirector(names, settings, seed)
     return None
 
 

@@ -1,7 +1,7 @@
 """accounts of ``arena serve``: users, bot owners, web sessions (issue 31)
 
 Revision ID: 0014
-Revises: 0010
+Revises: 0011
 Create Date: 2026-11-27
 
 Three new tables, nothing existing rebuilt:
@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0014"
-down_revision: str | None = "0010"
+down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

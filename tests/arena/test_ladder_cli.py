@@ -1,0 +1,257 @@
+"""``arena ladder`` through the real command line: a ladder running in the background takes a
+newcomer added by another process (games within 5 s) and a retirement (no new game after),
+survives kill -9 (run again: every match stored exactly once, none lost), on SQLite and on
+PostgreSQL; a bot that keeps faulting is suspended while the ladder runs on; bad input is one
+line, exit 2, nothing stored."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+import pytest
+
+from tests.db.dbtest import Db
+
+pytestmark = pytest.mark.slow  # each test starts ladder runs and bots: seconds a test
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+LIMIT_S = 180.0  # a guard against a hung run, never a guess at how long something takes
+NEWCOMER_S = 5.0  # the issue's bound: a bot added while the ladder runs gets games within it
+
+
+def arena(db: Db, *args: str, timeout: float = LIMIT_S) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot_arena.arena.cli.app", *args, "--db", db.url],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def one_line_error(result: subprocess.CompletedProcess[str], words: str) -> None:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert words in lines[0], lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def count(db: Db, sql: str) -> int:
+    rows = db.query(sql)
+    return int(rows[0][0]) if rows else 0
+
+
+def games_of(db: Db, bot: str, *, above: int = 0) -> int:
+    """Done matches with id above ``above`` in which the entrant named ``bot`` sat."""
+    return count(
+        db,
+        "SELECT count(DISTINCT m.id) FROM matches m JOIN seats s ON s.match_id = m.id "
+        "JOIN bot_versions v ON v.id = s.bot_version_id JOIN bots b ON b.id = v.bot_id "
+        f"WHERE b.name = '{bot}' AND m.status = 'done' AND m.id > {above}",
+    )
+
+
+def made_with(db: Db, bot: str, *, above: int) -> int:
+    """Matches (any status) with id above ``above`` that seat ``bot``."""
+    return count(
+        db,
+        "SELECT count(DISTINCT m.id) FROM matches m JOIN seats s ON s.match_id = m.id "
+        "JOIN bot_versions v ON v.id = s.bot_version_id JOIN bots b ON b.id = v.bot_id "
+        f"WHERE b.name = '{bot}' AND m.id > {above}",
+    )
+
+
+def done(db: Db, *, above: int = 0) -> int:
+    return count(db, f"SELECT count(*) FROM matches WHERE status = 'done' AND id > {above}")
+
+
+def wait_for(
+    condition: Callable[[], bool], seconds: float, proc: subprocess.Popen[bytes], log: Path
+) -> bool:
+    """Poll the database until ``condition`` holds (True) or ``seconds`` pass (False)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if condition():
+            return True
+        assert proc.poll() is None, f"ladder run exited early:\n{log.read_text()}"
+        time.sleep(0.02)
+    return condition()
+
+
+@contextmanager
+def background(db: Db, log: Path, *args: str) -> Iterator[subprocess.Popen[bytes]]:
+    """``arena ladder run ...`` in its own process group; killed and waited for at the end."""
+    cmd = [sys.executable, "-m", "bot_arena.arena.cli.app", "ladder", "run", *args]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*cmd, "--db", db.url], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        end = time.monotonic() + 30.0  # its jobs leave once they see it gone (bounded)
+        while time.monotonic() < end:
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        with suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def snapshot(db: Db) -> dict[int, str]:
+    """Each done match with a digest of everything stored about it (three queries)."""
+    stored: dict[int, list[tuple[object, ...]]] = {}
+    for row in db.query("SELECT * FROM matches WHERE status = 'done' ORDER BY id"):
+        stored[row[0]] = [row]
+    for table, order in (("seats", "seat"), ("moves", "ply")):
+        for row in db.query(f"SELECT match_id, * FROM {table} ORDER BY match_id, {order}"):
+            if row[0] in stored:
+                stored[row[0]].append(row)
+    return {mid: hashlib.sha256(repr(rows).encode()).hexdigest() for mid, rows in stored.items()}
+
+
+def test_a_running_ladder_takes_a_newcomer_a_retirement_and_a_kill_9(
+    tmp_path: Path, db: Db
+) -> None:
+    ok(arena(db, "ladder", "create", "club", "--game", "tictactoe", "--seed", "3"))
+    field = ["random:seed=1", "random:seed=2", "random:seed=3", "random:seed=4"]
+    ok(arena(db, "ladder", "add", "club", *field, "--sandbox", "off"))
+    assert count(db, "SELECT count(*) FROM ladder_entrants") == 4
+    log = tmp_path / "run.log"
+    with background(db, log, "club", "--jobs", "2", "--sandbox", "off") as run:
+        assert wait_for(lambda: done(db) >= 6, LIMIT_S, run, log), log.read_text()
+        # a fifth bot, added from another process while the ladder runs
+        ok(arena(db, "ladder", "add", "club", "random:seed=5", "--sandbox", "off"))
+        added = time.monotonic()
+        got = wait_for(lambda: games_of(db, "random:seed=5") > 0, NEWCOMER_S, run, log)
+        assert got, f"no game for the newcomer within {NEWCOMER_S} s:\n{log.read_text()}"
+        assert time.monotonic() - added <= NEWCOMER_S + 0.5
+        # one retired: no match made after the retirement seats it
+        ok(arena(db, "ladder", "retire", "club", "random:seed=1"))
+        last = count(db, "SELECT max(id) FROM matches")
+        others = ["random:seed=2", "random:seed=3", "random:seed=4", "random:seed=5"]
+
+        def all_played_since() -> bool:  # the others play on, each of them
+            return done(db, above=last) >= 30 and all(
+                games_of(db, bot, above=last) >= 2 for bot in others
+            )
+
+        assert wait_for(all_played_since, LIMIT_S, run, log), log.read_text()
+        assert made_with(db, "random:seed=1", above=last) == 0
+        run.send_signal(signal.SIGKILL)  # kill -9 in the middle
+        run.wait()
+    before = snapshot(db)
+    still_open = {
+        r[0] for r in db.query("SELECT id FROM matches WHERE status IN ('pending', 'running')")
+    }
+    made = count(db, "SELECT count(*) FROM matches")
+    target = made + 6
+    out = ok(
+        arena(db, "ladder", "run", "club", "--jobs", "2", "--sandbox", "off",
+              "--until-games", str(target), "--quiet")
+    )  # fmt: skip
+    del out
+    after = snapshot(db)
+    # every match done before the kill is untouched, every one open at the kill is done now,
+    # nothing is left to play and each match has its two seats once
+    assert all(after[mid] == digest for mid, digest in before.items())
+    assert still_open <= set(after)
+    assert count(db, "SELECT count(*) FROM matches WHERE status <> 'done'") == 0
+    assert done(db) >= target
+    assert count(db, "SELECT count(*) FROM seats") == 2 * done(db)
+    assert made_with(db, "random:seed=1", above=last) == 0
+    shown = json.loads(ok(arena(db, "ladder", "show", "club", "--json")))
+    by_name = {row["name"]: row for row in shown["standings"]}
+    assert by_name["random:seed=1"]["status"] == "retired"
+    assert by_name["random:seed=5"]["games"] > 0
+    assert sum(row["games"] for row in shown["standings"]) == 2 * done(db)
+    assert shown["games"] == done(db) and shown["in_play"] == 0
+    # the ladder reads as a tournament: the leaderboard rates its games
+    board = json.loads(ok(arena(db, "leaderboard", "--tournament", str(shown["id"]), "--json")))
+    assert len(board) == 5
+
+
+def test_a_bot_that_keeps_faulting_is_suspended_and_the_ladder_runs_on(tmp_path: Path) -> None:
+    db = Db(f"sqlite:///{tmp_path / 'arena.db'}")
+    slow = tmp_path / "slow.py"  # passes its validation games (2 s a move), times out here
+    slow.write_text(
+        "import time\n\n\ndef choose_move(game, state, budget):\n"
+        "    time.sleep(0.5)\n    return game.legal_moves(state)[0]\n"
+    )
+    ok(
+        arena(db, "ladder", "create", "club", "--game", "tictactoe", "--move-time", "0.05",
+              "--suspend-after", "2", "--sandbox", "off")
+    )  # fmt: skip
+    ok(arena(db, "ladder", "add", "club", "random:seed=1", "random:seed=2", str(slow)))
+    result = arena(db, "ladder", "run", "club", "--jobs", "1", "--until-games", "20")
+    assert result.returncode == 0, result.stderr
+    assert "slow suspended" in result.stderr
+    shown = json.loads(ok(arena(db, "ladder", "show", "club", "--json")))
+    by_name = {row["name"]: row for row in shown["standings"]}
+    assert by_name["slow"]["status"] == "suspended"
+    assert by_name["slow"]["faults_in_row"] >= 2
+    assert shown["games"] >= 20  # the others played on
+    assert by_name["slow"]["games"] < shown["games"] // 2
+    text = ok(arena(db, "ladder", "show", "club"))
+    assert "suspended (" in text
+    # the report and the export read a ladder as a tournament
+    report = tmp_path / "club.html"
+    ok(arena(db, "report", "--tournament", str(shown["id"]), "-o", str(report)))
+    assert "slow" in report.read_text()
+    exported = ok(arena(db, "export", "--tournament", str(shown["id"]), "--format", "csv"))
+    assert len(exported.strip().splitlines()) == 1 + shown["games"]
+
+
+def test_bad_input_is_one_line_exit_2_and_nothing_is_stored(tmp_path: Path) -> None:
+    db = Db(f"sqlite:///{tmp_path / 'arena.db'}")
+    ok(arena(db, "ladder", "create", "club", "--game", "tictactoe"))
+    entrants = "SELECT count(*) FROM ladder_entrants"
+    one_line_error(arena(db, "ladder", "create", "club", "--game", "tictactoe"), "exists")
+    one_line_error(arena(db, "ladder", "create", "x y", "--game", "tictactoe"), "ladder name")
+    one_line_error(arena(db, "ladder", "create", "other", "--game", "nosuch"), "nosuch")
+    for command in (["add", "nope", "random"], ["retire", "nope", "random"], ["run", "nope"]):
+        one_line_error(arena(db, "ladder", *command), "no ladder 'nope'")
+    one_line_error(arena(db, "ladder", "show", "nope"), "no ladder 'nope'")
+    one_line_error(arena(db, "ladder", "add", "club", str(tmp_path / "missing.py")), "no such file")
+    # a bot that fails its validation game is refused with its fault; the one before it in
+    # the same command is not stored either
+    failing = arena(
+        db, "ladder", "add", "club", "random", str(FIXTURES / "exit3.py"), "--sandbox", "off"
+    )
+    one_line_error(failing, "exit3 refused")
+    assert "crash" in failing.stderr
+    assert count(db, entrants) == 0
+    ok(arena(db, "ladder", "add", "club", "random", "--sandbox", "off"))
+    one_line_error(arena(db, "ladder", "add", "club", "random"), "in the ladder already")
+    one_line_error(arena(db, "ladder", "retire", "club", "ghost"), "no bot 'ghost'")
+    one_line_error(arena(db, "ladder", "run", "club", "--for", "soon"), "--for")
+    one_line_error(arena(db, "ladder", "run", "club", "--until-games", "0"), "--until-games")
+    assert count(db, entrants) == 1
+    assert count(db, "SELECT count(*) FROM tournaments") == 1
+    assert count(db, "SELECT count(*) FROM matches") == 0
+    # one active bot: the ladder waits and says so, until its time is up
+    waited = arena(db, "ladder", "run", "club", "--for", "1s")
+    assert waited.returncode == 0, waited.stderr
+    assert "waiting: 1 active bot" in waited.stderr
+    ok(arena(db, "ladder", "retire", "club", "random"))
+    one_line_error(arena(db, "ladder", "retire", "club", "random"), "retired already")
+    one_line_error(arena(db, "tournament", "resume", "1"), "is a ladder")
