@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from bot_arena.arena.api.sandbox import Confinement
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.match.record import Fault, MatchRecord
-    from bot_arena.arena.transport.sandbox.mode import SandboxSettings
-    from bot_arena.games.base import Game
 
 DEFAULT_MOVE_TIME = 2.0
 DEFAULT_STARTUP = 10.0
