@@ -134,10 +134,15 @@ def select_results(
     for bot, sha, _ in faulted:
         names.setdefault(bot, set()).add(sha)
 
+    keys: dict[tuple[str, str], str] = {}  # a key made once per version (pairs: 2 a row)
+
     def key_of(bot: str, sha256: str) -> str:
-        short = sha256[:SHORT_HASH]
-        key = bot if len(names[bot]) == 1 else f"{bot}@{short}"
-        sel.labels[key] = (bot, short)
+        key = keys.get((bot, sha256))
+        if key is None:
+            short = sha256[:SHORT_HASH]
+            key = bot if len(names[bot]) == 1 else f"{bot}@{short}"
+            sel.labels[key] = (bot, short)
+            keys[(bot, sha256)] = key
         return key
 
     for pair in pairs:

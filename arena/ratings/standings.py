@@ -116,18 +116,24 @@ def totals_tables(
         raise ValueError("a stored score is not 0, 1/2 or 1: count match by match")
     table: dict[str, Standing] = {n: Standing(n) for n in names}
     for r in records:
+        n = r.games
         firsts = r.ranks.count(1)
-        for bot, rank, score in zip((r.first, r.second), r.ranks, r.scores, strict=True):
-            st = table.setdefault(bot, Standing(bot))
-            st.games += r.games
-            st.points += score * r.games
-            st.rank_sum += rank * r.games
-            if rank == 1 and firsts == 1:
-                st.wins += r.games
-            elif rank == 1:
-                st.draws += r.games
+        for bot, rank, score in (
+            (r.first, r.ranks[0], r.scores[0]),
+            (r.second, r.ranks[1], r.scores[1]),
+        ):
+            st = table.get(bot)
+            if st is None:
+                st = table[bot] = Standing(bot)
+            st.games += n
+            st.points += score * n
+            st.rank_sum += rank * n
+            if rank != 1:
+                st.losses += n
+            elif firsts == 1:
+                st.wins += n
             else:
-                st.losses += r.games
+                st.draws += n
     for fault in faults:  # in match and seat order, as ``standings`` meets them
         st = table.setdefault(fault.bot, Standing(fault.bot))
         if fault.termination and fault.termination != "resign":
@@ -138,24 +144,25 @@ def totals_tables(
 def _pairs_json(records: Sequence[PairRecord]) -> dict[str, dict[str, dict[str, float]]]:
     """``crosstable_json`` of the records' matches: each ordered pair where it first played
     (its first match, the seat-0 bot's row first, as ``crosstable`` meets them)."""
-    points: dict[tuple[str, str], float] = {}
-    games: dict[tuple[str, str], int] = {}
-    first: dict[tuple[str, str], tuple[int, int]] = {}
+    # (row bot, column bot) -> [points, games, where it first played: 2 * match + position]
+    cells: dict[tuple[str, str], list[Any]] = {}
     for r in records:
         if r.first == r.second:
             continue
-        for position, (key, got) in enumerate(
-            (
-                ((r.first, r.second), pair_points(r.ranks, 0, 1)),
-                ((r.second, r.first), pair_points(r.ranks, 1, 0)),
-            )
+        n, seen = r.games, 2 * r.first_match
+        for key, got, position in (
+            ((r.first, r.second), pair_points(r.ranks, 0, 1), 0),
+            ((r.second, r.first), pair_points(r.ranks, 1, 0), 1),
         ):
-            points[key] = points.get(key, 0.0) + got * r.games
-            games[key] = games.get(key, 0) + r.games
-            seen = (r.first_match, position)
-            if key not in first or seen < first[key]:
-                first[key] = seen
+            cell = cells.get(key)
+            if cell is None:
+                cells[key] = [got * n, n, seen + position]
+                continue
+            cell[0] += got * n
+            cell[1] += n
+            if seen + position < cell[2]:
+                cell[2] = seen + position
     out: dict[str, dict[str, dict[str, float]]] = {}
-    for a, b in sorted(first, key=first.__getitem__):
-        out.setdefault(a, {})[b] = {"points": points[(a, b)], "games": games[(a, b)]}
+    for (a, b), (points, games, _) in sorted(cells.items(), key=lambda item: item[1][2]):
+        out.setdefault(a, {})[b] = {"points": points, "games": games}
     return out
