@@ -6,7 +6,6 @@ Thin wrappers: the math is in ``arena.ratings``, the database queries in
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable
 from enum import StrEnum
@@ -115,10 +114,6 @@ def _read(db: str | None, render: Callable[[Session | RatedReads], str]) -> str:
     session; a LeaderboardError is one line (exit 2)."""
     from bot_arena.arena.ratings.query import LeaderboardError
 
-    # One BLAS thread for the fit (set before numpy loads; a user's own setting is kept): its
-    # dense solves are small, and a second thread spinning on a busy machine tripled their
-    # CPU time (bench/scale.py, 1,000 bots)
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         plain = open_plain_reads(db)
         if plain is not None:
