@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Select, func, select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, aliased, selectinload
 
 from bot_arena.db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
 from bot_arena.db.stored import lenient, load_each, malformed_matches
@@ -90,6 +90,118 @@ def results(session: Session, tournament_id: int | None = None) -> list[Result]:
         term = fault.get("termination") if isinstance(fault, dict) else None
         out[-1].seats.append(SeatRow(name, int(rank), float(score), term))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class PairRecord:
+    """Done two-player matches of a tournament that ended alike, summed: the bots in seats 0
+    and 1 (by name), their ranks and stored scores, how many matches, and the first of them
+    (by id: where the pair first played)."""
+
+    first: str
+    second: str
+    ranks: tuple[int, int]
+    scores: tuple[float, float]
+    games: int
+    first_match: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeatFault:
+    """A faulted seat of a done match (in match and seat order)."""
+
+    match_id: int
+    bot: str
+    termination: str | None
+
+
+def two_player_only(session: Session, tournament_id: int) -> bool:
+    """Whether every done match of the tournament has two seats (``pair_records`` then holds
+    all its results)."""
+    other = session.scalars(
+        select(Match.id)
+        .where(Match.tournament_id == tournament_id, Match.status == "done", Match.players != 2)
+        .limit(1)
+    ).first()
+    return other is None
+
+
+def _version_names(session: Session) -> dict[int, str]:
+    """Each bot version's bot name (one small query instead of two joins per grouped row)."""
+    rows = session.execute(select(BotVersion.id, Bot.name).join(Bot, Bot.id == BotVersion.bot_id))
+    return {int(v): name for v, name in rows}
+
+
+def seat_faults(session: Session, tournament_id: int) -> tuple[list[SeatFault], set[int]]:
+    """The faulted seats of the tournament's done matches, and the matches whose stored fault
+    is malformed (said on stderr, as ``results`` says it; ``pair_records`` leaves them out)."""
+    rows = list(
+        session.execute(
+            select(Match.id, Seat.bot_version_id, lenient(Seat.fault))
+            .join(Seat, Seat.match_id == Match.id)
+            .where(
+                Match.tournament_id == tournament_id,
+                Match.status == "done",
+                Seat.fault.is_not(None),
+            )
+            .order_by(Match.id, Seat.seat)
+        )
+    )
+    bad = malformed_matches((row[0], row[2]) for row in rows)
+    names = _version_names(session) if rows else {}
+    faults = [
+        SeatFault(int(match_id), names[version], fault.get("termination"))
+        for match_id, version, fault in rows
+        if match_id not in bad and isinstance(fault, dict)
+    ]
+    return faults, bad
+
+
+def pair_records(
+    session: Session, tournament_id: int, leave_out: set[int] | frozenset[int] = frozenset()
+) -> list[PairRecord]:
+    """The tournament's done two-player matches grouped by GROUP BY on (seat 0's version, seat
+    1's version, their ranks, their scores): what its standings and crosstable count, in rows
+    that follow the pairs and outcomes, not the matches. ``leave_out``: match ids."""
+    first, second = aliased(Seat), aliased(Seat)
+    query = (
+        select(
+            first.bot_version_id,
+            second.bot_version_id,
+            first.rank,
+            second.rank,
+            first.score,
+            second.score,
+            func.count(),
+            func.min(Match.id),
+        )
+        .join(first, (first.match_id == Match.id) & (first.seat == 0))
+        .join(second, (second.match_id == Match.id) & (second.seat == 1))
+        .where(Match.tournament_id == tournament_id, Match.status == "done", Match.players == 2)
+        .group_by(
+            first.bot_version_id,
+            second.bot_version_id,
+            first.rank,
+            second.rank,
+            first.score,
+            second.score,
+        )
+    )
+    if leave_out:
+        query = query.where(Match.id.not_in(sorted(leave_out)))
+    rows: list[Any] = list(session.execute(query))  # a done match's seats are ranked (CHECK)
+    names = _version_names(session) if rows else {}
+    return [
+        PairRecord(
+            names[a],
+            names[b],
+            (int(rank_a), int(rank_b)),
+            (float(score_a), float(score_b)),
+            int(games),
+            int(earliest),
+        )
+        for a, b, rank_a, rank_b, score_a, score_b, games, earliest in rows
+    ]
 
 
 def tournaments(session: Session) -> list[dict[str, Any]]:

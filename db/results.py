@@ -1,36 +1,30 @@
 """What the ratings read: the seats of done matches with their bot versions, as plain rows
 (``arena.ratings`` turns them into its own game results).
 
-Two ways to read a selection: every ranked seat (``rated_seats``: per-match results, for fits
-that follow the play order), or two-player matches summed per ordered pair of versions in SQL
-(``pair_totals``, with ``faulted_seats`` for the fault counts and ``rated_seats(multi=True)``
-for the matches of more seats): O(pairs) rows whatever the number of matches.
+A leaderboard reads through ``reads_of`` (``rated_sql.py``'s SQL text, which a read command
+also runs on the standard library's ``sqlite3``); the ORM queries below are the reference it is
+tested against. Two ways to read a selection: every ranked seat (``rated_seats``: per-match
+results, for fits that follow the play order), or two-player matches summed per ordered pair
+of versions in SQL (``pair_totals``, with ``faulted_seats`` for the fault counts and
+``rated_seats(multi=True)`` for the matches of more seats): O(pairs) rows whatever the number
+of matches.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Select, case, func, select
+from sqlalchemy import ColumnElement, Select, case, func, select, text
 from sqlalchemy.orm import Session, aliased
 
 from bot_arena.db.models import Bot, BotVersion, Match, Seat
+from bot_arena.db.rated_sql import PairTotalRow as PairTotalRow
+from bot_arena.db.rated_sql import RatedReads
+from bot_arena.db.rated_sql import RatedSeat as RatedSeat
 from bot_arena.db.stored import lenient, malformed_matches
 
 SelectT = TypeVar("SelectT", bound="Select[*tuple[Any, ...]]")
-
-
-@dataclass(frozen=True, slots=True)
-class RatedSeat:
-    """A seat of a done match: who played it (bot name and version) and where they finished."""
-
-    match_id: int
-    rank: int
-    fault: str | None  # the termination of the seat's fault, if it had one
-    bot: str
-    sha256: str
-    sandbox: str | None  # the match's sandbox level (None: not recorded, i.e. unconfined)
 
 
 def latest_game(session: Session) -> str | None:
@@ -46,19 +40,6 @@ def latest_game(session: Session) -> str | None:
 def game_played(session: Session, game: str) -> bool:
     """Whether any match of ``game`` is stored (whatever its status)."""
     return session.scalars(select(Match.id).where(Match.game == game).limit(1)).first() is not None
-
-
-@dataclass(frozen=True, slots=True)
-class PairTotalRow:
-    """The two-player matches of one ordered pair of versions at one sandbox level: the first
-    seat's wins, draws and losses (by rank) against the second's."""
-
-    first: tuple[str, str]  # (bot name, version SHA-256) in the first seat
-    second: tuple[str, str]
-    sandbox: str | None
-    wins: int
-    draws: int
-    losses: int
 
 
 def done_in(query: SelectT, tournament_id: int | None, game: str | None) -> SelectT:
@@ -189,3 +170,13 @@ def pair_totals(
         PairTotalRow((a, sha_a), (b, sha_b), sandbox, int(w), int(d), int(lost))
         for a, sha_a, b, sha_b, sandbox, w, d, lost in session.execute(query)
     ]
+
+
+def reads_of(session: Session) -> RatedReads:
+    """``rated_sql``'s reads run on ``session``'s connection (in its transaction)."""
+    json_text = session.get_bind().dialect.name == "sqlite"
+
+    def rows(sql: str, params: Mapping[str, Any]) -> Iterable[Sequence[Any]]:
+        return session.execute(text(sql), dict(params)).all()
+
+    return RatedReads(rows, json_text=json_text)

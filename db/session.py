@@ -25,57 +25,46 @@ trigger, a view, a foreign DEFAULT or CHECK is refused by name), on a read-only 
 from __future__ import annotations
 
 import json
-import os
-import re
 import sqlite3
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import quote
 
 from sqlalchemy import Connection, Engine, create_engine, event, exc, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena.arena.transport.strict_json import dumps
-from bot_arena.db.schema import Schema, first_difference, schema_of
+from bot_arena.db.schema import Schema, schema_of
+from bot_arena.db.sqlite_open import BUSY_TIMEOUT_S as BUSY_TIMEOUT_S
+from bot_arena.db.sqlite_open import DEFAULT_URL as DEFAULT_URL
+from bot_arena.db.sqlite_open import ENV_VAR as ENV_VAR
+from bot_arena.db.sqlite_open import SCHEMA_FILE as SCHEMA_FILE
+from bot_arena.db.sqlite_open import TIMEOUT_ENV_VAR as TIMEOUT_ENV_VAR
+from bot_arena.db.sqlite_open import VERSIONS as VERSIONS
+from bot_arena.db.sqlite_open import DatabaseOpenError as DatabaseOpenError
+from bot_arena.db.sqlite_open import _harden, _read_only
+from bot_arena.db.sqlite_open import busy_timeout_s as busy_timeout_s
+from bot_arena.db.sqlite_open import check_sqlite_schema as check_sqlite_schema
+from bot_arena.db.sqlite_open import database_url as database_url
+from bot_arena.db.sqlite_open import expected_schema as expected_schema
+from bot_arena.db.sqlite_open import newest_script as newest_script
+from bot_arena.db.sqlite_open import short as short
 
 if TYPE_CHECKING:  # Alembic loads only when a schema is to be read or changed (see at_head)
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-DEFAULT_URL = "sqlite:///arena.db"
-ENV_VAR = "ARENA_DB"
-BUSY_TIMEOUT_S = 60.0  # how long a write waits for another process's (SQLite)
-TIMEOUT_ENV_VAR = "ARENA_DB_TIMEOUT"  # seconds, instead of BUSY_TIMEOUT_S
 T = TypeVar("T")
-VERSIONS = Path(__file__).with_name("migrations") / "versions"  # the migration scripts
-_SCRIPT_NAME = re.compile(r"(\d{4})_\w+\.py")  # 0009_dynamic_formats.py: revision 0009
 _PG_MIGRATION_LOCK = 0x4172656E61  # advisory lock key: one migrator at a time on PostgreSQL
-SCHEMA_CHECK_S = 10.0  # the most time SQLite may spend on the schema check (a hostile file)
-SHOWN_URL = 200  # characters of a URL quoted in a message
-
-
-class DatabaseOpenError(Exception):
-    """The database cannot be opened or brought up to date (one-line message for the user)."""
 
 
 # the package that brings a database's driver, by URL scheme (a pip extra of ours where we
 # have one)
 _DRIVERS = {"postgresql": "bot-arena[postgres]", "postgres": "bot-arena[postgres]"}
-
-
-def database_url(url: str | None = None) -> str:
-    """``url`` if given, else ``$ARENA_DB``, else ``sqlite:///arena.db``. A plain file path
-    (no ``scheme://``) is a SQLite database at that path: ``--db results.db``."""
-    chosen = url or os.environ.get(ENV_VAR) or DEFAULT_URL
-    if "://" not in chosen:
-        return f"sqlite:///{os.path.abspath(os.path.expanduser(chosen))}"
-    return chosen
 
 
 def display_url(url: str) -> str:
@@ -106,12 +95,6 @@ def exists(url: str) -> bool:
         return True
 
 
-def short(text: str, limit: int = SHOWN_URL) -> str:
-    """At most ``limit`` characters of ``text`` (a URL, a path), printable, for a message."""
-    cut = "".join(c if c.isprintable() else "?" for c in text[:limit])
-    return cut + ("…" if len(text) > limit else "")
-
-
 def check_url(url: str | None, *, write: bool) -> None:
     """Refuse (DatabaseOpenError, one line) a SQLite URL that would not do what it says: query
     parameters (SQLite ignores ``mode=ro`` without ``uri=true``, and with it ``mode=memory``
@@ -137,30 +120,6 @@ def check_url(url: str | None, *, write: bool) -> None:
         raise DatabaseOpenError(
             f"database {shown} is in memory: the results would be lost; give a file's path"
         )
-
-
-def _harden(dbapi_conn: Any) -> None:
-    """What every SQLite connection of ours keeps: functions named in the file's schema do not
-    run (``trusted_schema``), and damaged pages are caught before they are used."""
-    dbapi_conn.execute("PRAGMA trusted_schema = OFF")
-    dbapi_conn.execute("PRAGMA cell_size_check = ON")
-
-
-def _read_only(path: Path, timeout: float) -> sqlite3.Connection:
-    """A read-only connection to the SQLite file at ``path`` (``mode=ro``: no write, no WAL
-    checkpoint), hardened."""
-    conn = sqlite3.connect(
-        f"file:{quote(str(path))}?mode=ro", uri=True, timeout=timeout, check_same_thread=False
-    )
-    try:
-        _harden(conn)
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-SCHEMA_FILE = "schema.json"  # in db/migrations: each revision's schema, as built_schema makes it
 
 
 def built_schema(revision: str | None) -> Schema:
@@ -193,81 +152,6 @@ def schema_file_text() -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-@cache
-def expected_schema(revision: str | None) -> Schema:
-    """The schema of ``revision`` (SCHEMA_FILE, else built: a revision newer than the file)."""
-    if revision is None:
-        return Counter()
-    text = resources.files("bot_arena.db.migrations").joinpath(SCHEMA_FILE).read_text()
-    stored = json.loads(text).get(revision)
-    if stored is None:
-        return built_schema(revision)
-    return Counter({tuple(row[:-1]): int(row[-1]) for row in stored})
-
-
-def check_sqlite_schema(path: Path, timeout: float, shown: str) -> None:
-    """Refuse (DatabaseOpenError) the SQLite file at ``path`` unless its schema is exactly Bot
-    Arena's for its revision (``db/schema.py``). Runs no SQL of the file's: it reads
-    ``sqlite_master`` on a read-only connection, and the revision only once the
-    ``alembic_version`` table is found to be ours and the file holds no trigger or view; a
-    progress handler stops SQLite after SCHEMA_CHECK_S whatever it is doing."""
-    conn = _read_only(path, timeout)
-    deadline = time.monotonic() + SCHEMA_CHECK_S
-    conn.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
-    try:
-        rows = [
-            tuple(r) for r in conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")
-        ]
-        actual = schema_of(rows)
-        code = Counter({k: n for k, n in actual.items() if k[0] in ("trigger", "view")})
-        revision: str | None = None
-        if not code and any(r[2] == "alembic_version" for r in rows):
-            version_table = Counter(
-                {
-                    k: n
-                    for k, n in expected_schema(newest_script()).items()
-                    if k[2] == "alembic_version"
-                }
-            )
-            mine = Counter({k: n for k, n in actual.items() if k[2] == "alembic_version"})
-            if (difference := first_difference(mine, version_table)) is not None:
-                raise DatabaseOpenError(f"database {shown} is not an arena database: {difference}")
-            found = [v for (v,) in conn.execute("SELECT version_num FROM alembic_version LIMIT 2")]
-            revision = str(found[0]) if len(found) == 1 else None
-            if revision is None or not _known(revision):
-                raise DatabaseOpenError(
-                    f"database {shown} has a schema this version does not know "
-                    f"(revision {short(repr(found))})"
-                )
-        difference = first_difference(
-            code or actual, Counter() if code else expected_schema(revision)
-        )
-        if difference is not None:
-            raise DatabaseOpenError(
-                f"database {shown} is not an arena database: {difference}; nothing in it was run"
-            )
-    except sqlite3.OperationalError as err:
-        if "interrupted" not in str(err):
-            raise
-        raise DatabaseOpenError(
-            f"database {shown}: its schema took more than {SCHEMA_CHECK_S:g} s to read; "
-            "it is not an arena database"
-        ) from None
-    finally:
-        conn.close()
-
-
-def _known(revision: str) -> bool:
-    if revision == newest_script():  # the usual case, told without loading Alembic
-        return True
-    from alembic.util import CommandError
-
-    try:
-        return _scripts().get_revision(revision) is not None
-    except CommandError:
-        return False
-
-
 def _configure_sqlite(engine: Engine, timeout: float, read_only: bool = False) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -292,21 +176,6 @@ def _configure_sqlite(engine: Engine, timeout: float, read_only: bool = False) -
         # a read-only connection cannot take the write lock; in WAL mode it reads the last
         # commit without waiting for a writer
         conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
-
-
-def busy_timeout_s() -> float:
-    """How long a SQLite write waits while another process holds the database: $ARENA_DB_TIMEOUT
-    seconds, else BUSY_TIMEOUT_S. A bad value raises DatabaseOpenError (one line)."""
-    raw = os.environ.get(TIMEOUT_ENV_VAR, "").strip()
-    if not raw:
-        return BUSY_TIMEOUT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < 1e6:  # NaN fails too
-        raise DatabaseOpenError(f"${TIMEOUT_ENV_VAR} {raw!r}: give seconds, e.g. 60")
-    return value
 
 
 def _is_locked(err: BaseException) -> bool:
@@ -353,14 +222,6 @@ def _scripts() -> ScriptDirectory:
 
 def head_revision() -> str | None:
     return _scripts().get_current_head()
-
-
-def newest_script() -> str | None:
-    """The revision of the newest migration script, read from the scripts' file names alone
-    (``0009_dynamic_formats.py`` is revision ``0009``; tests/db/test_fast_open.py checks that
-    every script is named so and that this is Alembic's head)."""
-    numbers = [m[1] for name in os.listdir(VERSIONS) if (m := _SCRIPT_NAME.fullmatch(name))]
-    return max(numbers, default=None)
 
 
 def at_head(engine: Engine) -> bool:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.match.record import Fault
     from bot_arena.arena.transport.limits import ResourceLimits
+    from bot_arena.db.rated_sql import RatedReads
 
 USAGE_EXIT = 2
 
@@ -185,6 +186,18 @@ def noted_db(url: str | None) -> str | None:
     return url
 
 
+def open_plain_reads(url: str | None) -> tuple[sqlite3.Connection, RatedReads] | None:
+    """A read command's reads of a plain SQLite file on the standard library's ``sqlite3``
+    (``db/sqlite_read.py``), or None: open the database with ``open_db`` (which also says why
+    one that is not plain cannot be opened)."""
+    from bot_arena.db.sqlite_read import open_reads
+
+    found = open_reads(url)
+    if found is not None:
+        _opened.append(url)
+    return found
+
+
 def open_writable_db(url: str | None) -> sessionmaker[Session]:
     """``open_db`` for a command that will store what it plays: a database this user cannot
     write (a read-only file, a locked one, no right to insert) is a one-line error (exit 2)
@@ -239,7 +252,7 @@ class ArenaGroup(TyperGroup):
             # a command that never loaded SQLAlchemy cannot have met one of its errors (and
             # --help, games, ... must not pay for importing it)
             alchemy = sys.modules.get("sqlalchemy.exc")
-            stored = sys.modules.get("bot_arena.db.stored")
+            stored = sys.modules.get("bot_arena.db.decode")
             errors = sys.modules.get("bot_arena.arena.api.errors")
             if errors is not None and isinstance(err, errors.ArenaError):
                 fail(str(err))  # bad input found by the API's checks

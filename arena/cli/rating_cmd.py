@@ -7,13 +7,19 @@ Thin wrappers: the math is in ``arena.ratings``, the database queries in
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from bot_arena.arena.cli.common import DbOption, fail, open_db
+from bot_arena.arena.cli.common import DbOption, fail, open_db, open_plain_reads
 from bot_arena.games.quoting import shown
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from bot_arena.db.rated_sql import RatedReads
 
 # the ratings (numpy) and the database load when a command runs, not for --help
 
@@ -102,6 +108,28 @@ def _check_db(url: str | None) -> None:
         fail(f"no database at {short(display_url(full))} (run a tournament first, or pass --db)")
 
 
+def _read(db: str | None, render: Callable[[Session | RatedReads], str]) -> str:
+    """``render`` over the database's results: a plain SQLite file by the standard library's
+    ``sqlite3`` (``db/sqlite_read.py``: SQLAlchemy is not loaded), any other through a
+    session; a LeaderboardError is one line (exit 2)."""
+    from bot_arena.arena.ratings.query import LeaderboardError
+
+    try:
+        plain = open_plain_reads(db)
+        if plain is not None:
+            connection, reads = plain
+            try:
+                return render(reads)
+            finally:
+                connection.close()
+        _check_db(db)
+        sessions = open_db(db, write=False)
+        with sessions() as session:
+            return render(session)
+    except LeaderboardError as exc:
+        fail(str(exc))
+
+
 def leaderboard_command(
     game: GameOption = None,
     tournament: TournamentOption = None,
@@ -131,27 +159,24 @@ def leaderboard_command(
     3 of 40 rated results from bots not fully confined (off 2, partial 1)" (results stored
     before the arena recorded the sandbox count as off).
     """
-    from bot_arena.arena.ratings.query import LeaderboardError, render_leaderboard
+    from bot_arena.arena.ratings.query import render_leaderboard
 
     fixed = parse_anchor(anchor)
-    _check_db(db)
-    sessions = open_db(db, write=False)
-    try:
-        with sessions() as session:
-            text = render_leaderboard(
-                session,
-                tournament_id=tournament,
-                game=game,
-                bots=bot,
-                method=method.value,
-                center=center,
-                anchor=fixed,
-                k=k,
-                fmt=_format(fmt, as_json),
-                width=table_width(wide),
-            )
-    except LeaderboardError as exc:
-        fail(str(exc))
+    text = _read(
+        db,
+        lambda source: render_leaderboard(
+            source,
+            tournament_id=tournament,
+            game=game,
+            bots=bot,
+            method=method.value,
+            center=center,
+            anchor=fixed,
+            k=k,
+            fmt=_format(fmt, as_json),
+            width=table_width(wide),
+        ),
+    )
     typer.echo(text)
 
 
@@ -169,21 +194,18 @@ def crosstable_command(
     still do not fit in a second block below, with the rows' numbers and names; a field too big
     for two blocks shows its top bots with a note on how many are left out. --wide prints it
     in one piece. JSON, CSV and Markdown are always whole."""
-    from bot_arena.arena.ratings.query import LeaderboardError, render_crosstable
+    from bot_arena.arena.ratings.query import render_crosstable
 
-    _check_db(db)
-    sessions = open_db(db, write=False)
-    try:
-        with sessions() as session:
-            text = render_crosstable(
-                session,
-                tournament_id=tournament,
-                game=game,
-                fmt=_format(fmt, as_json),
-                width=table_width(wide),
-            )
-    except LeaderboardError as exc:
-        fail(str(exc))
+    text = _read(
+        db,
+        lambda source: render_crosstable(
+            source,
+            tournament_id=tournament,
+            game=game,
+            fmt=_format(fmt, as_json),
+            width=table_width(wide),
+        ),
+    )
     typer.echo(text)
 
 

@@ -32,8 +32,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING
 
 from bot_arena.arena.ratings.crosstable import crosstable
 from bot_arena.arena.ratings.crosstable import render_crosstable as _render_crosstable
@@ -42,9 +41,11 @@ from bot_arena.arena.ratings.render import Faults, render
 from bot_arena.arena.ratings.table import RatingTable
 from bot_arena.arena.ratings.totals import PairTotal
 from bot_arena.arena.transport.sandbox.mode import CONFINED, PARTIAL, UNCONFINED
-from bot_arena.db import results as stored
-from bot_arena.db.models import Tournament
-from bot_arena.db.tournaments import get_tournament
+from bot_arena.db.rated_sql import PairTotalRow, RatedReads, TournamentRef
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
 
 SHORT_HASH = 7
 METHODS = ("ml", "elo")
@@ -65,7 +66,7 @@ class Selection:
     and fault counts per player."""
 
     game: str | None
-    tournament: Tournament | None
+    tournament: TournamentRef | None
     results: list[GameResult] = field(default_factory=list)
     totals: list[PairTotal] = field(default_factory=list)
     labels: dict[str, tuple[str, str | None]] = field(default_factory=dict)
@@ -88,8 +89,17 @@ class Selection:
         return ", ".join(parts)
 
 
+def reads(source: Session | RatedReads) -> RatedReads:
+    """The reads of ``source`` (a session's run on its connection)."""
+    if isinstance(source, RatedReads):
+        return source
+    from bot_arena.db.results import reads_of
+
+    return reads_of(source)
+
+
 def select_results(
-    session: Session,
+    source: Session | RatedReads,
     *,
     tournament_id: int | None = None,
     game: str | None = None,
@@ -97,23 +107,24 @@ def select_results(
 ) -> Selection:
     """The selection's rated results; ``totals``: two-player matches as pair totals (summed
     by the database), the others one by one."""
-    tournament: Tournament | None = None
+    stored = reads(source)
+    tournament: TournamentRef | None = None
     if tournament_id is not None:
-        tournament = get_tournament(session, tournament_id)
+        tournament = stored.tournament(tournament_id)
         if tournament is None:
             raise LeaderboardError(f"no tournament with id {tournament_id}")
         game = game or tournament.game
     elif game is None:
-        game = stored.latest_game(session)
-    elif not stored.game_played(session, game):
+        game = stored.latest_game()
+    elif not stored.game_played(game):
         raise LeaderboardError(f"no matches of game {game!r} in the database")
     sel = Selection(game, tournament)
-    pairs: list[stored.PairTotalRow] = []
+    pairs: list[PairTotalRow] = []
     faulted: list[tuple[str, str, str]] = []
     if totals:
-        faulted, bad = stored.faulted_seats(session, tournament_id=tournament_id, game=game)
-        pairs = stored.pair_totals(session, tournament_id=tournament_id, game=game, leave_out=bad)
-    rows = stored.rated_seats(session, tournament_id=tournament_id, game=game, multi=totals)
+        faulted, bad = stored.faulted_seats(tournament_id=tournament_id, game=game)
+        pairs = stored.pair_totals(tournament_id=tournament_id, game=game, leave_out=bad)
+    rows = stored.rated_seats(tournament_id=tournament_id, game=game, multi=totals)
     names: dict[str, set[str]] = {}
     for row in rows:
         names.setdefault(row.bot, set()).add(row.sha256)
@@ -123,10 +134,15 @@ def select_results(
     for bot, sha, _ in faulted:
         names.setdefault(bot, set()).add(sha)
 
+    keys: dict[tuple[str, str], str] = {}  # a key made once per version (pairs: 2 a row)
+
     def key_of(bot: str, sha256: str) -> str:
-        short = sha256[:SHORT_HASH]
-        key = bot if len(names[bot]) == 1 else f"{bot}@{short}"
-        sel.labels[key] = (bot, short)
+        key = keys.get((bot, sha256))
+        if key is None:
+            short = sha256[:SHORT_HASH]
+            key = bot if len(names[bot]) == 1 else f"{bot}@{short}"
+            sel.labels[key] = (bot, short)
+            keys[(bot, sha256)] = key
         return key
 
     for pair in pairs:
@@ -197,7 +213,7 @@ def rate(
 
 
 def rated_table(
-    session: Session,
+    session: Session | RatedReads,
     *,
     tournament_id: int | None = None,
     game: str | None = None,
@@ -240,7 +256,7 @@ def rated_table(
 
 
 def render_leaderboard(
-    session: Session,
+    session: Session | RatedReads,
     *,
     tournament_id: int | None = None,
     game: str | None = None,
@@ -269,7 +285,7 @@ def render_leaderboard(
 
 
 def render_crosstable(
-    session: Session,
+    session: Session | RatedReads,
     *,
     tournament_id: int | None = None,
     game: str | None = None,

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot_arena.arena.ratings.crosstable import Crosstable, crosstable
-from bot_arena.arena.ratings.outcomes import GameResult
-from bot_arena.db.queries import Result
+from bot_arena.arena.ratings.outcomes import GameResult, pair_points
+from bot_arena.db.queries import PairRecord, Result, SeatFault
 
 
 @dataclass(slots=True)
@@ -55,6 +55,10 @@ def standings(rows: Sequence[Result], names: Sequence[str] = ()) -> list[Standin
     """The table by score (points / games), best first; ``names`` are listed even without games.
     A seat's points are its stored score (the referee's ``scores_from_ranks``)."""
     table: dict[str, Standing] = {n: Standing(n) for n in names}
+    return _ranked(table, rows)
+
+
+def _ranked(table: dict[str, Standing], rows: Sequence[Result]) -> list[Standing]:
     for result in rows:
         firsts = sum(1 for s in result.seats if s.rank == 1)
         for seat in result.seats:
@@ -87,4 +91,78 @@ def crosstable_json(table: Crosstable) -> dict[str, dict[str, dict[str, float]]]
     out: dict[str, dict[str, dict[str, float]]] = {}
     for (a, b), points in table.points.items():
         out.setdefault(a, {})[b] = {"points": points, "games": table.games[(a, b)]}
+    return out
+
+
+#: scores whose sums are exact in any order (a float sum of halves is), so a sum of totals
+#: equals the sum match by match
+EXACT_SCORES = (0.0, 0.5, 1.0)
+
+
+def exact(records: Sequence[PairRecord]) -> bool:
+    """Whether every stored score of ``records`` is 0, 1/2 or 1: else only the sum in play
+    order gives the same float, and a caller counts match by match."""
+    return all(score in EXACT_SCORES for r in records for score in r.scores)
+
+
+def totals_tables(
+    records: Sequence[PairRecord], faults: Sequence[SeatFault], names: Sequence[str] = ()
+) -> tuple[list[Standing], dict[str, dict[str, dict[str, float]]]]:
+    """The standings and the crosstable's JSON (``crosstable_json``) of two-player matches
+    summed by ``db.queries.pair_records``, equal to ``standings`` and
+    ``crosstable_json(match_crosstable(...))`` of those matches one by one: the same counts,
+    bots, faults and orders. The records' scores must be ``exact`` (ValueError)."""
+    if not exact(records):
+        raise ValueError("a stored score is not 0, 1/2 or 1: count match by match")
+    table: dict[str, Standing] = {n: Standing(n) for n in names}
+    for r in records:
+        n = r.games
+        firsts = r.ranks.count(1)
+        for bot, rank, score in (
+            (r.first, r.ranks[0], r.scores[0]),
+            (r.second, r.ranks[1], r.scores[1]),
+        ):
+            st = table.get(bot)
+            if st is None:
+                st = table[bot] = Standing(bot)
+            st.games += n
+            st.points += score * n
+            st.rank_sum += rank * n
+            if rank != 1:
+                st.losses += n
+            elif firsts == 1:
+                st.wins += n
+            else:
+                st.draws += n
+    for fault in faults:  # in match and seat order, as ``standings`` meets them
+        st = table.setdefault(fault.bot, Standing(fault.bot))
+        if fault.termination and fault.termination != "resign":
+            st.faults[fault.termination] = st.faults.get(fault.termination, 0) + 1
+    return _ranked(table, ()), _pairs_json(records)
+
+
+def _pairs_json(records: Sequence[PairRecord]) -> dict[str, dict[str, dict[str, float]]]:
+    """``crosstable_json`` of the records' matches: each ordered pair where it first played
+    (its first match, the seat-0 bot's row first, as ``crosstable`` meets them)."""
+    # (row bot, column bot) -> [points, games, where it first played: 2 * match + position]
+    cells: dict[tuple[str, str], list[Any]] = {}
+    for r in records:
+        if r.first == r.second:
+            continue
+        n, seen = r.games, 2 * r.first_match
+        for key, got, position in (
+            ((r.first, r.second), pair_points(r.ranks, 0, 1), 0),
+            ((r.second, r.first), pair_points(r.ranks, 1, 0), 1),
+        ):
+            cell = cells.get(key)
+            if cell is None:
+                cells[key] = [got * n, n, seen + position]
+                continue
+            cell[0] += got * n
+            cell[1] += n
+            if seen + position < cell[2]:
+                cell[2] = seen + position
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for (a, b), (points, games, _) in sorted(cells.items(), key=lambda item: item[1][2]):
+        out.setdefault(a, {})[b] = {"points": points, "games": games}
     return out

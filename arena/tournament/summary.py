@@ -15,7 +15,13 @@ from bot_arena.arena.match.adjudication import Adjudication
 from bot_arena.arena.match.text import shown
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.ratings.query import confinement_summary
-from bot_arena.arena.ratings.standings import crosstable_json, match_crosstable, standings
+from bot_arena.arena.ratings.standings import (
+    crosstable_json,
+    exact,
+    match_crosstable,
+    standings,
+    totals_tables,
+)
 from bot_arena.arena.tournament.create import load_tournament
 from bot_arena.arena.tournament.directors import load_director
 from bot_arena.db import queries
@@ -25,7 +31,7 @@ def tournament_summary(session: Session, tid: int) -> dict[str, Any]:
     """Settings, progress, standings and crosstable (TournamentError: no such tournament)."""
     tournament = load_tournament(session, tid)
     names = queries.entry_names(session, tid)
-    rows = queries.results(session, tid)
+    standing, cross = _tables(session, tid, names)
     director = load_director(session, tournament)
     state = {} if director is None else {tournament.format: director.summary()}
     return {
@@ -55,10 +61,28 @@ def tournament_summary(session: Session, tid: int) -> dict[str, Any]:
                 queries.sandbox_counts(session, tid).items(), key=lambda kv: kv[0] or ""
             )
         },
-        "standings": [s.to_dict() for s in standings(rows, names)],
-        "crosstable": crosstable_json(match_crosstable(rows)),
+        "standings": standing,
+        "crosstable": cross,
         **state,  # a Swiss's standings, a knockout's bracket, an SPRT's state
     }
+
+
+def _tables(
+    session: Session, tid: int, names: list[str]
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, dict[str, float]]]]:
+    """The standings (as dicts) and the crosstable's JSON: from totals summed by the database
+    when every done match has two seats (rows follow the pairs, not the matches), else match
+    by match; the same numbers either way."""
+    if queries.two_player_only(session, tid):
+        records = queries.pair_records(session, tid)
+        if exact(records):
+            faults, bad = queries.seat_faults(session, tid)  # says a malformed match, once
+            if bad:
+                records = queries.pair_records(session, tid, bad)
+            table, cross = totals_tables(records, faults, names)
+            return [s.to_dict() for s in table], cross
+    rows = queries.results(session, tid)
+    return [s.to_dict() for s in standings(rows, names)], crosstable_json(match_crosstable(rows))
 
 
 def format_text(session: Session, tid: int, width: int | None) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot_arena.db import session
+from bot_arena.db import session, sqlite_open
 from bot_arena.db.schema import first_difference, normal, schema_of
 from bot_arena.db.session import (
     DatabaseOpenError,
@@ -79,7 +79,7 @@ def test_the_check_is_bounded_in_time(tmp_path: Path, monkeypatch: pytest.Monkey
         # one transaction, no syncs: 3,000 separate commits took over a minute on a busy disk
         tables = "".join(f"CREATE TABLE t{i} (x);" for i in range(3000))
         conn.executescript(f"PRAGMA synchronous=OFF; BEGIN; {tables} COMMIT;")
-    monkeypatch.setattr(session, "SCHEMA_CHECK_S", -1.0)
+    monkeypatch.setattr(sqlite_open, "SCHEMA_CHECK_S", -1.0)
     with pytest.raises(DatabaseOpenError, match="its schema took more than -1 s to read"):
         check_sqlite_schema(path, 5.0, "many.db")
 

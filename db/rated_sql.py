@@ -1,0 +1,206 @@
+"""What a leaderboard reads, as SQL text that either driver runs: SQLAlchemy's (``results.py``'s
+``reads_of``: PostgreSQL, or SQLite through an engine) or the standard library's ``sqlite3``
+(``sqlite_read.py``: a read command that starts without loading SQLAlchemy or its ORM).
+
+Nothing here imports SQLAlchemy. The statements use ``:name`` parameters, which both drivers
+take, and select bot versions by id; their names and hashes come from one small query of the
+versions table (``versions``). The rows are the same as ``results.py``'s ORM queries give
+(``tests/db/test_rated_sql.py`` compares them on generated databases, SQLite and PostgreSQL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot_arena.db.decode import Malformed, StoredDataError, decode, malformed_matches
+
+#: Runs one statement with its parameters and gives its rows.
+Rows = Callable[[str, Mapping[str, Any]], Iterable[Sequence[Any]]]
+
+FAULT = "seats.fault"  # what a malformed fault is called in the warning (as the ORM says it)
+
+
+@dataclass(frozen=True, slots=True)
+class RatedSeat:
+    """A seat of a done match: who played it (bot name and version) and where they finished."""
+
+    match_id: int
+    rank: int
+    fault: str | None  # the termination of the seat's fault, if it had one
+    bot: str
+    sha256: str
+    sandbox: str | None  # the match's sandbox level (None: not recorded, i.e. unconfined)
+
+
+@dataclass(frozen=True, slots=True)
+class PairTotalRow:
+    """The two-player matches of one ordered pair of versions at one sandbox level: the first
+    seat's wins, draws and losses (by rank) against the second's."""
+
+    first: tuple[str, str]  # (bot name, version SHA-256) in the first seat
+    second: tuple[str, str]
+    sandbox: str | None
+    wins: int
+    draws: int
+    losses: int
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentRef:
+    """What a leaderboard says of the tournament it rates."""
+
+    id: int
+    name: str | None
+    game: str
+
+
+def _selection(tournament_id: int | None, game: str | None) -> tuple[str, dict[str, Any]]:
+    """The WHERE clause (over ``m``, the matches) of the done matches of a tournament, of a
+    game, or all: what every reader of results selects (``results.done_in`` for the ORM)."""
+    where = "m.status = 'done'"
+    params: dict[str, Any] = {}
+    if tournament_id is not None:
+        where += " AND m.tournament_id = :tournament"
+        params["tournament"] = tournament_id
+    if game is not None:
+        where += " AND m.game = :game"
+        params["game"] = game
+    return where, params
+
+
+LATEST_GAME = (
+    "SELECT m.game FROM matches m WHERE m.status = 'done' "
+    "ORDER BY m.finished DESC, m.id DESC LIMIT 1"
+)
+GAME_PLAYED = "SELECT m.id FROM matches m WHERE m.game = :game LIMIT 1"
+TOURNAMENT = "SELECT t.id, t.name, t.game FROM tournaments t WHERE t.id = :tournament"
+VERSIONS = "SELECT v.id, b.name, v.sha256 FROM bot_versions v JOIN bots b ON b.id = v.bot_id"
+FAULTED = (
+    "SELECT m.id, s.fault, s.bot_version_id FROM matches m "
+    "JOIN seats s ON s.match_id = m.id "
+    "WHERE m.players = 2 AND s.rank IS NOT NULL AND s.fault IS NOT NULL AND {where} "
+    "ORDER BY m.id, s.seat"
+)
+PAIR_TOTALS = (
+    "SELECT a.bot_version_id, b.bot_version_id, m.sandbox, "
+    "SUM(CASE WHEN a.rank < b.rank THEN 1 ELSE 0 END), "
+    "SUM(CASE WHEN a.rank = b.rank THEN 1 ELSE 0 END), "
+    "SUM(CASE WHEN a.rank > b.rank THEN 1 ELSE 0 END) "
+    "FROM matches m "
+    "JOIN seats a ON a.match_id = m.id AND a.seat = 0 "
+    "JOIN seats b ON b.match_id = m.id AND b.seat = 1 "
+    "WHERE m.players = 2 AND a.rank IS NOT NULL AND b.rank IS NOT NULL AND {where} "
+    "GROUP BY a.bot_version_id, b.bot_version_id, m.sandbox"
+)
+RATED_SEATS = (
+    "SELECT m.id, s.rank, s.fault, s.bot_version_id, m.sandbox FROM matches m "
+    "JOIN seats s ON s.match_id = m.id "
+    "WHERE s.rank IS NOT NULL AND {where} "
+    "ORDER BY m.finished, m.id, s.seat"
+)
+
+
+class RatedReads:
+    """The reads of a leaderboard over one connection (``rows``); ``json_text``: the driver
+    gives JSON columns as text (SQLite) rather than parsed (PostgreSQL's)."""
+
+    def __init__(self, rows: Rows, *, json_text: bool) -> None:
+        self._rows = rows
+        self._json_text = json_text
+        self._versions: dict[int, tuple[str, str]] | None = None
+
+    def latest_game(self) -> str | None:
+        """The game of the most recently finished match (None on an empty database)."""
+        for (game,) in self._rows(LATEST_GAME, {}):
+            return str(game)
+        return None
+
+    def game_played(self, game: str) -> bool:
+        """Whether any match of ``game`` is stored (whatever its status)."""
+        return any(True for _ in self._rows(GAME_PLAYED, {"game": game}))
+
+    def tournament(self, tournament_id: int) -> TournamentRef | None:
+        for tid, name, game in self._rows(TOURNAMENT, {"tournament": tournament_id}):
+            return TournamentRef(int(tid), name, game)
+        return None
+
+    def versions(self) -> dict[int, tuple[str, str]]:
+        """Every bot version by id: (bot name, SHA-256); read once."""
+        if self._versions is None:
+            self._versions = {int(v): (name, sha) for v, name, sha in self._rows(VERSIONS, {})}
+        return self._versions
+
+    def _fault(self, value: Any) -> dict[str, Any] | Malformed | None:
+        """A seat's stored fault, decoded as the ORM's lenient column decodes it."""
+        try:
+            found: dict[str, Any] | None = decode(value, dict, nullable=True, text=self._json_text)
+        except StoredDataError as err:
+            return Malformed(f"{FAULT}: {err}")
+        return found
+
+    def faulted_seats(
+        self, *, tournament_id: int | None = None, game: str | None = None
+    ) -> tuple[list[tuple[str, str, str]], set[int]]:
+        """As ``results.faulted_seats``: (bot name, SHA-256, termination) of each faulted
+        ranked seat of the selection's two-player matches, and the malformed matches."""
+        where, params = _selection(tournament_id, game)
+        rows = [
+            (int(match_id), self._fault(fault), int(version))
+            for match_id, fault, version in self._rows(FAULTED.format(where=where), params)
+        ]
+        bad = malformed_matches((match_id, fault) for match_id, fault, _ in rows)
+        versions = self.versions()
+        faults = [
+            (*versions[version], str(fault.get("termination")))
+            for match_id, fault, version in rows
+            if isinstance(fault, dict) and fault and match_id not in bad
+        ]
+        return faults, bad
+
+    def pair_totals(
+        self,
+        *,
+        tournament_id: int | None = None,
+        game: str | None = None,
+        leave_out: set[int] | frozenset[int] = frozenset(),
+    ) -> list[PairTotalRow]:
+        """As ``results.pair_totals``: the two-player matches summed per ordered pair of
+        versions and sandbox level by GROUP BY (``leave_out``: malformed matches' ids)."""
+        where, params = _selection(tournament_id, game)
+        if leave_out:  # ids read from the database: integers, written as such
+            where += f" AND m.id NOT IN ({', '.join(str(int(i)) for i in sorted(leave_out))})"
+        versions = self.versions()
+        return [
+            PairTotalRow(versions[a], versions[b], sandbox, int(w), int(d), int(lost))
+            for a, b, sandbox, w, d, lost in self._rows(PAIR_TOTALS.format(where=where), params)
+        ]
+
+    def rated_seats(
+        self, *, tournament_id: int | None = None, game: str | None = None, multi: bool = False
+    ) -> list[RatedSeat]:
+        """As ``results.rated_seats``: the ranked seats of the selection's done matches in play
+        order; ``multi``: only matches of more than two seats."""
+        where, params = _selection(tournament_id, game)
+        if multi:
+            where += " AND m.players > 2"
+        rows = [
+            (int(match_id), int(rank), self._fault(fault), int(version), sandbox)
+            for match_id, rank, fault, version, sandbox in self._rows(
+                RATED_SEATS.format(where=where), params
+            )
+        ]
+        bad = malformed_matches((match_id, fault) for match_id, _, fault, _, _ in rows)
+        versions = self.versions()
+        return [
+            RatedSeat(
+                match_id,
+                rank,
+                str(fault.get("termination")) if isinstance(fault, dict) and fault else None,
+                *versions[version],
+                sandbox,
+            )
+            for match_id, rank, fault, version, sandbox in rows
+            if match_id not in bad
+        ]

@@ -1,0 +1,176 @@
+"""Opening a SQLite file of someone else's safely, with the standard library alone: the
+read-only hardened connection, the check that its schema is exactly ours
+(``check_sqlite_schema``, over ``schema.py``), and the newest migration's revision read from
+the scripts' names. ``session.py`` (SQLAlchemy) opens every database through these, and a
+read command's plain-SQL path (``sqlite_read.py``) does too without loading SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import time
+from collections import Counter
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from bot_arena.db.schema import Schema, first_difference, schema_of
+
+DEFAULT_URL = "sqlite:///arena.db"
+ENV_VAR = "ARENA_DB"
+BUSY_TIMEOUT_S = 60.0  # how long a write waits for another process's (SQLite)
+TIMEOUT_ENV_VAR = "ARENA_DB_TIMEOUT"  # seconds, instead of BUSY_TIMEOUT_S
+VERSIONS = Path(__file__).with_name("migrations") / "versions"  # the migration scripts
+_SCRIPT_NAME = re.compile(r"(\d{4})_\w+\.py")  # 0009_dynamic_formats.py: revision 0009
+SCHEMA_CHECK_S = 10.0  # the most time SQLite may spend on the schema check (a hostile file)
+SHOWN_URL = 200  # characters of a URL quoted in a message
+
+
+class DatabaseOpenError(Exception):
+    """The database cannot be opened or brought up to date (one-line message for the user)."""
+
+
+def database_url(url: str | None = None) -> str:
+    """``url`` if given, else ``$ARENA_DB``, else ``sqlite:///arena.db``. A plain file path
+    (no ``scheme://``) is a SQLite database at that path: ``--db results.db``."""
+    chosen = url or os.environ.get(ENV_VAR) or DEFAULT_URL
+    if "://" not in chosen:
+        return f"sqlite:///{os.path.abspath(os.path.expanduser(chosen))}"
+    return chosen
+
+
+def busy_timeout_s() -> float:
+    """How long a SQLite write waits while another process holds the database: $ARENA_DB_TIMEOUT
+    seconds, else BUSY_TIMEOUT_S. A bad value raises DatabaseOpenError (one line)."""
+    raw = os.environ.get(TIMEOUT_ENV_VAR, "").strip()
+    if not raw:
+        return BUSY_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 1e6:  # NaN fails too
+        raise DatabaseOpenError(f"${TIMEOUT_ENV_VAR} {raw!r}: give seconds, e.g. 60")
+    return value
+
+
+def short(text: str, limit: int = SHOWN_URL) -> str:
+    """At most ``limit`` characters of ``text`` (a URL, a path), printable, for a message."""
+    cut = "".join(c if c.isprintable() else "?" for c in text[:limit])
+    return cut + ("…" if len(text) > limit else "")
+
+
+def _harden(dbapi_conn: Any) -> None:
+    """What every SQLite connection of ours keeps: functions named in the file's schema do not
+    run (``trusted_schema``), and damaged pages are caught before they are used."""
+    dbapi_conn.execute("PRAGMA trusted_schema = OFF")
+    dbapi_conn.execute("PRAGMA cell_size_check = ON")
+
+
+def _read_only(path: Path, timeout: float) -> sqlite3.Connection:
+    """A read-only connection to the SQLite file at ``path`` (``mode=ro``: no write, no WAL
+    checkpoint), hardened."""
+    conn = sqlite3.connect(
+        f"file:{quote(str(path))}?mode=ro", uri=True, timeout=timeout, check_same_thread=False
+    )
+    try:
+        _harden(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+SCHEMA_FILE = "schema.json"  # in db/migrations: each revision's schema, as built_schema makes it
+
+
+@cache
+def expected_schema(revision: str | None) -> Schema:
+    """The schema of ``revision`` (SCHEMA_FILE, else built: a revision newer than the file)."""
+    if revision is None:
+        return Counter()
+    text = resources.files("bot_arena.db.migrations").joinpath(SCHEMA_FILE).read_text()
+    stored = json.loads(text).get(revision)
+    if stored is None:
+        from bot_arena.db.session import built_schema
+
+        return built_schema(revision)
+    return Counter({tuple(row[:-1]): int(row[-1]) for row in stored})
+
+
+def check_sqlite_schema(path: Path, timeout: float, shown: str) -> None:
+    """Refuse (DatabaseOpenError) the SQLite file at ``path`` unless its schema is exactly Bot
+    Arena's for its revision (``db/schema.py``). Runs no SQL of the file's: it reads
+    ``sqlite_master`` on a read-only connection, and the revision only once the
+    ``alembic_version`` table is found to be ours and the file holds no trigger or view; a
+    progress handler stops SQLite after SCHEMA_CHECK_S whatever it is doing."""
+    conn = _read_only(path, timeout)
+    deadline = time.monotonic() + SCHEMA_CHECK_S
+    conn.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
+    try:
+        rows = [
+            tuple(r) for r in conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")
+        ]
+        actual = schema_of(rows)
+        code = Counter({k: n for k, n in actual.items() if k[0] in ("trigger", "view")})
+        revision: str | None = None
+        if not code and any(r[2] == "alembic_version" for r in rows):
+            version_table = Counter(
+                {
+                    k: n
+                    for k, n in expected_schema(newest_script()).items()
+                    if k[2] == "alembic_version"
+                }
+            )
+            mine = Counter({k: n for k, n in actual.items() if k[2] == "alembic_version"})
+            if (difference := first_difference(mine, version_table)) is not None:
+                raise DatabaseOpenError(f"database {shown} is not an arena database: {difference}")
+            found = [v for (v,) in conn.execute("SELECT version_num FROM alembic_version LIMIT 2")]
+            revision = str(found[0]) if len(found) == 1 else None
+            if revision is None or not _known(revision):
+                raise DatabaseOpenError(
+                    f"database {shown} has a schema this version does not know "
+                    f"(revision {short(repr(found))})"
+                )
+        difference = first_difference(
+            code or actual, Counter() if code else expected_schema(revision)
+        )
+        if difference is not None:
+            raise DatabaseOpenError(
+                f"database {shown} is not an arena database: {difference}; nothing in it was run"
+            )
+    except sqlite3.OperationalError as err:
+        if "interrupted" not in str(err):
+            raise
+        raise DatabaseOpenError(
+            f"database {shown}: its schema took more than {SCHEMA_CHECK_S:g} s to read; "
+            "it is not an arena database"
+        ) from None
+    finally:
+        conn.close()
+
+
+def _known(revision: str) -> bool:
+    if revision == newest_script():  # the usual case, told without loading Alembic
+        return True
+    from alembic.util import CommandError
+
+    from bot_arena.db.session import _scripts
+
+    try:
+        return _scripts().get_revision(revision) is not None
+    except CommandError:
+        return False
+
+
+def newest_script() -> str | None:
+    """The revision of the newest migration script, read from the scripts' file names alone
+    (``0009_dynamic_formats.py`` is revision ``0009``; tests/db/test_fast_open.py checks that
+    every script is named so and that this is Alembic's head)."""
+    numbers = [m[1] for name in os.listdir(VERSIONS) if (m := _SCRIPT_NAME.fullmatch(name))]
+    return max(numbers, default=None)
