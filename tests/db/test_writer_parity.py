@@ -27,6 +27,7 @@ from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, SeatRes
 from bot_arena.db import tournaments
 from bot_arena.db.core_writer import CoreWriter
 from bot_arena.db.models import Match, Move, Seat
+from bot_arena.db.pg_fast import PostgresWriter
 from bot_arena.db.session import make_engine
 from bot_arena.db.sqlite_fast import SQLiteWriter
 from bot_arena.db.store import versions_for
@@ -276,6 +277,20 @@ def test_the_core_writer_writes_the_rows_of_the_sqlite_writer(db_url: str, refer
     assert moves_of_1 == ["1", "2", "1", "2", "1"]  # the stale move is gone
 
 
+def test_the_postgres_writer_writes_the_rows_of_the_sqlite_writer(
+    db_url: str, reference: Run
+) -> None:
+    """``PostgresWriter`` (arrays and COPY, one statement per table) writes on PostgreSQL the
+    rows ``CoreWriter`` writes there, which are the reference's (the test above)."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("PostgreSQL only")
+    fast = _run(db_url, PostgresWriter)
+    assert [step[0] for step in fast] == [step[0] for step in reference]
+    for (name, got, typed, _), (_, want, want_typed, _) in zip(fast, reference, strict=True):
+        assert got == want, name
+        assert typed == want_typed, name
+
+
 def test_the_claims_mark_pending_matches_only(reference: Run) -> None:
     """Statuses after the claims: a pending match claimed becomes running, a done one stays."""
     after_claims = dict((name, typed) for name, _, typed, _ in reference)
@@ -290,7 +305,7 @@ def test_writer_for_takes_the_fast_path_on_sqlite_only(db_url: str) -> None:
     try:
         with engine.connect() as conn:
             fast = engine.dialect.name == "sqlite"
-            assert isinstance(writer_for(conn), SQLiteWriter if fast else CoreWriter)
+            assert isinstance(writer_for(conn), SQLiteWriter if fast else PostgresWriter)
             assert isinstance(writer_for(conn, fast=False), CoreWriter)
             if not fast:
                 with pytest.raises(ValueError, match="SQLiteWriter on a postgresql"):
