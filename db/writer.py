@@ -89,6 +89,7 @@ def writer_connection(engine: Engine) -> Connection:
     then pending or running again, played by a resume: each match is still stored once."""
     conn = engine.connect()
     if conn.dialect.name == "postgresql":
+        conn.detach()  # closed with it, never handed to another user of the pool with the setting
         conn.exec_driver_sql("SET synchronous_commit = off")
         conn.commit()
     return conn

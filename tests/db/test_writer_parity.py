@@ -31,7 +31,7 @@ from bot_arena.db.pg_fast import PostgresWriter
 from bot_arena.db.session import make_engine
 from bot_arena.db.sqlite_fast import SQLiteWriter
 from bot_arena.db.store import versions_for
-from bot_arena.db.writer import MatchWriter, writer_for
+from bot_arena.db.writer import MatchWriter, writer_connection, writer_for
 
 WRITTEN = ("matches", "seats", "moves")  # the tables the writers write
 T0 = 1_767_225_600.123457  # a fixed start time with microseconds
@@ -348,5 +348,24 @@ def test_both_writers_refuse_a_number_json_cannot_carry(
         typed = _typed(engine)
         assert [m["status"] for m in typed["matches"]] == ["pending"]
         assert typed["moves"] == []
+    finally:
+        engine.dispose()
+
+
+def test_the_writer_thread_s_connection_does_not_wait_for_the_log_flush_on_postgresql(
+    db_url: str,
+) -> None:
+    """Its commits have SQLite's ``synchronous=NORMAL`` durability (``writer_connection``);
+    every other connection keeps the server's setting."""
+    engine = make_engine(db_url)
+    try:
+        with writer_connection(engine) as conn:
+            if engine.dialect.name != "postgresql":
+                assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+                return
+            with conn.begin():  # as the writer thread uses it: a transaction at a time
+                assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "off"
+        with engine.connect() as other:
+            assert other.exec_driver_sql("SHOW synchronous_commit").scalar() == "on"
     finally:
         engine.dispose()
