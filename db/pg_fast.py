@@ -17,10 +17,12 @@ timezone-aware values cast to ``timestamp`` as the Core statements' casts do.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
+from sqlalchemy.exc import DBAPIError
 
 from bot_arena.arena.transport.strict_json import dumps
 from bot_arena.db.core_writer import CoreWriter, match_values
@@ -82,10 +84,19 @@ class PostgresWriter(CoreWriter):
             )
         super().__init__(connection)
 
-    def _cursor(self) -> Any:
-        # looked up per write: SQLAlchemy replaces the DBAPI connection after an invalidation
+    @contextmanager
+    def _copy(self, statement: str) -> Iterator[Any]:
+        """psycopg's COPY of ``statement`` on the connection's DBAPI connection (looked up per
+        write: SQLAlchemy replaces it after an invalidation); its errors raised as SQLAlchemy's,
+        as every other statement's (the CLI shows those as one line)."""
+        import psycopg
+
         raw: Any = self.connection.connection.dbapi_connection
-        return raw.cursor()
+        try:
+            with raw.cursor() as cursor, cursor.copy(statement) as copy:
+                yield copy
+        except psycopg.Error as err:
+            raise DBAPIError.instance(statement, None, err, psycopg.Error) from None
 
     def insert_schedule(
         self,
@@ -100,100 +111,79 @@ class PostgresWriter(CoreWriter):
         would take them), then the matches and their seats sent by COPY."""
         if not matches:
             return []
-        with self._cursor() as cursor:
-            cursor.execute(_NEXT_IDS, (len(matches),))
-            ids = sorted(row[0] for row in cursor.fetchall())
-            params_text, tc_text = dumps(params), dumps(time_control)
-            with cursor.copy(_COPY_MATCHES) as copy:
-                for match_id, (rnd, seed, opening, start, _) in zip(ids, matches, strict=True):
-                    copy.write_row(
-                        (
-                            match_id,
-                            tournament_id,
-                            rnd,
-                            game,
-                            params_text,
-                            tc_text,
-                            players,
-                            seed,
-                            opening,
-                            start,
-                            "pending",
-                        )
-                    )
-            with cursor.copy(_COPY_SEATS) as copy:
-                for match_id, match in zip(ids, matches, strict=True):
-                    for seat, version in enumerate(match[4]):
-                        copy.write_row((match_id, players, seat, version))
+        conn = self.connection
+        ids = sorted(row[0] for row in conn.exec_driver_sql(_NEXT_IDS, (len(matches),)))
+        params_text, tc_text = dumps(params), dumps(time_control)
+        with self._copy(_COPY_MATCHES) as copy:
+            for match_id, (rnd, seed, opening, start, _) in zip(ids, matches, strict=True):
+                copy.write_row(
+                    (match_id, tournament_id, rnd, game, params_text, tc_text, players, seed,
+                     opening, start, "pending")
+                )  # fmt: skip
+        with self._copy(_COPY_SEATS) as copy:
+            for match_id, match in zip(ids, matches, strict=True):
+                for seat, version in enumerate(match[4]):
+                    copy.write_row((match_id, players, seat, version))
         return ids
 
     def mark_running(self, match_ids: Sequence[int]) -> None:
         if match_ids:
-            with self._cursor() as cursor:
-                cursor.execute(_MARK_RUNNING, (list(match_ids),))
+            self.connection.exec_driver_sql(_MARK_RUNNING, (list(match_ids),))
 
     def complete_matches(self, items: Sequence[Completion], *, sandbox: str | None) -> list[bool]:
         """The matches still open locked and read, then one statement per table for all of
         them (see the module); a match voided while its result was on the way is not stored."""
         if not items:
             return []
-        with self._cursor() as cursor:
-            cursor.execute(_CLAIM, (sorted({item[0] for item in items}),))
-            open_players: dict[int, int] = dict(cursor.fetchall())
-            stored: list[bool] = []
-            chosen: list[Completion] = []
-            for item in items:
-                ok = open_players.pop(item[0], None) == len(item[1].seats)  # pop: once per call
-                stored.append(ok)
-                if ok:
-                    chosen.append(item)
-            if not chosen:
-                return stored
-            rows = [(match_id, match_values(record, sandbox)) for match_id, record, _, _ in chosen]
-            columns: list[list[Any]] = [
-                [match_id for match_id, _ in rows],
-                [_json(v["time_control"]) for _, v in rows],
-                [v["start_position"] for _, v in rows],
-                [v["final_position"] for _, v in rows],
-                [v["termination"] for _, v in rows],
-                [v["fault_reason"] for _, v in rows],
-                [v["started"] for _, v in rows],
-                [v["finished"] for _, v in rows],
-                [_float(v["duration_s"]) for _, v in rows],
-                [_json(v["adjudication"]) for _, v in rows],
-            ]
-            cursor.execute(_COMPLETE, (sandbox, *columns))
-            if cursor.rowcount != len(chosen):  # they are locked (``_CLAIM``)
-                raise RuntimeError("matches changed under the writer's lock")
-            replaced = [match_id for match_id, _, _, replace in chosen if replace]
-            if replaced:
-                cursor.execute(_DELETE_MOVES, (replaced,))
-            seats: list[list[Any]] = [[], [], [], [], [], [], []]
-            for match_id, record, versions, _ in chosen:
-                for i, (r, vid) in enumerate(zip(record.seats, versions, strict=True)):
-                    seats[0].append(match_id)
-                    seats[1].append(i)
-                    seats[2].append(vid)
-                    seats[3].append(_float(r.utility))
-                    seats[4].append(r.rank)
-                    seats[5].append(_float(r.score))
-                    seats[6].append(_json(r.fault.to_dict() if r.fault is not None else None))
-            cursor.execute(_SEATS, seats)
-            moves = [
-                (
-                    match_id,
-                    ply,
-                    m.seat,
-                    m.move,
-                    float(max(0.0, m.time_ms)),
-                    _json(m.info),
-                    m.forced,
-                )
-                for match_id, record, _, _ in chosen
-                for ply, m in enumerate(record.moves)
-            ]
-            if moves:
-                with cursor.copy(_COPY_MOVES) as copy:
-                    for move in moves:
-                        copy.write_row(move)
+        conn = self.connection
+        claimed = conn.exec_driver_sql(_CLAIM, (sorted({item[0] for item in items}),))
+        open_players: dict[int, int] = {row[0]: row[1] for row in claimed}
+        stored: list[bool] = []
+        chosen: list[Completion] = []
+        for item in items:
+            ok = open_players.pop(item[0], None) == len(item[1].seats)  # pop: once per call
+            stored.append(ok)
+            if ok:
+                chosen.append(item)
+        if not chosen:
             return stored
+        rows = [(match_id, match_values(record, sandbox)) for match_id, record, _, _ in chosen]
+        columns: list[list[Any]] = [
+            [match_id for match_id, _ in rows],
+            [_json(v["time_control"]) for _, v in rows],
+            [v["start_position"] for _, v in rows],
+            [v["final_position"] for _, v in rows],
+            [v["termination"] for _, v in rows],
+            [v["fault_reason"] for _, v in rows],
+            [v["started"] for _, v in rows],
+            [v["finished"] for _, v in rows],
+            [_float(v["duration_s"]) for _, v in rows],
+            [_json(v["adjudication"]) for _, v in rows],
+        ]
+        done = conn.exec_driver_sql(_COMPLETE, (sandbox, *columns))
+        if done.rowcount != len(chosen):  # they are locked (``_CLAIM``)
+            raise RuntimeError("matches changed under the writer's lock")
+        replaced = [match_id for match_id, _, _, replace in chosen if replace]
+        if replaced:
+            conn.exec_driver_sql(_DELETE_MOVES, (replaced,))
+        seats: list[list[Any]] = [[], [], [], [], [], [], []]
+        for match_id, record, versions, _ in chosen:
+            for i, (r, vid) in enumerate(zip(record.seats, versions, strict=True)):
+                seats[0].append(match_id)
+                seats[1].append(i)
+                seats[2].append(vid)
+                seats[3].append(_float(r.utility))
+                seats[4].append(r.rank)
+                seats[5].append(_float(r.score))
+                seats[6].append(_json(r.fault.to_dict() if r.fault is not None else None))
+        conn.exec_driver_sql(_SEATS, tuple(seats))
+        moves = [
+            (match_id, ply, m.seat, m.move, float(max(0.0, m.time_ms)), _json(m.info), m.forced)
+            for match_id, record, _, _ in chosen
+            for ply, m in enumerate(record.moves)
+        ]
+        if moves:
+            with self._copy(_COPY_MOVES) as copy:
+                for move in moves:
+                    copy.write_row(move)
+        return stored

@@ -393,12 +393,15 @@ class Runner:
         return jobs + self.maker.make(conn, writer_for(conn), self.version_ids, self._ahead())
 
     def _ahead(self) -> int:
-        """How many matches a director should keep made and not played: what every worker's
-        queue holds at its measured pace (``pacing``), and a group's worth more for the line,
-        so no worker runs dry between two of the director's writes (at least GROUP_MAX, and
-        ``PREFETCH + 1`` a job)."""
+        """How many matches a director should keep made and not played: ``PREFETCH + 1`` a
+        job; for an eager director (an SPRT, whose writes are spaced) what every worker's queue
+        holds at its measured pace (``pacing``) and a group's worth more for the line (at least
+        GROUP_MAX), so no worker runs dry between two of its writes."""
+        least = self.jobs * (PREFETCH + 1)
+        if self.maker is None or not self.maker.director.eager:  # made round by round
+            return least
         queued = self._pacing.queued() if self._pacing is not None else 0
-        return max(GROUP_MAX, self.jobs * (PREFETCH + 1)) + queued
+        return max(GROUP_MAX, least) + queued
 
     def _advance(self, state: RunState) -> bool:
         """After a write: the director's news, and the matches it adds now (stored in one
@@ -415,24 +418,29 @@ class Runner:
             self._space_checks(time.thread_time() - cpu)
         if decided:
             return True
-        # the matches it adds are written by the writer thread after the groups handed over;
-        # the loop waits for them only when it has nothing else to send (one batch at a time:
-        # the director knows a batch once it is stored)
-        maker = self.maker
-        if self._making is not None and (self._making[1].done() or not state.todo):
-            made, stored_as = self._making
-            self._making = None
-            ids: list[int] = self.commits.result(stored_as)
-            state.todo.extend(maker.added(made, ids))
-        if self._making is None:
-            batch, versions = maker.plan(self._ahead()), self.version_ids
+        maker, versions = self.maker, self.version_ids
+        if not director.eager:  # made round by round from the stored results: stored at once
+            ahead = self._ahead()
+            state.todo.extend(
+                self.commits.call(lambda conn, w: maker.make(conn, w, versions, ahead))
+            )
+        else:
+            # its pairs are written by the writer thread after the groups handed over; the loop
+            # waits for them only when it has nothing else to send (one batch at a time: the
+            # director knows a batch once it is stored)
+            if self._making is not None and (self._making[1].done() or not state.todo):
+                made, stored_as = self._making
+                self._making = None
+                ids: list[int] = self.commits.result(stored_as)
+                state.todo.extend(maker.added(made, ids))
+            batch = maker.plan(self._ahead()) if self._making is None else None
             if batch is not None:
                 new = batch  # for the closure
                 future = self.commits.submit(lambda conn, w: maker.write(conn, w, new, versions))
-                self._making = (batch, future)
-                if not state.todo:  # nothing else to send: wait for them
+                if state.todo:
+                    self._making = (batch, future)
+                else:  # nothing else to send: wait for them
                     ids = self.commits.result(future)
-                    self._making = None
                     state.todo.extend(maker.added(batch, ids))
         state.progress.total = max(state.progress.done + len(state.todo), director.expected_total())
         return False
