@@ -23,6 +23,16 @@ crosses, unless the screen put an exact crossing more than the margin away from 
 far it ever did, where both were computed, is printed. The rows run in ``--processes``
 processes. 3,000 tests a row keep the default run near 1 minute on 2 cores; 10,000 take about
 3 to 4 minutes.
+
+``--speed`` times real games instead: ``arena sprt``'s runner against ``tournament run``'s on
+the same two fast bots (random players on tic-tac-toe), the same number of games (``--games``)
+and jobs (``--jobs``), each on a fresh database (SQLite, or a fresh schema of ``--pg URL``),
+alternated ``--repeats`` times; it prints games/s and CPU ms a game of each run, then the
+medians and the SPRT's share of the tournament's games/s (target: at least 80%). The SPRT's
+hypotheses (nElo -1 against +1, alpha = beta = 1e-12) cannot decide within a few thousand
+games of two equal bots, so it plays its ``--games``.
+
+    python bench/sprt.py --speed [--games 4000] [--repeats 3] [--jobs 2] [--pg URL]
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ import argparse
 import math
 import multiprocessing
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -189,12 +200,68 @@ def run(job: tuple[str, float, float, int, int]) -> tuple[str, float]:
     return line, gap
 
 
+def speed(games: int, repeats: int, jobs: int, pg: str | None) -> None:
+    """``arena sprt`` against ``tournament run``, alternated (see the module)."""
+    import importlib.util
+    import tempfile
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_tournament", Path(__file__).with_name("tournament.py")
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # its dataclasses look their module up
+    spec.loader.exec_module(bench)
+    field = ["random", "random:seed=1"]
+    test = {
+        **SprtSettings(-1.0, 1.0, alpha=1e-12, beta=1e-12).to_dict(),
+        "max_games": games,
+        "interval": 10**9,  # no status lines
+    }
+    rates: dict[str, list[float]] = {"sprt": [], "tournament": []}
+    cpu: dict[str, list[float]] = {"sprt": [], "tournament": []}
+    print(f"sprt vs tournament run: 2 random bots, tic-tac-toe, {games} games, --jobs {jobs}")
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+        for r in range(repeats):
+            for kind in ("sprt", "tournament"):  # alternated: load changes hit both alike
+                url = bench.fresh_url(Path(tmp), pg, f"{kind}_{r}")
+                if kind == "sprt":
+                    x = bench.one_run(url, jobs, games, r, field=field, fmt="sprt",
+                                      format_settings=test)  # fmt: skip
+                else:
+                    x = bench.one_run(url, jobs, games, r, field=field)
+                rates[kind].append(x.rate)
+                cpu[kind].append(1000 * x.cores / x.rate)
+                print(
+                    f"  run {r + 1}: {kind:<10} {x.games} games, {x.rate:7.1f} games/s, "
+                    f"CPU {cpu[kind][-1]:.2f} ms a game, loop held by the database "
+                    f"{100 * x.held:.1f}%",
+                    flush=True,
+                )
+    med = {kind: statistics.median(v) for kind, v in rates.items()}
+    for kind in rates:
+        print(
+            f"  {kind:<10} median {med[kind]:7.1f} games/s, CPU "
+            f"{statistics.median(cpu[kind]):.2f} ms a game"
+        )
+    print(f"  sprt / tournament run: {med['sprt'] / med['tournament']:.2f}  (target >= 0.80)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", type=int, default=3_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--speed", action="store_true", help="time real games (see above)")
+    parser.add_argument("--games", type=int, default=4_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--pg", default=None, help="a PostgreSQL URL (--speed)")
     args = parser.parse_args()
+    if args.speed:
+        speed(args.games, args.repeats, args.jobs, args.pg)
+        return
     jobs = [
         (model, elo1, true, args.tests, args.seed * 100 + i)
         for i, (model, elo1, true) in enumerate(

@@ -19,7 +19,12 @@ bots already overlap on two cores (the bot's bookkeeping after an answer, the ke
 so the ceiling for the second job's speed-up is cores / (cores busy with one job), less any CPU
 the parallel path adds (job processes, one set of bot processes per job).
 
-    python bench/tournament.py [--games 1000] [--repeats 3]
+``--pg URL`` plays every run on PostgreSQL too (a fresh schema of that database per run,
+alternated with the SQLite runs) and prints PostgreSQL's games/s as a share of SQLite's.
+``bench/sprt.py --speed`` imports ``one_run`` and ``fresh_url`` to time an SPRT beside a
+tournament.
+
+    python bench/tournament.py [--games 1000] [--repeats 3] [--pg URL]
 """
 
 from __future__ import annotations
@@ -36,6 +41,9 @@ from pathlib import Path
 
 if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
     sys.path.pop(0)  # bench/ holds scripts named like packages (bench/games.py)
+
+from sqlalchemy import create_engine
+from sqlalchemy.engine import make_url
 
 from bot_arena import games
 from bot_arena.arena.match.botspec import resolve
@@ -73,15 +81,41 @@ class Run:
         return self.schedule + self.held
 
 
-def one_run(folder: Path, jobs: int, games_total: int, index: int) -> Run:
-    """One tournament, measured."""
-    url = f"sqlite:///{folder / f'bench-{jobs}-{index}.db'}"
+def fresh_url(folder: Path, pg: str | None, name: str) -> str:
+    """A new empty database for one run: a SQLite file in ``folder``, or with ``pg`` (a
+    PostgreSQL URL) a new schema ``bench_NAME`` of that database (dropped first if it exists)."""
+    if pg is None:
+        return f"sqlite:///{folder / f'bench-{name}.db'}"
+    schema = f"bench_{name}".replace("-", "_")
+    admin = create_engine(pg, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+            conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
+    finally:
+        admin.dispose()
+    url = make_url(pg).update_query_dict({"options": f"-csearch_path={schema}"})
+    return url.render_as_string(hide_password=False)
+
+
+def one_run(
+    url: str,
+    jobs: int,
+    games_total: int,
+    index: int,
+    *,
+    field: list[str] = FIELD,
+    fmt: str = "round-robin",
+    format_settings: dict[str, object] | None = None,
+) -> Run:
+    """One tournament on the empty database ``url``, measured: a round-robin of ``field``
+    with about ``games_total`` games, or a format made as it goes (``fmt``, its settings)."""
     engine = make_engine(url)
     factory = session_factory(engine)
     game = games.get("tictactoe")
-    refs = [resolve(s) for s in FIELD]
-    pairs = len(FIELD) * (len(FIELD) - 1) // 2
-    per_pair = max(1, round(games_total / pairs))
+    refs = [resolve(s) for s in field]
+    pairs = len(field) * (len(field) - 1) // 2
+    per_pair = max(1, round(games_total / pairs)) if format_settings is None else None
     cpu = cpu_seconds()
     start = time.perf_counter()
     server = start_job_server()  # as `arena tournament run` does: it imports during create()
@@ -89,13 +123,14 @@ def one_run(folder: Path, jobs: int, games_total: int, index: int) -> Run:
     tid = create(
         factory,
         game,
-        FIELD,
+        field,
         refs,
-        fmt="round-robin",
+        fmt=fmt,
         games_per_group=per_pair,
         time_control=TimeControl(move_time=2.0),
         seed=index,
         opening_plies=0,
+        format_settings=format_settings,
     )
     created = time.perf_counter() - scheduling
     with open(os.devnull, "w") as quiet:
@@ -124,24 +159,35 @@ def one_run(folder: Path, jobs: int, games_total: int, index: int) -> Run:
     )
 
 
+def show(label: str, x: Run) -> None:
+    print(
+        f"  {label}: {x.games} games, {x.rate:7.1f} games/s, "
+        f"db {100 * x.db:4.1f}% of the time (schedule {100 * x.schedule:.1f}%, "
+        f"loop held {100 * x.held:.1f}%), writer thread {100 * x.thread:.1f}% "
+        f"(CPU {100 * x.thread_cpu:.1f}%), CPU {1000 * x.cores / x.rate:.2f} ms per "
+        f"game, {x.cores:.2f} cores busy",
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--pg", default=None, help="a PostgreSQL URL to play on as well")
     args = parser.parse_args()
     results: dict[int, list[Run]] = {1: [], 2: []}
+    on_pg: dict[int, list[Run]] = {1: [], 2: []}
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         for r in range(args.repeats):
             for jobs in (1, 2):  # interleaved, so load changes hit both alike
-                results[jobs].append(one_run(Path(tmp), jobs, args.games, r))
-                x = results[jobs][-1]
-                print(
-                    f"  run {r + 1}: jobs {jobs}: {x.games} games, {x.rate:7.1f} games/s, "
-                    f"db {100 * x.db:4.1f}% of the time (schedule {100 * x.schedule:.1f}%, "
-                    f"loop held {100 * x.held:.1f}%), writer thread {100 * x.thread:.1f}% "
-                    f"(CPU {100 * x.thread_cpu:.1f}%), CPU {1000 * x.cores / x.rate:.2f} ms per "
-                    f"game, {x.cores:.2f} cores busy"
-                )
+                url = fresh_url(Path(tmp), None, f"{jobs}-{r}")
+                results[jobs].append(one_run(url, jobs, args.games, r))
+                show(f"run {r + 1}: jobs {jobs}", results[jobs][-1])
+                if args.pg:
+                    url = fresh_url(Path(tmp), args.pg, f"{jobs}_{r}")
+                    on_pg[jobs].append(one_run(url, jobs, args.games, r))
+                    show(f"run {r + 1}: jobs {jobs} PostgreSQL", on_pg[jobs][-1])
 
     def med(jobs: int, what: str) -> float:
         return statistics.median(getattr(x, what) for x in results[jobs])
@@ -172,6 +218,15 @@ def main() -> None:
     print(
         f"  database share of the wall time with 2 jobs: {100 * med(2, 'db'):.1f}% (target <= 5%)"
     )
+    if args.pg:
+        for j in (1, 2):
+            pg = statistics.median(x.rate for x in on_pg[j])
+            cpu = statistics.median(x.cores / x.rate for x in on_pg[j])
+            print(
+                f"  PostgreSQL --jobs {j}: {pg:7.1f} games/s, {pg / rate[j]:.2f}x SQLite's"
+                f" (target >= 0.8x); CPU {1000 * cpu:.2f} ms per game; writer thread busy"
+                f" {100 * statistics.median(x.thread for x in on_pg[j]):.1f}%"
+            )
 
 
 if __name__ == "__main__":

@@ -3,11 +3,13 @@ connection.
 
 Three writes run thousands of times per tournament: storing a schedule, marking matches
 'running', completing matches with their seats and moves (the runner's group commit). They have
-two implementations that write exactly the same rows (tests/db/test_writer_parity.py):
+three implementations that write exactly the same rows (tests/db/test_writer_parity.py):
 
 - ``CoreWriter`` (``db.core_writer``): SQLAlchemy Core statements, for any database;
 - ``SQLiteWriter`` (``db.sqlite_fast``): the same statements through SQLite's DBAPI cursor,
-  because SQLAlchemy's execution layer costs several times what SQLite itself needs per match.
+  because SQLAlchemy's execution layer costs several times what SQLite itself needs per match;
+- ``PostgresWriter`` (``db.pg_fast``): a group's results in one statement per table through
+  psycopg 3 (arrays and COPY), because a statement per row cost a server round trip each.
 
 ``writer_for(connection)`` picks one; every write runs in the caller's transaction on that
 connection.
@@ -18,10 +20,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Engine
 
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.db.core_writer import CoreWriter
+from bot_arena.db.pg_fast import PostgresWriter
 from bot_arena.db.sqlite_fast import SQLiteWriter
 
 ScheduledMatch = tuple[int, int, str, str | None, Sequence[int]]
@@ -67,8 +70,26 @@ class MatchWriter(Protocol):
 
 
 def writer_for(connection: Connection, *, fast: bool = True) -> MatchWriter:
-    """The writer for ``connection``: on SQLite the DBAPI fast path (unless ``fast`` is
-    False), SQLAlchemy Core everywhere else."""
+    """The writer for ``connection``: on SQLite and on PostgreSQL through psycopg 3 the DBAPI
+    fast path (unless ``fast`` is False), SQLAlchemy Core everywhere else."""
     if fast and connection.dialect.name == "sqlite":
         return SQLiteWriter(connection)
+    if fast and connection.dialect.name == "postgresql" and connection.dialect.driver == "psycopg":
+        return PostgresWriter(connection)
     return CoreWriter(connection)
+
+
+def writer_connection(engine: Engine) -> Connection:
+    """A connection for a run's writer thread (``tournament.committer``), which commits a group
+    of results after another. On PostgreSQL its commits do not wait for the server to flush its
+    log to disk (``synchronous_commit = off``, this connection only): the durability SQLite's
+    ``synchronous=NORMAL`` gives (``db.session``). A commit is still atomic and, once made,
+    survives the arena's process being killed at any instant; only a crash of the server's
+    machine may lose the last commits (under a second's worth), whole, and their matches are
+    then pending or running again, played by a resume: each match is still stored once."""
+    conn = engine.connect()
+    if conn.dialect.name == "postgresql":
+        conn.detach()  # closed with it, never handed to another user of the pool with the setting
+        conn.exec_driver_sql("SET synchronous_commit = off")
+        conn.commit()
+    return conn

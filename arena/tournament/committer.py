@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from sqlalchemy import Connection, Engine
 
-from bot_arena.db.writer import MatchWriter, writer_for
+from bot_arena.db.writer import MatchWriter, writer_connection, writer_for
 
 T = TypeVar("T")
 
@@ -53,7 +53,7 @@ class Committer:
         start, cpu = time.perf_counter(), time.thread_time()
         try:
             if self._conn is None or self._writer is None:
-                self._conn = self._engine.connect()
+                self._conn = writer_connection(self._engine)
                 self._writer = writer_for(self._conn)
             with self._conn.begin():
                 return task(self._conn, self._writer)

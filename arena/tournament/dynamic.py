@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection
 
 from bot_arena.arena.match.record import MatchRecord
-from bot_arena.arena.tournament.directors.base import Director
+from bot_arena.arena.tournament.directors.base import Director, NewMatch
 from bot_arena.arena.tournament.job import Job
 from bot_arena.arena.tournament.schedule import Opening, derive_seed, random_opening
 from bot_arena.db import tournaments as stored
-from bot_arena.db.writer import MatchWriter, ScheduledMatch
+from bot_arena.db.writer import MatchWriter
 from bot_arena.games.base import Game
 
 MADE = "made"  # settings key: {"matches": n, "openings": k} made so far
@@ -31,6 +32,17 @@ def book_digest(book: Sequence[Opening]) -> str:
     """A fingerprint of a book's entries: a resume checks the book still holds the same ones."""
     text = "\n".join(f"{o.text}|{o.position or ''}" for o in book)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Matches a director adds (``Maker.plan``): each one's round, seed, opening and seats,
+    and the counters (``MADE``) after them."""
+
+    new: list[NewMatch]
+    rows: list[tuple[int, int, Opening, tuple[int, ...]]]
+    matches: int
+    openings: int
 
 
 class Maker:
@@ -71,10 +83,19 @@ class Maker:
     ) -> list[Job]:
         """Store the matches the director adds now (in the caller's transaction) and return
         them as jobs, in the order they were made."""
+        batch = self.plan(ahead)
+        if batch is None:
+            return []
+        return self.added(batch, self.write(conn, writer, batch, version_ids))
+
+    def plan(self, ahead: int) -> Batch | None:
+        """The matches the director adds now, numbered, with their seeds and openings (None:
+        it adds none). Until ``added`` the director does not know them: the runner asks for no
+        other plan meanwhile."""
         new = self.director.next(ahead)
         if not new:
-            return []
-        rows: list[ScheduledMatch] = []
+            return None
+        rows: list[tuple[int, int, Opening, tuple[int, ...]]] = []
         matches, openings = self.matches, self.openings
         opening = self._opening(openings)
         for number, item in enumerate(new):
@@ -83,30 +104,36 @@ class Maker:
                 openings += 1
             seed = derive_seed(self.seed, "match", matches)
             matches += 1
-            rows.append(
-                (
-                    item.round,
-                    seed,
-                    opening.text,
-                    opening.position,
-                    [version_ids[i] for i in item.seats],
-                )
-            )
+            rows.append((item.round, seed, opening, item.seats))
+        self.matches, self.openings = matches, openings
+        return Batch(new, rows, matches, openings)
+
+    def write(
+        self, conn: Connection, writer: MatchWriter, batch: Batch, version_ids: Sequence[int]
+    ) -> list[int]:
+        """Store ``batch`` (in the caller's transaction, any thread) with the counters that
+        number the next one; the new match ids in order."""
         ids = writer.insert_schedule(
             self.tournament_id,
             self.game.name,
             dict(self.game.params),
             self.time_control,
             self.game.num_players,
-            rows,
+            [
+                (rnd, seed, opening.text, opening.position, [version_ids[i] for i in seats])
+                for rnd, seed, opening, seats in batch.rows
+            ],
         )
         stored.update_settings(
-            conn, self.tournament_id, {MADE: {"matches": matches, "openings": openings}}
+            conn, self.tournament_id, {MADE: {"matches": batch.matches, "openings": batch.openings}}
         )
-        self.matches, self.openings = matches, openings
-        for match_id, item in zip(ids, new, strict=True):
+        return ids
+
+    def added(self, batch: Batch, ids: Sequence[int]) -> list[Job]:
+        """``batch`` is stored as ``ids``: the director is told, and the jobs to play."""
+        for match_id, item in zip(ids, batch.new, strict=True):
             self.director.added(match_id, item)
         return [
-            Job(match_id, item.seats, row[3], row[1])
-            for match_id, item, row in zip(ids, new, rows, strict=True)
+            Job(match_id, seats, opening.position, seed)
+            for match_id, (_, seed, opening, seats) in zip(ids, batch.rows, strict=True)
         ]

@@ -12,6 +12,7 @@ running, to be played again, so each match is stored once.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -74,6 +75,10 @@ class GroupCommit:
         self._ready_since = 0.0  # monotonic time the oldest of them arrived
         self._size = 1  # group size that triggers a write: doubles up to GROUP_MAX
         self._to_mark: list[int] = []  # started since the last write
+        # the least time between two groups handed over (``Runner.store``: an SPRT's check of
+        # its bounds after each write, so that the checks stay a small share of the loop)
+        self.spacing = 0.0
+        self._handed_at = -math.inf  # monotonic time the last group was handed over
         # time the runner's loop was held by the database: waiting for the writer thread, or
         # in its own transactions (``call``)
         self.db_seconds = 0.0
@@ -87,7 +92,8 @@ class GroupCommit:
         """Seconds until the oldest waiting result must be stored (inf: none waits)."""
         if not self._ready:
             return float("inf")
-        return self._ready_since + GROUP_WAIT_S - time.monotonic()
+        now = time.monotonic()
+        return max(self._ready_since + GROUP_WAIT_S, self._handed_at + self.spacing) - now
 
     def claim(self, job: Job) -> None:
         """Note that ``job`` starts: the next write marks it 'running' (see the module)."""
@@ -114,18 +120,22 @@ class GroupCommit:
     def due(self, next_wait: float = 0.0) -> bool:
         """Whether the queued results must be stored now: the group is full, or its oldest
         result would wait longer than GROUP_WAIT_S (``next_wait``: the expected wait for the
-        next result)."""
+        next result), and ``spacing`` has passed since the last group was handed over."""
         if not self._ready:
             return False
-        age = time.monotonic() - self._ready_since
+        now = time.monotonic()
+        if now - self._handed_at < self.spacing:
+            return False
+        age = now - self._ready_since
         return len(self._ready) >= self._size or age + next_wait >= GROUP_WAIT_S
 
-    def store_ready(self, wait: bool = False) -> None:
+    def store_ready(self, wait: bool = False) -> Batch:
         """Hand every queued result (and any claims) to the writer thread as one group: one
-        transaction for each match's row, seats and moves. ``wait``: until every group handed
-        over is stored (always ``in_step``); else only while more than GROUPS_IN_FLIGHT are
-        (the loop keeps feeding the workers meanwhile)."""
+        transaction for each match's row, seats and moves; returns that group (empty: none).
+        ``wait``: until every group handed over is stored (always ``in_step``); else only while
+        more than GROUPS_IN_FLIGHT are (the loop keeps feeding the workers meanwhile)."""
         wait = wait or self.in_step
+        batch: Batch = []
         if self._ready:
             batch = self._ready
             marks = self._take_marks({job.match_id for job, _ in batch})
@@ -137,7 +147,9 @@ class GroupCommit:
             self._groups.append((self.committer.submit(task), batch))
             self._ready = []
             self._size = min(GROUP_MAX, 2 * self._size)
+            self._handed_at = time.monotonic()
         self.collect(keep=0 if wait else GROUPS_IN_FLIGHT)
+        return batch
 
     def collect(self, keep: int = GROUPS_IN_FLIGHT) -> None:
         """Take the outcome of the groups the writer thread has stored, oldest first, waiting
@@ -157,9 +169,18 @@ class GroupCommit:
     def call(self, task: Callable[[Connection, MatchWriter], T]) -> T:
         """Run a transaction of the runner's own in the writer thread (after every group
         handed over) and wait for it."""
+        return self.result(self.submit(task))
+
+    def submit(self, task: Callable[[Connection, MatchWriter], T]) -> Future[T]:
+        """Run a transaction of the runner's own in the writer thread (after every group
+        handed over) without waiting for it: its outcome comes with ``result``."""
+        return self.committer.submit(task)
+
+    def result(self, future: Future[T]) -> T:
+        """The outcome of a transaction ``submit`` handed over, waiting for it if need be."""
         start = time.perf_counter()
         try:
-            return self.committer.call(task)
+            return future.result()
         finally:
             self.db_seconds += time.perf_counter() - start
 

@@ -53,3 +53,7 @@ class Pacing:
         if pace * MAX_DEPTH <= worker.ahead_s:
             return MAX_DEPTH
         return max(worker.depth, min(MAX_DEPTH, math.ceil(worker.ahead_s / pace)))
+
+    def queued(self) -> int:
+        """The matches the workers paced so far keep queued together."""
+        return sum(self.depth(worker) for worker in self.paces)

@@ -27,6 +27,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Collection, Sequence
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -42,12 +43,13 @@ from bot_arena.arena.tournament.committer import Committer
 from bot_arena.arena.tournament.create import load_tournament, this_host, tournament_book
 from bot_arena.arena.tournament.directors import director_for, played
 from bot_arena.arena.tournament.directors.base import Director
+from bot_arena.arena.tournament.dynamic import Batch as Made
 from bot_arena.arena.tournament.dynamic import Maker
-from bot_arena.arena.tournament.group_commit import Batch, GroupCommit
+from bot_arena.arena.tournament.group_commit import GROUP_MAX, Batch, GroupCommit
 from bot_arena.arena.tournament.incidents import Incidents
 from bot_arena.arena.tournament.job import Job, Plan
 from bot_arena.arena.tournament.job_handle import JobHandle, start_job_server
-from bot_arena.arena.tournament.pacing import PREFETCH
+from bot_arena.arena.tournament.pacing import PREFETCH, Pacing
 from bot_arena.arena.tournament.progress import Progress, Standings
 from bot_arena.arena.tournament.recovery import Recovery
 from bot_arena.arena.tournament.run_state import Outcome as Outcome
@@ -70,6 +72,11 @@ if TYPE_CHECKING:
     Worker = JobHandle | RayWorker
 else:
     Worker = JobHandle
+
+
+CHECK_SHARE = 0.05  # the share of the loop's time an eager director's checks may take
+CHECK_SPACING_MAX_S = 0.5  # the longest between two of its checks (and two group commits)
+CHECK_MIN_S = 1e-4  # a check cheaper than this (nothing evaluated) leaves the spacing
 
 
 def pending_jobs(session: Session, tournament: Tournament) -> list[Job]:
@@ -131,6 +138,9 @@ class Runner:
         self.executor = executor
         self.actor_cap = jobs if jobs > 0 else None  # for Ray: at most this many actors
         self._capacity_seen = 0.0  # when the cluster's CPUs were last read
+        self._pacing: Pacing | None = None  # the workers' queues, once they are fed
+        # a director's matches on their way to the database (``_advance``)
+        self._making: tuple[Made, Future[list[int]]] | None = None
 
     @property
     def sandbox_level(self) -> str | None:
@@ -281,9 +291,12 @@ class Runner:
 
         recovery = Recovery(state, self._incidents(state), restart=restart, lost=self._lost)
         if self.executor is None:
-            return WorkerLoop(state, self, recovery, Waiter())
-        grow = lambda workers: self._grow(state, workers)  # noqa: E731
-        return WorkerLoop(state, self, recovery, Waiter(self.executor), grow)
+            loop = WorkerLoop(state, self, recovery, Waiter())
+        else:
+            grow = lambda workers: self._grow(state, workers)  # noqa: E731
+            loop = WorkerLoop(state, self, recovery, Waiter(self.executor), grow)
+        self._pacing = loop.pacing  # a director keeps the workers' queues full (``_ahead``)
+        return loop
 
     def _parallel(self, todo: Sequence[Job]) -> bool:
         """Whether job processes play (else the main process plays, one match at a time): more
@@ -364,7 +377,9 @@ class Runner:
             return jobs
         game = games.get(plan.game, **plan.params)
         self.maker = self._maker(director, game, tournament)
-        self.commits.in_step = True  # the director reads each group's results before it adds
+        # the director reads each group's results before it adds matches: stored, or as they
+        # are handed to the writer thread (``Director.eager``)
+        self.commits.in_step = not director.eager
         director.load(played(session, tournament))
         if director.decided:
             return []
@@ -384,8 +399,15 @@ class Runner:
         )
 
     def _ahead(self) -> int:
-        """How many matches a director should keep waiting: every job's queue and one more."""
-        return self.jobs * (PREFETCH + 1)
+        """How many matches a director should keep made and not played: ``PREFETCH + 1`` a
+        job; for an eager director (an SPRT, whose writes are spaced) what every worker's queue
+        holds at its measured pace (``pacing``) and a group's worth more for the line (at least
+        GROUP_MAX), so no worker runs dry between two of its writes."""
+        least = self.jobs * (PREFETCH + 1)
+        if self.maker is None or not self.maker.director.eager:  # made round by round
+            return least
+        queued = self._pacing.queued() if self._pacing is not None else 0
+        return max(GROUP_MAX, least) + queued
 
     def _advance(self, state: RunState) -> bool:
         """After a write: the director's news, and the matches it adds now (stored in one
@@ -393,15 +415,49 @@ class Runner:
         if self.maker is None:
             return False
         director = self.maker.director
+        cpu = time.thread_time()
         line = director.report()
         if line is not None:
             state.progress.status(line)
-        if director.decided:
+        decided = director.decided
+        if director.eager:
+            self._space_checks(time.thread_time() - cpu)
+        if decided:
             return True
-        maker, ids, ahead = self.maker, self.version_ids, self._ahead()
-        state.todo.extend(self.commits.call(lambda conn, w: maker.make(conn, w, ids, ahead)))
+        maker, versions = self.maker, self.version_ids
+        if not director.eager:  # made round by round from the stored results: stored at once
+            ahead = self._ahead()
+            state.todo.extend(
+                self.commits.call(lambda conn, w: maker.make(conn, w, versions, ahead))
+            )
+        else:
+            # its pairs are written by the writer thread after the groups handed over; the loop
+            # waits for them only when it has nothing else to send (one batch at a time: the
+            # director knows a batch once it is stored)
+            if self._making is not None and (self._making[1].done() or not state.todo):
+                made, stored_as = self._making
+                self._making = None
+                ids: list[int] = self.commits.result(stored_as)
+                state.todo.extend(maker.added(made, ids))
+            batch = maker.plan(self._ahead()) if self._making is None else None
+            if batch is not None:
+                new = batch  # for the closure
+                future = self.commits.submit(lambda conn, w: maker.write(conn, w, new, versions))
+                if state.todo:
+                    self._making = (batch, future)
+                else:  # nothing else to send: wait for them
+                    ids = self.commits.result(future)
+                    state.todo.extend(maker.added(batch, ids))
         state.progress.total = max(state.progress.done + len(state.todo), director.expected_total())
         return False
+
+    def _space_checks(self, cost: float) -> None:
+        """An eager director checks (an SPRT: its LLR, some milliseconds of CPU) after each
+        group handed over: groups are spaced so that the checks take about CHECK_SHARE of the
+        loop's time at most (``cost``: the CPU seconds of the last check; one that found its
+        state unchanged costs nothing and leaves the spacing as it was)."""
+        if cost > CHECK_MIN_S:
+            self.commits.spacing = min(CHECK_SPACING_MAX_S, cost / CHECK_SHARE)
 
     # ---- checking and storing (``worker_loop.Storing``)
     def accept(self, state: RunState, job: Job, record: MatchRecord) -> None:
@@ -420,8 +476,12 @@ class Runner:
 
     def store(self, state: RunState) -> bool:
         """Hand what is ready to the writer thread, then the director's news (``_advance``);
-        True when the run must stop: the test has decided."""
-        self.commits.store_ready()
+        True when the run must stop: the test has decided (then nothing more is handed over:
+        see ``Director.eager``)."""
+        group = self.commits.store_ready()
+        if self.maker is not None and self.maker.director.eager:
+            for job, record in group:
+                self.maker.director.result(job.match_id, [s.score for s in record.seats])
         return self._advance(state)
 
     def _stored(self, batch: Batch, done: list[bool]) -> None:
@@ -430,13 +490,16 @@ class Runner:
             return
         assert self._run is not None
         out, progress = self._run.out, self._run.progress
+        director = self.maker.director if self.maker is not None else None
         for (job, record), ok in zip(batch, done, strict=True):
             if ok:
                 out.played += 1
-                if self.maker is not None:
+                if self.maker is not None and not self.maker.director.eager:
                     self.maker.stored(job, record)
                 self._report(progress, job, record)
             else:  # voided (or done) by someone else while it was being played
+                if director is not None and director.eager:  # told when it was handed over
+                    director.retract(job.match_id)
                 progress.message(f"match {job.match_id}: not stored (no longer pending)")
 
     def _report(self, progress: Progress, job: Job, record: MatchRecord) -> None:

@@ -227,3 +227,32 @@ def test_an_sprt_director_counts_as_its_stored_matches_give(seed: int, stops: se
         assert director.state == state_of(director.test, stored)
         assert director.open == sum(m.scores is None for m in stored)
     assert director.decided or director.state.games == 120
+
+
+def test_an_eager_sprt_director_takes_back_a_result_that_was_not_stored() -> None:
+    """The runner tells an SPRT each result as its group is handed to the writer thread; a
+    result its group could not store (the match voided meanwhile) is taken back, and the
+    director's state is again the one of the results stored, the match open again."""
+    from bot_arena.arena.tournament.directors.sprt import SprtDirector, state_of
+
+    director = sprt(200, -1, 1)()
+    assert isinstance(director, SprtDirector) and director.eager
+    outcome = seeded(7)
+    made: list[Played] = []
+    for item in director.next(40):
+        director.added(len(made), item)
+        made.append(Played(len(made), item.round, item.seats, None))
+    done = {}
+    for match in made:
+        scores = outcome(NewMatch(match.round, match.seats), match.match_id)
+        done[match.match_id] = Played(match.match_id, match.round, match.seats, scores)
+        director.result(match.match_id, scores)
+    # both games of pair 1, the first of pair 2 and the second of pair 3 were not stored
+    for match_id in (0, 1, 2, 5):
+        director.retract(match_id)
+        director.retract(match_id)  # taken back twice: once
+        done[match_id] = made[match_id]
+    stored = [done[m.match_id] for m in made]
+    assert director.state == state_of(director.test, stored)
+    assert director.state.pairs == len(made) // 2 - 3
+    assert director.open == 4

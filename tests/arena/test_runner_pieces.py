@@ -215,3 +215,43 @@ def test_in_step_the_loop_waits_for_each_group_else_it_goes_on(in_step: bool) ->
     committer.finish()
     commits.collect(keep=0)
     assert told == [1]
+
+
+class _Ticking:
+    """A clock that moves only when the test moves it."""
+
+    now = 100.0
+
+    @classmethod
+    def monotonic(cls) -> float:
+        return cls.now
+
+    @classmethod
+    def perf_counter(cls) -> float:
+        return cls.now
+
+
+def test_groups_wait_for_their_spacing_even_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``spacing`` (an SPRT's checks kept cheap), a group is handed over no sooner than
+    that after the last one, full or old; without it, as soon as it is full."""
+    monkeypatch.setattr(group_commit, "time", _Ticking)
+    commits = GroupCommit(_Committer(), lambda batch, done: None)  # type: ignore[arg-type]
+    commits.version_ids, commits.spacing = [10, 11], 0.5  # binary fractions: exact sums
+    commits.add(_job(1), None)  # type: ignore[arg-type]
+    assert commits.due()  # nothing handed over yet
+    commits.store_ready()
+    for match_id in range(2, 2 + GROUP_MAX):
+        commits.add(_job(match_id), None)  # type: ignore[arg-type]
+    _Ticking.now += 0.25  # full and older than GROUP_WAIT_S, but 0.25 s after the last group
+    assert not commits.due()
+    assert commits.wait_left() == 0.25
+    _Ticking.now += 0.25
+    assert commits.due()
+    commits.store_ready()
+    commits.spacing = 0.0
+    commits.add(_job(100), None)  # type: ignore[arg-type]
+    commits.add(_job(101), None)  # type: ignore[arg-type]
+    assert not commits.due()  # the group size is 4 now: neither full nor old
+    commits.add(_job(102), None)  # type: ignore[arg-type]
+    commits.add(_job(103), None)  # type: ignore[arg-type]
+    assert commits.due()

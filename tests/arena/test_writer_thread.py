@@ -44,7 +44,7 @@ SCRIPT = textwrap.dedent(
     from bot_arena.arena.match.timecontrol import TimeControl
     from bot_arena.arena.tournament.create import create
     from bot_arena.arena.tournament.runner import Runner
-    from bot_arena.db import core_writer, sqlite_fast
+    from bot_arena.db import core_writer, pg_fast, sqlite_fast
     from bot_arena.db.session import make_engine, session_factory
 
     url, field = sys.argv[1], json.loads(sys.argv[2])
@@ -67,6 +67,7 @@ SCRIPT = textwrap.dedent(
 
     wrap(sqlite_fast.SQLiteWriter)
     wrap(core_writer.CoreWriter)
+    wrap(pg_fast.PostgresWriter)
     factory = session_factory(make_engine(url))
     refs = [resolve(s) for s in field]
     tid = create(factory, games.get("tictactoe"), field, refs, fmt="round-robin",

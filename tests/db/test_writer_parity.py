@@ -27,10 +27,11 @@ from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, SeatRes
 from bot_arena.db import tournaments
 from bot_arena.db.core_writer import CoreWriter
 from bot_arena.db.models import Match, Move, Seat
+from bot_arena.db.pg_fast import PostgresWriter
 from bot_arena.db.session import make_engine
 from bot_arena.db.sqlite_fast import SQLiteWriter
 from bot_arena.db.store import versions_for
-from bot_arena.db.writer import MatchWriter, writer_for
+from bot_arena.db.writer import MatchWriter, writer_connection, writer_for
 
 WRITTEN = ("matches", "seats", "moves")  # the tables the writers write
 T0 = 1_767_225_600.123457  # a fixed start time with microseconds
@@ -276,6 +277,20 @@ def test_the_core_writer_writes_the_rows_of_the_sqlite_writer(db_url: str, refer
     assert moves_of_1 == ["1", "2", "1", "2", "1"]  # the stale move is gone
 
 
+def test_the_postgres_writer_writes_the_rows_of_the_sqlite_writer(
+    db_url: str, reference: Run
+) -> None:
+    """``PostgresWriter`` (arrays and COPY, one statement per table) writes on PostgreSQL the
+    rows ``CoreWriter`` writes there, which are the reference's (the test above)."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("PostgreSQL only")
+    fast = _run(db_url, PostgresWriter)
+    assert [step[0] for step in fast] == [step[0] for step in reference]
+    for (name, got, typed, _), (_, want, want_typed, _) in zip(fast, reference, strict=True):
+        assert got == want, name
+        assert typed == want_typed, name
+
+
 def test_the_claims_mark_pending_matches_only(reference: Run) -> None:
     """Statuses after the claims: a pending match claimed becomes running, a done one stays."""
     after_claims = dict((name, typed) for name, _, typed, _ in reference)
@@ -290,7 +305,7 @@ def test_writer_for_takes_the_fast_path_on_sqlite_only(db_url: str) -> None:
     try:
         with engine.connect() as conn:
             fast = engine.dialect.name == "sqlite"
-            assert isinstance(writer_for(conn), SQLiteWriter if fast else CoreWriter)
+            assert isinstance(writer_for(conn), SQLiteWriter if fast else PostgresWriter)
             assert isinstance(writer_for(conn, fast=False), CoreWriter)
             if not fast:
                 with pytest.raises(ValueError, match="SQLiteWriter on a postgresql"):
@@ -333,5 +348,24 @@ def test_both_writers_refuse_a_number_json_cannot_carry(
         typed = _typed(engine)
         assert [m["status"] for m in typed["matches"]] == ["pending"]
         assert typed["moves"] == []
+    finally:
+        engine.dispose()
+
+
+def test_the_writer_thread_s_connection_does_not_wait_for_the_log_flush_on_postgresql(
+    db_url: str,
+) -> None:
+    """Its commits have SQLite's ``synchronous=NORMAL`` durability (``writer_connection``);
+    every other connection keeps the server's setting."""
+    engine = make_engine(db_url)
+    try:
+        with writer_connection(engine) as conn:
+            if engine.dialect.name != "postgresql":
+                assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+                return
+            with conn.begin():  # as the writer thread uses it: a transaction at a time
+                assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "off"
+        with engine.connect() as other:
+            assert other.exec_driver_sql("SHOW synchronous_commit").scalar() == "on"
     finally:
         engine.dispose()

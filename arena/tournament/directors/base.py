@@ -42,7 +42,14 @@ class Director(ABC):
 
     The runner calls ``load`` once with the stored matches, ``added`` for the matches it stores
     as they are made, ``result`` for each result it stores, and ``next`` after each of its
-    writes."""
+    writes. An ``eager`` director is told each result as its group is handed to the writer
+    thread, not once it is stored: its decisions wait on no write. Groups are stored in the
+    order they are handed over and the runner hands over nothing after the group that ends the
+    tournament, so once those groups are stored the database holds exactly the results the
+    director saw; a result its group could not store (its match voided meanwhile) is taken
+    back with ``retract``."""
+
+    eager = False
 
     def __init__(self, names: Sequence[str], settings: Mapping[str, Any], seed: int) -> None:
         self.names = list(names)
@@ -64,6 +71,13 @@ class Director(ABC):
         match = self.matches.get(match_id)
         if match is not None:
             self._put(Played(match_id, match.round, match.seats, tuple(scores)))
+
+    def retract(self, match_id: int) -> None:
+        """A result given to ``result`` was not stored after all (an ``eager`` director's): the
+        match is to play again as far as the director knows."""
+        match = self.matches.get(match_id)
+        if match is not None and match.scores is not None:
+            self._put(Played(match_id, match.round, match.seats, None))
 
     def _put(self, match: Played) -> None:
         """Keep ``match`` (new, or a later state of one kept), with the running counts."""

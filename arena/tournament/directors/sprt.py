@@ -8,6 +8,11 @@ other, both from the same opening. The test's state is a function of the stored 
 crash carries on from exactly where the stored games left it. The bounds are checked after every
 write of results; the pairs still in play when one is crossed are stopped and dropped (fastchess
 stops its games too), so the test ends with the state that decided it.
+
+The director is ``eager``: it counts a group of results when the runner hands it to the writer
+thread, so the runner never waits for a write before it checks the bounds or adds pairs. The
+group that crosses a bound is the last one handed over; the results that come after it are
+dropped with the games still in play, so the stored games are still exactly those that decided.
 """
 
 from __future__ import annotations
@@ -54,6 +59,16 @@ class Counts:
         if len(pair) == 2:
             self.pentanomial[pair[0] + pair[1]] += 1
 
+    def remove(self, match: Played) -> None:
+        """Take back a match counted by ``add`` (its result was not stored after all)."""
+        assert match.scores is not None
+        outcome = game_outcome(match.scores[match.seats.index(0)])
+        self.trinomial[outcome] -= 1
+        pair = self._halves[match.round]
+        if len(pair) == 2:
+            self.pentanomial[pair[0] + pair[1]] -= 1
+        pair.remove(outcome)
+
 
 def state_of(settings: SprtSettings, matches: Sequence[Played]) -> SprtState:
     """The test's state after ``matches`` (a tournament's, NEW at field position 0)."""
@@ -65,6 +80,8 @@ def state_of(settings: SprtSettings, matches: Sequence[Played]) -> SprtState:
 
 
 class SprtDirector(Director):
+    eager = True  # see the module
+
     def __init__(self, names: Sequence[str], settings: Mapping[str, Any], seed: int) -> None:
         super().__init__(names, settings, seed)
         self.test, self.max_games, self.interval = sprt_settings(settings)
@@ -95,6 +112,13 @@ class SprtDirector(Director):
         if before is not None and before.scores is None:  # each match counts once
             self._counts.add(self.matches[match_id])
             self._state = None
+
+    def retract(self, match_id: int) -> None:
+        match = self.matches.get(match_id)
+        if match is not None and match.scores is not None:
+            self._counts.remove(match)
+            self._state = None
+        super().retract(match_id)
 
     def next(self, ahead: int) -> list[NewMatch]:
         if self.decided:
