@@ -131,16 +131,16 @@ def builtin_factory(spec: str) -> Factory:
     """Built-in bots by spec; the class and options are resolved once (``bots.make`` looks the
     registry's entry points up on every call, which would cost milliseconds per game)."""
     from bot_arena import bots  # imported here: only built-in workers need the registry's bots
-    from bot_arena.games.params import accepted, bind
+    from bot_arena.bots.registry import seeded
+    from bot_arena.games.params import bind
 
     bots.make(spec)  # fail at load time on a bad spec, with the registry's message
     name, options = bots.split_spec(spec)
     cls = bots.bot_class(name)
     kwargs: dict[str, Any] = bind(f"bot {name}", cls, options, skip=("spec",))
-    seeded = "seed" in accepted(cls) and "seed" not in kwargs
 
     def make_builtin(seed: int) -> Player:
-        bot = cls(spec=spec.strip(), **kwargs, **({"seed": seed} if seeded else {}))
+        bot = cls(spec=spec.strip(), **seeded(kwargs, cls, seed))
         return Player(spec, bot.choose_move, bot.new_game)
 
     return make_builtin
