@@ -137,6 +137,22 @@ def check_url(url: str | None, *, write: bool) -> None:
         raise DatabaseOpenError(
             f"database {shown} is in memory: the results would be lost; give a file's path"
         )
+    refuse_folder(sqlite_path(full), shown)
+
+
+def refuse_folder(path: Path | None, shown: str) -> None:
+    """A SQLite "file" that is a folder (``--db results/``) is said to be one (DatabaseOpenError),
+    with the file to give instead, not reported as a folder that is missing or not writable
+    or as a damaged database."""
+    try:
+        folder = path is not None and path.is_dir()
+    except OSError:
+        return  # opening it says why
+    if folder:
+        raise DatabaseOpenError(
+            f"database {shown} is a folder, not a database file; name a file in it: "
+            f"--db {short(str(Path(str(path)) / 'arena.db'))}"
+        )
 
 
 def _harden(dbapi_conn: Any) -> None:
@@ -450,6 +466,7 @@ def make_engine(url: str | None = None, *, migrate: bool = True, read_only: bool
     shown = display_url(url)
     timeout = busy_timeout_s()
     path = sqlite_path(url)
+    refuse_folder(path, shown)
     try:
         parsed = make_url(url)
         # JSON columns are written as strict JSON: a NaN or an infinity is an error, not a
