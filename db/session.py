@@ -176,6 +176,12 @@ def _read_only(path: Path, timeout: float) -> sqlite3.Connection:
     return conn
 
 
+def folder_read_only(path: Path) -> bool:
+    """Whether this process may not create files beside ``path`` (its folder is read-only for
+    this user, or on a read-only file system: ``access(2)`` says EROFS even to root)."""
+    return not os.access(path.parent, os.W_OK)
+
+
 SCHEMA_FILE = "schema.json"  # in db/migrations: each revision's schema, as built_schema makes it
 
 
@@ -562,6 +568,11 @@ def describe_error(err: BaseException, url: str | None = None) -> str:
         )
     if "disk is full" in low or "no space" in low:
         return f"database {shown}: the disk is full ({reason}); nothing more was stored"
+    if "unable to open" in low and path is not None and _exists(path) and folder_read_only(path):
+        return (
+            f"database {shown} is read-only here: its folder cannot be written (a read-only "
+            f"file system or folder; {reason}); commands that only read it work"
+        )
     if "unable to open" in low:
         return f"cannot open database {shown} ({reason}): is its folder there and writable?"
     if isinstance(err, exc.OperationalError) and path is None:
