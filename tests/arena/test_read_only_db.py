@@ -1,5 +1,6 @@
-"""A database on a read-only file system (issue 32, item 11): ``arena play`` refuses before it
-plays, exit 2, saying the database is read-only here.
+"""A database on a read-only file system (issue 32, items 10 and 11): read commands open it
+read-only (``mode=ro``, and ``immutable`` where its folder cannot be written, so SQLite need not
+create the WAL index beside it) and work; ``arena play`` refuses before it plays, exit 2.
 
 Root ignores file permissions, so the folder is made read-only the way that binds root too: a
 read-only bind mount, in a mount namespace of the command's own (``unshare -rm``: a user
@@ -15,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bot_arena.arena.cli.app import app
+from bot_arena.db.session import DatabaseOpenError, unreadable_log
 from tests.needs import SANDBOX, skip_unless
 
 runner = CliRunner()
@@ -58,6 +60,23 @@ def stored(tmp_path: Path) -> Path:
 
 
 @needs_unshare
+def test_read_commands_work_on_a_read_only_file_system(stored: Path, tmp_path: Path) -> None:
+    db = str(stored / "arena.db")
+    before = (stored / "arena.db").read_bytes()
+    board = read_only(stored, "leaderboard", "--db", db, "--json")
+    assert board.returncode == 0, board.stderr
+    assert "alphabeta:depth=1" in board.stdout
+    listed = read_only(stored, "matches", "--db", db)
+    assert listed.returncode == 0 and "random vs alphabeta:depth=1" in listed.stdout
+    page = tmp_path / "report.html"
+    report = read_only(stored, "report", "--db", db, "-o", str(page))
+    assert report.returncode == 0, report.stderr
+    assert report.stdout.startswith(f"wrote {page}") and page.stat().st_size > 0
+    assert sorted(p.name for p in stored.iterdir()) == ["arena.db"]
+    assert (stored / "arena.db").read_bytes() == before
+
+
+@needs_unshare
 def test_play_refuses_before_playing(stored: Path) -> None:
     db = str(stored / "arena.db")
     played = read_only(
@@ -72,3 +91,15 @@ def test_play_refuses_before_playing(stored: Path) -> None:
     )
     listed = runner.invoke(app, ["matches", "--db", db, "--json"])
     assert listed.exit_code == 0 and len(listed.stdout.strip().splitlines()) >= 1
+
+
+def test_a_log_with_commits_in_a_read_only_folder_is_refused(tmp_path: Path) -> None:
+    """``immutable`` would read the file without the commits still in its ``-wal``: refused,
+    saying so; an empty log (or none) holds nothing to miss."""
+    path = tmp_path / "arena.db"
+    unreadable_log(path)
+    (tmp_path / "arena.db-wal").write_bytes(b"")
+    unreadable_log(path)
+    (tmp_path / "arena.db-wal").write_bytes(b"x" * 32)
+    with pytest.raises(DatabaseOpenError, match=r"last commits are still in arena\.db-wal"):
+        unreadable_log(path)
