@@ -5,7 +5,9 @@ process transport, clocks and fault classes, the other chess engine protocol.
   which sends no features, is taken as it is after two seconds), ``easy`` (no pondering), the
   engine's options (``option NAME=VALUE``). Each game: ``new``, ``force``, ``post`` and, from a
   position other than the start, ``setboard FEN`` (refused as a failed start when the engine
-  does not offer it); with ``ping``, ``ping N`` until ``pong N`` (ready, as UCI's ``readyok``).
+  does not offer it), then the opening's moves (a book's, ``--openings-plies``'), which need
+  no ``setboard`` from the standard start; with ``ping``, ``ping N`` until ``pong N`` (ready,
+  as UCI's ``readyok``).
 - **A move**: the engine stays in force mode between its moves and is told the moves it has
   not seen (``usermove M`` when it asked for that), the time control (``level 0 M:SS INC`` for a
   clock, ``st S`` for a move time, ``sd N`` for ``--depth``), ``time``/``otim`` in centiseconds,
@@ -123,12 +125,14 @@ class XboardSeat(EngineSeat):
             self.process.send("".join(f"{c}\n" for c in commands).encode(), deadline)
         fen, _, history = self.start_position.partition(" moves ")
         setup = ["new", "force", "post"]
-        if fen.strip() != START_FEN or history:
+        if fen.strip() != START_FEN:
             if self.features.get("setboard") != "1":
                 self.process.kill()
                 return faults.stall("the engine cannot set up a position (no setboard)", "setup")
             setup.append(f"setboard {fen.strip()}")
-            setup += [self._move_text(m) for m in history.split()]
+        # moves from the standard start need no setboard: after new/force the engine is told
+        # them as any moves (cutechess's way with engines such as fairymax, setboard=0)
+        setup += [self._move_text(m) for m in history.split()]
         if self.features.get("ping") == "1":
             self.pings += 1
             setup.append(f"ping {self.pings}")
