@@ -193,7 +193,8 @@ def _polyglot_openings(game: Game[Any, Any], path: str, plies: int) -> list[Open
     try:
         with chess.polyglot.open_reader(path) as reader:
             for walk in range(POLYGLOT_WALKS):
-                board, state, moves = chess.Board(), game.initial_state(), []
+                board, state = chess.Board(), game.initial_state()
+                moves: list[str] = []
                 while len(moves) < plies:
                     entries = list(reader.find_all(board))
                     if not entries:

@@ -102,6 +102,6 @@ class Maker:
         for match_id, item in zip(ids, new, strict=True):
             self.director.added(match_id, item)
         return [
-            Job(match_id, item.seats, row[3], row[1])
+            Job(match_id, item.seats, row[3], row[1], opening=tuple(row[2].split()))
             for match_id, item, row in zip(ids, new, rows, strict=True)
         ]
