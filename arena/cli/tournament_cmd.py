@@ -34,6 +34,7 @@ from bot_arena.arena.cli.common import (
 )
 from bot_arena.arena.cli.option_sets import with_option_sets
 from bot_arena.arena.cli.rating_cmd import WideOption, table_width
+from bot_arena.arena.cli.run_config import ConfigOption
 from bot_arena.arena.match.text import shown
 
 if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when a command
@@ -191,6 +192,7 @@ class NewTournament:
     db: DbOption = None
     as_json: JsonOption = False
     ray: RayOptions = field(default_factory=RayOptions)
+    config: ConfigOption = None  # read first, as the other options' defaults (run_config)
 
     def spec(self, game: str, bots: list[str] | None) -> TournamentSpec:
         """The API's spec of the tournament these options and ``bots`` ask for."""
