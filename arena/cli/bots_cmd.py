@@ -290,3 +290,102 @@ def show_command(
         [r["version"], r["sha256"][:12], r["kind"], shown(r["target"]), r["created"]] for r in rows
     ]
     typer.echo(tabulate(table, headers=["version", "sha256", "kind", "target", "added"]))
+
+
+def class_entries(folder: str) -> list[tuple[str, str]]:
+    """(name, path) of each bot in ``folder``: every ``.py`` file and every subfolder holding
+    ``main.py``, named after it, in name order; hidden and ``_`` names are left out."""
+    from pathlib import Path
+
+    from bot_arena.arena.match.botspec import MAIN
+
+    root = Path(folder)
+    if not root.is_dir():
+        fail(f"{shown(folder)} is not a folder")
+    found: list[tuple[str, str]] = []
+    for entry in sorted(root.iterdir(), key=lambda p: p.name):
+        if entry.name.startswith((".", "_")):
+            continue
+        if entry.is_file() and entry.suffix == ".py":
+            found.append((entry.stem, str(entry)))
+        elif entry.is_dir() and (entry / MAIN).is_file():
+            found.append((entry.name, str(entry)))
+    if not found:
+        fail(f"{shown(folder)} holds no bot (.py files or folders with {MAIN})")
+    return found
+
+
+def _add_one(
+    name: str,
+    path: str,
+    game: Game[Any, Any],
+    move_time: float,
+    startup: float,
+    confinement: Confinement,
+    factory: Any,
+) -> dict[str, Any]:
+    """Register one bot of a class (``add_all_command``): its row of the summary."""
+    from bot_arena.arena.match.botref import BotSpecError
+    from bot_arena.arena.match.botspec import resolve
+    from bot_arena.arena.match.names import check_name
+    from bot_arena.db.store import register_bot_version
+
+    row: dict[str, Any] = {"name": name, "path": path, "ok": False}
+    from bot_arena import bots
+
+    try:
+        check_name(name)
+        if bots.is_builtin(name):
+            raise BotSpecError(f"bot name {name!r} is taken by a built-in bot")
+        ref = resolve(path)
+    except BotSpecError as exc:
+        return {**row, "result": "refused", "why": str(exc)}
+    sandbox = confinement.for_bots([ref.name, "random"]).settings
+    records = validation_games(game, ref, move_time, startup, sandbox=sandbox)
+    fault = records[-1].seats[len(records) - 1].fault
+    if fault is not None:
+        why = f"{fault.termination.value}: {fault.message}"
+        return {**row, "result": "failed", "why": why, "seat": len(records) - 1}
+    with factory.begin() as session:
+        version, created = register_bot_version(session, name, ref)
+        number = [v.id for v in version.bot.versions].index(version.id) + 1
+    what = f"version {number}" + ("" if created else " (unchanged)")
+    return {**row, "ok": True, "result": "added", "why": what, "version": number}
+
+
+@bots_app.command("add-all", cls=ArenaCommand)
+def add_all_command(
+    folder: Annotated[str, typer.Argument(help="A folder of bots: FILE.py and FOLDER/main.py.")],
+    game: GameOption = None,
+    param: ParamOption = None,
+    move_time: MoveTimeOption = 2.0,
+    startup_time: StartupOption = 10.0,
+    sandbox: SandboxOption = None,
+    allow_read: AllowReadOption = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Register a class: each .py file and each folder with main.py in FOLDER is validated as
+    `bots add` does and stored under its own name; a table says who passed and why not. Exit
+    0 when every bot passed, 1 otherwise."""
+    confinement = sandbox_options(sandbox, allow_read)
+    if game is None:
+        fail("--game is required: the game to check the bots on (`arena games` lists them)")
+    loaded = load_game(game, param)
+    entries = class_entries(folder)
+    factory = open_writable_db(db)  # before the validation games, not after them
+    warn_unconfined(confinement)
+    rows = [
+        _add_one(name, path, loaded, move_time, startup_time, confinement, factory)
+        for name, path in entries
+    ]
+    if as_json:
+        typer.echo(json.dumps(rows))
+    else:
+        width = max(len(shown(r["name"])) for r in rows)
+        for r in rows:
+            typer.echo(f"{shown(r['name']):<{width}}  {r['result']:<7}  {shown(r['why'])}")
+        passed = sum(1 for r in rows if r["ok"])
+        typer.echo(f"{passed} of {len(rows)} bots added")
+    if not all(r["ok"] for r in rows):
+        raise typer.Exit(1)
