@@ -389,3 +389,45 @@ def add_all_command(
         typer.echo(f"{passed} of {len(rows)} bots added")
     if not all(r["ok"] for r in rows):
         raise typer.Exit(1)
+
+
+@bots_app.command("source", cls=ArenaCommand)
+def source_command(
+    name: Annotated[str, typer.Argument(help="NAME (the latest version), NAME@N or NAME@SHA.")],
+    output: Annotated[
+        str | None,
+        typer.Option("--output", "-o", help="Write its files into this folder (made if new)."),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """A stored version's source: its main file on stdout, or with -o all its files (the ones it
+    imports from its folder too) written into a folder, never over an existing file."""
+    from pathlib import Path
+
+    from bot_arena.arena.match.botref import MODULE
+    from bot_arena.db.store import lookup_bot
+
+    with open_existing_db(db).begin() as session:
+        ref = lookup_bot(session, name)
+    if ref is None:
+        fail(f"no registered bot {shown(name)} (NAME, NAME@N or NAME@SHA-PREFIX)")
+    if ref.kind != MODULE or ref.source is None:
+        runs = shown(ref.target)
+        fail(f"{shown(name)} is a {ref.kind} bot: it has no stored source (it runs {runs})")
+    main = Path(ref.target.rpartition(":")[0] if ref.target.count(":") else ref.target).name
+    if output is None:
+        typer.echo(ref.source, nl=False)
+        return
+    folder = Path(output)
+    written = []
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for relative, text in [(main, ref.source), *ref.files]:
+            target = folder / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "x", encoding="utf-8") as fh:
+                fh.write(text)
+            written.append(str(target))
+    except OSError as exc:
+        fail(f"cannot write {shown(str(exc.filename or folder))}: {exc.strerror or exc}")
+    typer.echo(f"wrote {len(written)} file(s) of {ref.name} ({ref.sha256[:12]}) into {folder}")
