@@ -10,7 +10,8 @@ Utilities are normalised to [0, 1] with ``game.bounds`` (``(u - min_each) / (max
 min_each)``), so the exploration constant ``c`` means the same for every utility scale.
 
 Budget: ``iterations`` (deterministic with ``seed``) or else ``time`` seconds, capped by the
-arena's ``budget.allocation()``; with ``time`` <= 0 and no arena limit either, 1000 iterations.
+arena's ``budget.allocation()`` and its deadline less a reserve (``search_common.think_time``);
+with ``time`` <= 0 and no arena limit either, 1000 iterations.
 The move played is the most visited root child (ties: first in move order);
 ``values`` is the mean utility vector at the root in the game's own scale; ``pv`` follows the
 most visited children; ``nodes`` counts tree nodes (the root included), ``leaves`` the playouts,
@@ -19,6 +20,7 @@ and ``extra`` holds ``iterations`` and ``playout_plies``.
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 import time
@@ -26,7 +28,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from bot_arena.bots.base import Bot, Decision, SearchInfo, TimeBudget
-from bot_arena.bots.search_common import time_limit
+from bot_arena.bots.search_common import think_time
 from bot_arena.games.base import Game
 
 
@@ -87,10 +89,19 @@ class MCTSBot(Bot):
         if self.iterations is not None:
             limit, deadline = self.iterations, math.inf
         else:
-            seconds = time_limit(self.time if self.time > 0 else None, budget)
+            seconds = think_time(self.time if self.time > 0 else None, budget)
             limit = 1 << 62 if seconds is not None else 1000
             deadline = clock() + seconds if seconds is not None else math.inf
-        root, iterations, plies = self._search(game, state, limit, deadline, clock)
+        # The tree holds no reference cycle (children only), so reference counting frees it;
+        # the cyclic collector, run meanwhile, would walk the whole growing tree at times (tens
+        # of milliseconds on a big one, past any deadline): it is off while the search runs.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            root, iterations, plies = self._search(game, state, limit, deadline, clock)
+        finally:
+            if collecting:
+                gc.enable()
         bounds = game.bounds
         span = bounds.max_each - bounds.min_each or 1.0
         values = tuple(bounds.min_each + span * s / max(root.visits, 1) for s in root.sums)

@@ -7,6 +7,7 @@ through the ``arena.bots`` entry-point group.
 
 from __future__ import annotations
 
+import hashlib
 from importlib import import_module
 from typing import Any
 
@@ -88,16 +89,35 @@ def is_builtin(spec: str) -> bool:
     return plugins.find_target(name, _BUILTIN, ENTRY_POINT_GROUP) is not None
 
 
+def seeded(kwargs: dict[str, Any], cls: type, seed: int | None) -> dict[str, Any]:
+    """``kwargs`` with the ``seed`` a bot of ``cls`` plays a match seeded ``seed`` with: that
+    seed, or, where the spec sets its own (``random:seed=7``), the two combined
+    (``combined_seed``). A spec's own seed alone would replay the same game at every match of
+    a pairing (a crosstable of 0, 1/2 and 1 only); combined, each match differs and still
+    replays exactly from its stored seed. No ``seed`` (a spec checked, not played): as given."""
+    if seed is None or "seed" not in accepted(cls):
+        return kwargs
+    own = kwargs.get("seed")
+    return {**kwargs, "seed": seed if own is None else combined_seed(own, seed)}
+
+
+def combined_seed(own: int, match: int) -> int:
+    """A spec's own seed and a match's seat seed as one seed in [0, 2**63): a hash of both, so
+    neither masks the other and no two pairs of small numbers collide by arithmetic."""
+    digest = hashlib.blake2b(f"{own}/{match}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
 def make(spec: str, seed: int | None = None) -> Bot:
-    """A built-in bot from its spec. ``seed`` seeds a bot's randomness unless the spec sets one."""
+    """A built-in bot from its spec. ``seed`` seeds a bot's randomness, combined with the
+    spec's own seed where it sets one (``seeded``)."""
     name, options = split_spec(spec)
     cls = bot_class(name)
     try:
         kwargs: dict[str, Any] = bind(f"bot {name}", cls, options, skip=("spec",))
     except GameError as exc:
         raise BotError(str(exc)) from None
-    if seed is not None and "seed" in accepted(cls) and "seed" not in kwargs:
-        kwargs["seed"] = seed
+    kwargs = seeded(kwargs, cls, seed)
     try:
         return cls(spec=spec.strip(), **kwargs)
     except (TypeError, ValueError) as exc:

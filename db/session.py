@@ -46,7 +46,7 @@ from bot_arena.db.sqlite_open import SCHEMA_FILE as SCHEMA_FILE
 from bot_arena.db.sqlite_open import TIMEOUT_ENV_VAR as TIMEOUT_ENV_VAR
 from bot_arena.db.sqlite_open import VERSIONS as VERSIONS
 from bot_arena.db.sqlite_open import DatabaseOpenError as DatabaseOpenError
-from bot_arena.db.sqlite_open import _harden, _read_only
+from bot_arena.db.sqlite_open import _harden, _read_only, folder_read_only
 from bot_arena.db.sqlite_open import busy_timeout_s as busy_timeout_s
 from bot_arena.db.sqlite_open import check_sqlite_schema as check_sqlite_schema
 from bot_arena.db.sqlite_open import database_url as database_url
@@ -119,6 +119,22 @@ def check_url(url: str | None, *, write: bool) -> None:
     if write and parsed.database in (None, "", ":memory:"):
         raise DatabaseOpenError(
             f"database {shown} is in memory: the results would be lost; give a file's path"
+        )
+    refuse_folder(sqlite_path(full), shown)
+
+
+def refuse_folder(path: Path | None, shown: str) -> None:
+    """A SQLite "file" that is a folder (``--db results/``) is said to be one (DatabaseOpenError),
+    with the file to give instead, not reported as a folder that is missing or not writable
+    or as a damaged database."""
+    try:
+        folder = path is not None and path.is_dir()
+    except OSError:
+        return  # opening it says why
+    if folder:
+        raise DatabaseOpenError(
+            f"database {shown} is a folder, not a database file; name a file in it: "
+            f"--db {short(str(Path(str(path)) / 'arena.db'))}"
         )
 
 
@@ -317,6 +333,7 @@ def make_engine(url: str | None = None, *, migrate: bool = True, read_only: bool
     shown = display_url(url)
     timeout = busy_timeout_s()
     path = sqlite_path(url)
+    refuse_folder(path, shown)
     try:
         parsed = make_url(url)
         # JSON columns are written as strict JSON: a NaN or an infinity is an error, not a
@@ -412,6 +429,11 @@ def describe_error(err: BaseException, url: str | None = None) -> str:
         )
     if "disk is full" in low or "no space" in low:
         return f"database {shown}: the disk is full ({reason}); nothing more was stored"
+    if "unable to open" in low and path is not None and _exists(path) and folder_read_only(path):
+        return (
+            f"database {shown} is read-only here: its folder cannot be written (a read-only "
+            f"file system or folder; {reason}); commands that only read it work"
+        )
     if "unable to open" in low:
         return f"cannot open database {shown} ({reason}): is its folder there and writable?"
     if isinstance(err, exc.OperationalError) and path is None:

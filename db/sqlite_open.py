@@ -74,9 +74,51 @@ def _harden(dbapi_conn: Any) -> None:
 
 def _read_only(path: Path, timeout: float) -> sqlite3.Connection:
     """A read-only connection to the SQLite file at ``path`` (``mode=ro``: no write, no WAL
-    checkpoint), hardened."""
+    checkpoint), hardened.
+
+    A file in WAL mode is read through its ``-shm`` index, which SQLite creates beside it: in a
+    folder nobody here can write (a read-only file system, a read-only copy) that fails, so
+    there the file is opened ``immutable`` (no locks, no index: SQLite reads the file as it is,
+    which nobody can change while its folder is read-only) unless a ``-wal`` log with commits
+    not yet in the file is there, which ``immutable`` would skip (``unreadable_log``)."""
+    conn = _connect_read_only(path, timeout, immutable=False)
+    if not folder_read_only(path):
+        return conn
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+    unreadable_log(path)
+    return _connect_read_only(path, timeout, immutable=True)
+
+
+def folder_read_only(path: Path) -> bool:
+    """Whether this process may not create files beside ``path`` (its folder is read-only for
+    this user, or on a read-only file system: ``access(2)`` says EROFS even to root)."""
+    return not os.access(path.parent, os.W_OK)
+
+
+def unreadable_log(path: Path) -> None:
+    """Refuse (DatabaseOpenError) a file in a read-only folder whose ``-wal`` log holds data:
+    its last commits are in the log, which only a writer can merge into the file."""
+    log = path.with_name(path.name + "-wal")
+    try:
+        size = log.stat().st_size
+    except OSError:
+        return
+    if size:
+        raise DatabaseOpenError(
+            f"database {short(str(path))} is in a read-only folder and its last commits are "
+            f"still in {short(log.name)}, which only a writer can merge: open it once where it "
+            "is writable (any arena command), then copy it"
+        )
+
+
+def _connect_read_only(path: Path, timeout: float, *, immutable: bool) -> sqlite3.Connection:
+    mode = "mode=ro&immutable=1" if immutable else "mode=ro"
     conn = sqlite3.connect(
-        f"file:{quote(str(path))}?mode=ro", uri=True, timeout=timeout, check_same_thread=False
+        f"file:{quote(str(path))}?{mode}", uri=True, timeout=timeout, check_same_thread=False
     )
     try:
         _harden(conn)

@@ -181,7 +181,10 @@ def ref_of(version: BotVersion, name: str | None = None) -> BotRef:
 
 
 def lookup_bot(session: Session, name: str) -> BotRef | None:
-    """The latest version of the registered bot ``name``, or None."""
+    """The latest version of the registered bot ``name``, or None. ``NAME@N`` names its N-th
+    version (as ``bots show`` numbers them, from 1) and ``NAME@PREFIX`` the one whose SHA-256
+    starts with PREFIX (hex, at least 4 digits, one version only): the bot then plays as
+    ``NAME@N``, a bot of its own beside NAME (a new version and an old one in one field)."""
     version = session.scalars(
         select(BotVersion)
         .join(Bot)
@@ -190,11 +193,29 @@ def lookup_bot(session: Session, name: str) -> BotRef | None:
         .limit(1)
     ).first()
     if version is None:
+        version = stored_version(session, name)
+    if version is None:
         return None
     try:
         return ref_of(version, name)
     except ValueError as exc:  # stored by an older release's rules (a path out of its folder)
         raise UnloadableBot(name, str(exc)) from None
+
+
+def stored_version(session: Session, spec: str) -> BotVersion | None:
+    """The version ``NAME@N`` or ``NAME@PREFIX`` names (see ``lookup_bot``), or None."""
+    base, at, tag = spec.rpartition("@")
+    if not at or not base or not tag:
+        return None
+    versions = [v for v in bot_versions(session, base) if v.bot.registered]
+    if tag.isdigit():
+        number = int(tag)
+        return versions[number - 1] if 1 <= number <= len(versions) else None
+    low = tag.lower()
+    if len(low) < 4 or any(c not in "0123456789abcdef" for c in low):
+        return None
+    found = [v for v in versions if v.sha256.startswith(low)]
+    return found[0] if len(found) == 1 else None
 
 
 def list_bots(session: Session, *, include_unregistered: bool = False) -> list[Bot]:

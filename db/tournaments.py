@@ -138,13 +138,14 @@ class OpenMatch:
     seed: int
     running: bool  # left 'running' by an interrupted run (its partial moves must go)
     bots: tuple[str, ...]  # bot name per seat
+    opening: str = ""  # the opening's moves, space-separated (from the book's start)
 
 
 def open_matches(session: Session, tournament_id: int) -> list[OpenMatch]:
     """The tournament's pending and running matches in schedule order (one query over plain
     rows: loading thousands of ORM matches took longer than creating them)."""
     rows = session.execute(
-        select(Match.id, Match.start_position, Match.seed, Match.status, Bot.name)
+        select(Match.id, Match.start_position, Match.seed, Match.status, Bot.name, Match.opening)
         .join(Seat, Seat.match_id == Match.id)
         .join(BotVersion, BotVersion.id == Seat.bot_version_id)
         .join(Bot, Bot.id == BotVersion.bot_id)
@@ -154,10 +155,9 @@ def open_matches(session: Session, tournament_id: int) -> list[OpenMatch]:
     found = []
     for match_id, group in itertools.groupby(rows, key=lambda row: row[0]):
         seats = list(group)
-        _, start, seed, status, _ = seats[0]
-        found.append(
-            OpenMatch(match_id, start, seed, status == "running", tuple(r[4] for r in seats))
-        )
+        _, start, seed, status, _, opening = seats[0]
+        bots = tuple(r[4] for r in seats)
+        found.append(OpenMatch(match_id, start, seed, status == "running", bots, opening or ""))
     return found
 
 

@@ -46,8 +46,12 @@ def format_settings(
 def rating_order(factory: sessionmaker[Session], game: str, refs: list[BotRef]) -> list[int]:
     """Field positions best first by the bots' current ratings in ``game`` (maximum
     likelihood over every stored result, the version that plays here); bots without a rating
-    after them, in field order. Ratings of separate pools do not compare: the pool of the best
-    rated bot first."""
+    after them, in field order, so the byes (the top seeds') go to rated bots first.
+
+    Ratings of separate pools (bots never linked by games) do not compare, and the pools come
+    in no order of strength: each pool's best bot of the field goes before any pool's second,
+    and so on (``interleaved``), so the weakest bot of one pool is never seeded above the best
+    of another."""
     from bot_arena.arena.ratings.outcomes import RatingInputError
     from bot_arena.arena.ratings.query import (
         SHORT_HASH,
@@ -63,10 +67,20 @@ def rating_order(factory: sessionmaker[Session], game: str, refs: list[BotRef]) 
         except (LeaderboardError, RatingInputError):
             return list(range(len(refs)))
     by_key = {r.bot: r for r in table.rows}
-
-    def key(i: int) -> tuple[int, int, float, int]:
-        ref = refs[i]
+    rated: dict[int, tuple[int, float]] = {}  # field position -> (pool, Elo)
+    for i, ref in enumerate(refs):
         row = by_key.get(f"{ref.name}@{ref.sha256[:SHORT_HASH]}") or by_key.get(ref.name)
-        return (0, row.pool, -row.elo, i) if row else (1, 0, 0.0, i)
+        if row is not None:
+            rated[i] = (row.pool, row.elo)
+    order = interleaved(rated)
+    return [*order, *(i for i in range(len(refs)) if i not in rated)]
 
-    return sorted(range(len(refs)), key=key)
+
+def interleaved(rated: dict[int, tuple[int, float]]) -> list[int]:
+    """Field positions of rated bots (``rated``: position -> (pool, Elo)) in seeding order:
+    by rank within their pool (each pool's best first), then by Elo, then by position."""
+    rank: dict[int, int] = {}
+    for pool in {pool for pool, _ in rated.values()}:
+        members = sorted((i for i in rated if rated[i][0] == pool), key=lambda i: -rated[i][1])
+        rank.update((i, r) for r, i in enumerate(members))
+    return sorted(rated, key=lambda i: (rank[i], -rated[i][1], i))

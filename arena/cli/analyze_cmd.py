@@ -91,29 +91,35 @@ def analyze_command(
     except (BotError, GameError) as exc:
         fail(str(exc))
     report = _report(game, state, decision)
+    written: list[str] = []
     if trace is not None:
         if dot is not None:
-            _write(dot, render_dot(trace, game))
+            written.append(_write(dot, render_dot(trace, game), "Graphviz DOT", trace.nodes))
         if svg is not None:
             from bot_arena.arena.report.tree_svg import render_svg
 
-            _write(svg, render_svg(trace, game))
+            written.append(_write(svg, render_svg(trace, game), "SVG picture", trace.nodes))
     if json_out:
         if explain and trace is not None:
             report["tree"] = trace.root.to_dict(game)
         typer.echo(json.dumps(report))
-        return
-    if explain and trace is not None:
-        typer.echo(render_text(trace, game))
-        typer.echo("")
-    _print_report(game, report, bot)
+    else:
+        if explain and trace is not None:
+            typer.echo(render_text(trace, game))
+            typer.echo("")
+        _print_report(game, report, bot)
+    for line in written:  # as ``report`` says; beside --json, on stderr: stdout stays JSON
+        typer.echo(line, err=json_out)
 
 
-def _write(path: Path, text: str) -> None:
+def _write(path: Path, text: str, what: str, nodes: int) -> str:
+    """Write ``text`` to ``path``; the line that says what was written."""
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         fail(f"cannot write {path}: {exc.strerror or exc}")
+    size = len(text.encode("utf-8"))
+    return f"wrote {path} ({what} of the searched tree, {nodes} nodes, {size / 1e3:.1f} kB)"
 
 
 def _trace(game: Game[Any, Any], state: Any, spec: str, player: Bot, limit: int) -> Trace:

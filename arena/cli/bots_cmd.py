@@ -221,3 +221,148 @@ def show_command(
         [r["version"], r["sha256"][:12], r["kind"], shown(r["target"]), r["created"]] for r in rows
     ]
     typer.echo(tabulate(table, headers=["version", "sha256", "kind", "target", "added"]))
+
+
+def class_entries(folder: str) -> list[tuple[str, str]]:
+    """(name, path) of each bot in ``folder``: every ``.py`` file and every subfolder holding
+    ``main.py``, named after it, in name order; hidden and ``_`` names are left out."""
+    from pathlib import Path
+
+    from bot_arena.arena.match.botspec import MAIN
+
+    root = Path(folder)
+    if not root.is_dir():
+        fail(f"{shown(folder)} is not a folder")
+    found: list[tuple[str, str]] = []
+    for entry in sorted(root.iterdir(), key=lambda p: p.name):
+        if entry.name.startswith((".", "_")):
+            continue
+        if entry.is_file() and entry.suffix == ".py":
+            found.append((entry.stem, str(entry)))
+        elif entry.is_dir() and (entry / MAIN).is_file():
+            found.append((entry.name, str(entry)))
+    if not found:
+        fail(f"{shown(folder)} holds no bot (.py files or folders with {MAIN})")
+    return found
+
+
+def _add_one(
+    name: str,
+    path: str,
+    game: str,
+    params: list[str] | None,
+    move_time: float,
+    startup: float,
+    confinement: Confinement,
+    factory: Any,
+) -> dict[str, Any]:
+    """Register one bot of a class (``add_all_command``) as ``bots add`` does (the API's
+    ``submit``): its row of the summary."""
+    from bot_arena.arena.api.errors import ArenaError
+    from bot_arena.arena.api.submit import check_bot_name, register, validate
+
+    row: dict[str, Any] = {"name": name, "path": path, "ok": False}
+    try:
+        check_bot_name(name)
+        validation = validate(
+            path, game, params, confinement, move_time=move_time, startup_s=startup
+        )
+    except ArenaError as exc:
+        return {**row, "result": "refused", "why": str(exc)}
+    if validation.failed is not None:
+        seat, fault = validation.failed
+        why = f"{fault.termination.value}: {fault.message}"
+        return {**row, "result": "failed", "why": why, "seat": seat}
+    with factory.begin() as session:
+        registered = register(session, name, validation.ref)
+    number = registered.number
+    what = f"version {number}" + ("" if registered.created else " (unchanged)")
+    return {**row, "ok": True, "result": "added", "why": what, "version": number}
+
+
+@bots_app.command("add-all", cls=ArenaCommand)
+def add_all_command(
+    folder: Annotated[str, typer.Argument(help="A folder of bots: FILE.py and FOLDER/main.py.")],
+    game: GameOption = None,
+    param: ParamOption = None,
+    move_time: MoveTimeOption = 2.0,
+    startup_time: StartupOption = 10.0,
+    sandbox: SandboxOption = None,
+    allow_read: AllowReadOption = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Register a class: each .py file and each folder with main.py in FOLDER is validated as
+    `bots add` does and stored under its own name; a table says who passed and why not. Exit
+    0 when every bot passed, 1 otherwise."""
+    confinement = sandbox_options(sandbox, allow_read)
+    if game is None:
+        fail("--game is required: the game to check the bots on (`arena games` lists them)")
+    from bot_arena.arena.api.checks import load_game
+    from bot_arena.arena.api.errors import ArenaError
+
+    try:
+        load_game(game, list(param or []))  # a bad game or parameter: one line, nothing run
+    except ArenaError as exc:
+        fail(str(exc))
+    entries = class_entries(folder)
+    factory = open_writable_db(db)  # before the validation games, not after them
+    line = confinement.warning()
+    if line is not None:
+        echo_err(line)
+    rows = [
+        _add_one(name, path, game, param, move_time, startup_time, confinement, factory)
+        for name, path in entries
+    ]
+    if as_json:
+        typer.echo(json.dumps(rows))
+    else:
+        width = max(len(shown(r["name"])) for r in rows)
+        for r in rows:
+            typer.echo(f"{shown(r['name']):<{width}}  {r['result']:<7}  {shown(r['why'])}")
+        passed = sum(1 for r in rows if r["ok"])
+        typer.echo(f"{passed} of {len(rows)} bots added")
+    if not all(r["ok"] for r in rows):
+        raise typer.Exit(1)
+
+
+@bots_app.command("source", cls=ArenaCommand)
+def source_command(
+    name: Annotated[str, typer.Argument(help="NAME (the latest version), NAME@N or NAME@SHA.")],
+    output: Annotated[
+        str | None,
+        typer.Option("--output", "-o", help="Write its files into this folder (made if new)."),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """A stored version's source: its main file on stdout, or with -o all its files (the ones it
+    imports from its folder too) written into a folder, never over an existing file."""
+    from pathlib import Path
+
+    from bot_arena.arena.match.botref import MODULE
+    from bot_arena.db.store import lookup_bot
+
+    with open_existing_db(db).begin() as session:
+        ref = lookup_bot(session, name)
+    if ref is None:
+        fail(f"no registered bot {shown(name)} (NAME, NAME@N or NAME@SHA-PREFIX)")
+    if ref.kind != MODULE or ref.source is None:
+        runs = shown(ref.target)
+        fail(f"{shown(name)} is a {ref.kind} bot: it has no stored source (it runs {runs})")
+    main = Path(ref.target.rpartition(":")[0] if ref.target.count(":") else ref.target).name
+    if output is None:
+        typer.echo(ref.source, nl=False)
+        return
+    folder = Path(output)
+    written = []
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for relative, text in [(main, ref.source), *ref.files]:
+            target = folder / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "x", encoding="utf-8") as fh:
+                fh.write(text)
+            written.append(str(target))
+    except OSError as exc:
+        fail(f"cannot write {shown(str(exc.filename or folder))}: {exc.strerror or exc}")
+    typer.echo(f"wrote {len(written)} file(s) of {ref.name} ({ref.sha256[:12]}) into {folder}")

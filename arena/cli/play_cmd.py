@@ -205,11 +205,11 @@ def play_command(
     confinement = confinement.for_bots(names)
     if show is None:
         show = not as_json
+    factory = None if no_save else open_writable_db(db)  # before the game, not after it
     on_move = None
     if show and not as_json:
         humans = [i for i, ref in enumerate(refs) if ref.kind == HUMAN]
         on_move = show_moves(game, start, names, humans)
-    factory = None if no_save else open_writable_db(db)  # before the game, not after it
     warn_unconfined(confinement)
     with BotPool(limits, sandbox=confinement.settings) as pool:
         level = pool.sandbox_level

@@ -34,6 +34,7 @@ from bot_arena.arena.cli.common import (
 )
 from bot_arena.arena.cli.option_sets import with_option_sets
 from bot_arena.arena.cli.rating_cmd import WideOption, table_width
+from bot_arena.arena.cli.run_config import ConfigOption
 from bot_arena.arena.match.text import shown
 
 if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when a command
@@ -191,6 +192,7 @@ class NewTournament:
     db: DbOption = None
     as_json: JsonOption = False
     ray: RayOptions = field(default_factory=RayOptions)
+    config: ConfigOption = None  # read first, as the other options' defaults (run_config)
 
     def spec(self, game: str, bots: list[str] | None) -> TournamentSpec:
         """The API's spec of the tournament these options and ``bots`` ask for."""
@@ -649,11 +651,16 @@ def _standings_table(summary: dict[str, Any]) -> str:
 @tournament_app.command("list", cls=ArenaCommand)
 def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     """The tournaments in the database, newest first."""
+    from bot_arena.arena.tournament.create import interrupted
     from bot_arena.db import queries
+    from bot_arena.db.models import Tournament
 
     factory = open_existing_db(db)
     with factory() as session:
         rows = queries.tournaments(session)
+        for r in rows:  # running, but its runner is gone: said so
+            found = session.get(Tournament, r["id"]) if r["status"] == "running" else None
+            r["interrupted"] = found is not None and interrupted(found)
     if as_json:
         typer.echo(json.dumps(rows))
         return
@@ -665,7 +672,7 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
             r["format"],
             r["bots"],
             f"{r['done']}/{r['total']}",
-            r["status"],
+            "interrupted" if r["interrupted"] else r["status"],
             r["created"],
         ]
         for r in rows

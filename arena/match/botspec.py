@@ -31,7 +31,12 @@ from bot_arena.arena.match.botref import (
     files_from,
     pinned,
 )
-from bot_arena.arena.match.engines import OPTION_PREFIX, engine_command, split_engine
+from bot_arena.arena.match.engines import (
+    OPTION_PREFIX,
+    engine_command,
+    split_engine,
+    without_name,
+)
 from bot_arena.arena.match.names import check_derived
 from bot_arena.arena.transport.sandbox import paths
 from bot_arena.bots.base import BotError
@@ -169,11 +174,13 @@ def resolve(spec: str, lookup: Callable[[str], BotRef | None] | None = None) -> 
         return BotRef(f"cmd:{typed}", COMMAND, command, None, versions.command(command))
     kind = next((k for k in ENGINES if spec.startswith(f"{k}:")), None)
     if kind is not None:  # uci: or xboard:
-        typed = spec[len(kind) + 1 :].strip()
+        label, typed = without_name(spec[len(kind) + 1 :].strip())
         versions.check_command(shlex.join(split_engine(typed)[0]))
         target = anchor_command(typed)
-        # the options are part of the version: the hashed text is the whole target
-        return BotRef(f"{kind}:{typed}", kind, target, None, versions.command(target))
+        # the options are part of the version: the hashed text is the whole target (its
+        # name= word left out: a name is no part of what runs)
+        name = label or f"{kind}:{typed}"
+        return BotRef(name, kind, target, None, versions.command(target))
     if spec == HUMAN:
         return pinned(HUMAN, HUMAN, HUMAN)
     if file_target(spec) is not None:

@@ -294,6 +294,7 @@ class BotPool:
         *,
         time_control: TimeControl | Sequence[TimeControl] = TimeControl(),  # noqa: B008
         start_position: str | None = None,
+        opening: Sequence[str] = (),
         seed: int = 0,
         on_move: Callable[[MoveRecord], None] | None = None,
         barred: Mapping[int, Fault] | None = None,
@@ -339,6 +340,7 @@ class BotPool:
                 "players": n,
                 "seed": seat_seed(seed, i),
                 "position": position,
+                "opening": tuple(opening),
             }
             for i in range(n)
         ]

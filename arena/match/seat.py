@@ -247,6 +247,12 @@ class ProcessSeat:
                 )
             if isinstance(answer, MoveAnswer):
                 return Reply(elapsed, answer.move, answer.info)
+            if isinstance(answer, BotFailure) and answer.phase == "answer":
+                # the worker's word for a value its game cannot write as a move (the message
+                # quotes the value the bot returned): bad output, as a text that does not parse
+                text = answer.message
+                fault = faults.bad_output(text, text, **self._evidence())
+                return Reply(elapsed, fault=fault)
             if isinstance(answer, BotFailure):
                 message = f"the bot raised {_last_line(answer.exception or answer.message)}"
                 fault = faults.crash(message, exception=answer.exception, **self._evidence())

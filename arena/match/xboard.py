@@ -5,7 +5,9 @@ process transport, clocks and fault classes, the other chess engine protocol.
   which sends no features, is taken as it is after two seconds), ``easy`` (no pondering), the
   engine's options (``option NAME=VALUE``). Each game: ``new``, ``force``, ``post`` and, from a
   position other than the start, ``setboard FEN`` (refused as a failed start when the engine
-  does not offer it); with ``ping``, ``ping N`` until ``pong N`` (ready, as UCI's ``readyok``).
+  does not offer it), then the opening's moves (a book's, ``--openings-plies``'), which need
+  no ``setboard`` from the standard start; with ``ping``, ``ping N`` until ``pong N`` (ready,
+  as UCI's ``readyok``).
 - **A move**: the engine stays in force mode between its moves and is told the moves it has
   not seen (``usermove M`` when it asked for that), the time control (``level 0 M:SS INC`` for a
   clock, ``st S`` for a move time, ``sd N`` for ``--depth``), ``time``/``otim`` in centiseconds,
@@ -29,7 +31,7 @@ from bot_arena.arena.match.seat import Reply
 from bot_arena.arena.match.uci import GAME, START_FEN
 from bot_arena.arena.transport import protocol
 from bot_arena.arena.transport.process import BotProcess, ReadStatus
-from bot_arena.games.base import Game
+from bot_arena.games.base import Game, GameError
 
 PROTOCOL_1_WAIT_S = 2.0  # how long an engine that sends no features is waited for (CECP's rule)
 _THINKING = re.compile(rb"^\s*(\d+)\s+(-?\d+)\s+(\d+)\s+(\d+)\s*(.*)$")
@@ -78,6 +80,18 @@ def level_command(tc: Any) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
+def from_start(game: Game[Any, Any], opening: list[str], position: str) -> list[str] | None:
+    """``opening`` when its moves lead from the standard start to ``position`` (the game's
+    own text of it), else None: the moves an engine without ``setboard`` is told instead."""
+    if not opening:
+        return None
+    try:
+        state = game.parse_position(f"{START_FEN} moves {' '.join(opening)}")
+    except GameError:
+        return None
+    return opening if game.format_position(state) == position else None
+
+
 class XboardSeat(EngineSeat):
     """An ``xboard:`` bot's process, spoken to in CECP."""
 
@@ -87,6 +101,7 @@ class XboardSeat(EngineSeat):
         self.features: dict[str, str] = {}  # the features of _USED_FEATURES it announced
         self.offered: set[str] = set()  # the names of the options it announced
         self.start_position = START_FEN
+        self.opening: list[str] = []  # the moves from the standard start to it, when known
         self.seat = 0
         self.first = True
         self.known = 0  # the game's moves the engine's board holds
@@ -97,6 +112,8 @@ class XboardSeat(EngineSeat):
     def start(self, message: dict[str, Any]) -> None:
         self.sent = time.monotonic()
         self.start_position = str(message.get("position") or START_FEN)
+        opening = message.get("opening")
+        self.opening = [str(m) for m in opening] if isinstance(opening, list) else []
         self.seat = int(message.get("seat") or 0)
         self.first = message.get("type") == "hello"
         self.known = 0
@@ -123,12 +140,18 @@ class XboardSeat(EngineSeat):
             self.process.send("".join(f"{c}\n" for c in commands).encode(), deadline)
         fen, _, history = self.start_position.partition(" moves ")
         setup = ["new", "force", "post"]
-        if fen.strip() != START_FEN or history:
-            if self.features.get("setboard") != "1":
+        moves = history.split()
+        if fen.strip() != START_FEN and self.features.get("setboard") != "1":
+            # moves from the standard start need no setboard: after new/force the engine is
+            # told them as any moves (cutechess's way with fairymax, setboard=0)
+            opening = from_start(game, self.opening, self.start_position)
+            if opening is None:
                 self.process.kill()
                 return faults.stall("the engine cannot set up a position (no setboard)", "setup")
+            moves = opening
+        elif fen.strip() != START_FEN:
             setup.append(f"setboard {fen.strip()}")
-            setup += [self._move_text(m) for m in history.split()]
+        setup += [self._move_text(m) for m in moves]
         if self.features.get("ping") == "1":
             self.pings += 1
             setup.append(f"ping {self.pings}")

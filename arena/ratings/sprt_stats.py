@@ -50,7 +50,12 @@ The estimates beside the LLR follow fastchess and fishtest: the mean score mu, i
 error sqrt(var / N) over the counted units (pairs or games), Elo = -400 log10(1 / mu - 1) with
 the 95% interval from the transformed interval of mu (scores clamped to [0.001, 0.999], so
 |Elo| <= 1200), nElo = (mu - 1/2) / sigma_game * 800 / ln 10 with its interval scaled alike, and
-LOS = Phi((mu - 1/2) / se).
+LOS = Phi((mu - 1/2) / se). Counts of one outcome only (34 wins and nothing else) have no
+spread: there the estimates are fastchess's, from the counts as they are, said as what they are:
+an infinite Elo (all wins or all losses) with an undefined interval, an undefined nElo (all
+draws), a LOS of 100%, 0% or undefined (``Estimate.text``), never a large finite number that
+the regularization made up (34-0 was "Elo 1199.8 +/- 142.5, nElo 11695.5"). In JSON these
+values are null, with a ``shown`` text beside them.
 """
 
 from __future__ import annotations
@@ -462,11 +467,38 @@ class Estimate:
 
     @property
     def error(self) -> float:
-        """Half the interval's width: the "+/-" fastchess prints."""
+        """Half the interval's width: the "+/-" fastchess prints (NaN: undefined)."""
         return (self.high - self.low) / 2.0
 
-    def to_dict(self) -> dict[str, float]:
-        return {"value": self.value, "low": self.low, "high": self.high}
+    def text(self) -> str:
+        """``12.3 +/- 4.5``; an infinite value or an undefined one (NaN) said as such."""
+        return f"{number_text(self.value, '.1f')} +/- {number_text(self.error, '.1f')}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Finite numbers as they are; where one is not (one outcome only), JSON's null and the
+        estimate as ``text`` shows it under ``shown``."""
+        out: dict[str, Any] = {
+            "value": _finite_or_none(self.value),
+            "low": _finite_or_none(self.low),
+            "high": _finite_or_none(self.high),
+        }
+        if None in out.values():
+            out["shown"] = self.text()
+        return out
+
+
+def number_text(value: float, spec: str) -> str:
+    """``value`` formatted by ``spec``; ``inf``, ``-inf`` or ``undefined`` (NaN) when it is not
+    a finite number."""
+    if math.isnan(value):
+        return "undefined"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return format(value, spec)
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 def _elo_of(score: float) -> float:
@@ -474,7 +506,10 @@ def _elo_of(score: float) -> float:
 
 
 def _estimates(counts: tuple[int, ...]) -> tuple[Estimate, Estimate, float]:
-    """(Elo, nElo, LOS) from pentanomial or trinomial counts (regularized like the LLR)."""
+    """(Elo, nElo, LOS) from pentanomial or trinomial counts (regularized like the LLR), or
+    fastchess's for counts of one outcome only (``_one_outcome``)."""
+    if sum(1 for count in counts if count) == 1:
+        return _one_outcome(counts)
     total, scores, phat = _distribution(np.array([counts], dtype=float))
     n = float(total[0])
     mu = float((phat[0] * scores).sum())
@@ -486,6 +521,25 @@ def _estimates(counts: tuple[int, ...]) -> tuple[Estimate, Estimate, float]:
     nelo_error = Z95 * se / sigma_game * NELO_PER_T
     nelo = Estimate(nelo_value, nelo_value - nelo_error, nelo_value + nelo_error)
     los = 0.5 * math.erfc(-(mu - 0.5) / (se * math.sqrt(2.0)))
+    return elo, nelo, los
+
+
+def _one_outcome(counts: tuple[int, ...]) -> tuple[Estimate, Estimate, float]:
+    """The estimates of counts that hold one outcome only, as fastchess computes them from the
+    counts unregularized: no spread, so the score's interval is the point ``a`` (Elo ``a``'s,
+    +/- 0, and infinite at 0 or 1 with an undefined interval: inf - inf); nElo divides by the
+    zero spread (infinite, undefined at a = 1/2, its interval undefined); LOS is 100% above 1/2,
+    0% below it and undefined at it."""
+    index = next(i for i, count in enumerate(counts) if count)
+    score = index / (len(counts) - 1)
+    nan, side = math.nan, (score > 0.5) - (score < 0.5)
+    if 0.0 < score < 1.0:
+        value = elo_diff(score) + 0.0  # 0.0, not -0.0, at 1/2
+        elo = Estimate(value, value, value)
+    else:
+        elo = Estimate(math.copysign(math.inf, score - 0.5), nan, nan)
+    nelo = Estimate(side * math.inf if side else nan, nan, nan)
+    los = {1: 1.0, -1: 0.0}.get(side, nan)
     return elo, nelo, los
 
 
@@ -528,7 +582,7 @@ class SprtState:
             "decision": self.decision,
             "elo": self.elo.to_dict(),
             "nelo": self.nelo.to_dict(),
-            "los": self.los,
+            "los": _finite_or_none(self.los),
             "draw_ratio": self.draw_ratio,
         }
 
@@ -544,9 +598,9 @@ class SprtState:
         return (
             f"LLR {self.llr:.2f} ({self.lower:.2f}, {self.upper:.2f}) "
             f"[{s.elo0:.2f}, {s.elo1:.2f}] {unit}{verdict} | "
-            f"Elo {self.elo.value:.1f} +/- {self.elo.error:.1f} | "
-            f"nElo {self.nelo.value:.1f} +/- {self.nelo.error:.1f} | "
-            f"LOS {100.0 * self.los:.1f}% | DrawRatio {100.0 * self.draw_ratio:.1f}% | "
+            f"Elo {self.elo.text()} | nElo {self.nelo.text()} | "
+            f"LOS {number_text(100.0 * self.los, '.1f')}{'' if math.isnan(self.los) else '%'} | "
+            f"DrawRatio {100.0 * self.draw_ratio:.1f}% | "
             f"{counts} | games {self.games}"
         )
 

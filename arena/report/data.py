@@ -239,7 +239,10 @@ def _game(m: PlayedMatch, rules: games.GameCache) -> dict[str, Any]:
     }
     if m.adjudication:
         out["adjudication"] = m.adjudication
-    out["board"] = _board(m, rules)
+    board = _board(m, rules)
+    out["board"] = None if board is None else board[0]
+    if board is not None:
+        out["moves"] = board[1]  # as people read them: SAN in chess, as ``replay`` shows
     return out
 
 
@@ -261,9 +264,10 @@ def _info(seat: int, ms: float, info: dict[str, Any] | None, forced: bool) -> di
     return out
 
 
-def _board(m: PlayedMatch, rules: games.GameCache) -> dict[str, Any] | None:
-    """The replay's frames, rebuilt from the stored moves by the game's rules (None when the
-    game cannot be loaded here, e.g. a plugin game that is not installed)."""
+def _board(m: PlayedMatch, rules: games.GameCache) -> tuple[dict[str, Any], list[str]] | None:
+    """The replay's frames, rebuilt from the stored moves by the game's rules, and the moves'
+    labels (``move_label``: SAN in chess); None when the game cannot be loaded here (a plugin
+    game that is not installed)."""
     try:
         game = rules.get(m.game, m.params)
         if game is None:
@@ -275,13 +279,15 @@ def _board(m: PlayedMatch, rules: games.GameCache) -> dict[str, Any] | None:
         )
         state = start
         moves = []
+        labels = []
         for mv in m.moves:
             # the move text as the legal moves spell it (not the referee's cached facts, which
             # also format the position: a third of a big report's time)
             move = {game.format_move(x): x for x in game.legal_moves(state)}[mv.move]
             moves.append(move)
+            labels.append(game.move_label(state, move))
             state = game.apply(state, move)
-        return encode_replay(game, start, moves)
+        return encode_replay(game, start, moves), labels
     except (GameError, KeyError, ValueError):
         return None
 

@@ -7,6 +7,13 @@ its start). Blank lines and ``#`` comments are skipped. Every entry is checked b
 stored: a position that does not parse, or where the game is already over, is a one-line
 ``ScheduleError`` naming the file and the line (or game).
 
+A Polyglot book (``.bin``, chess: cutechess's ``-bookfile``; read by python-chess) holds weighted
+moves by position, not openings: its openings are ``POLYGLOT_WALKS`` walks from the standard
+start, each move drawn by the book's weights, to ``plies`` half-moves (``POLYGLOT_PLIES`` when
+not given) or to a position the book has no move for. The walks are drawn from a seed of their
+own, so a book gives the same openings in every run (a new version and its base meet the same
+ones); ``--openings-order random`` shuffles them by the tournament's seed as any book.
+
 Each game pair (the N games of a rotation, every bot in every seat once: cutechess ``-repeat``)
 plays one opening; pairs take the book's entries in order (``sequential``) or in an order shuffled
 from the tournament's seed (``random``, every entry once before any repeats), going round the
@@ -27,6 +34,9 @@ from bot_arena.games.base import Game, GameError
 
 ORDERS = ("sequential", "random")
 MAX_ENTRIES = 1_000_000  # openings a book may hold (the biggest published books hold fewer)
+POLYGLOT_WALKS = 1000  # openings drawn from a Polyglot book
+POLYGLOT_PLIES = 8  # their length when --openings-plies is not given (cutechess's bookdepth)
+POLYGLOT_ENTRY = 16  # bytes of a Polyglot entry: key, move, weight, learn
 
 
 def read_book(game: Game[Any, Any], path: str, plies: int | None = None) -> list[Opening]:
@@ -34,6 +44,8 @@ def read_book(game: Game[Any, Any], path: str, plies: int | None = None) -> list
     within the book's limits: its size (``games.files``) and ``MAX_ENTRIES``."""
     if plies is not None and plies < 1:
         raise ScheduleError(f"--openings-plies must be >= 1, not {plies}")
+    if path.lower().endswith(".bin"):
+        return _polyglot_openings(game, path, POLYGLOT_PLIES if plies is None else plies)
     try:
         with files.lines(path, files.BOOK) as lines:
             numbered = enumerate(lines, 1)
@@ -158,6 +170,50 @@ def _pgn_openings(game: Game[Any, Any], path: str, text: str, plies: int | None)
             continue  # a game without moves from the start: no opening at all
         _count(out, path)
         out.append(_checked(game, state, tuple(moves), where, fen))
+
+
+def _polyglot_openings(game: Game[Any, Any], path: str, plies: int) -> list[Opening]:
+    """``POLYGLOT_WALKS`` openings drawn from the Polyglot book at ``path`` by its weights."""
+    import chess
+    import chess.polyglot
+
+    if game.name != "chess":
+        raise ScheduleError(f"{path}: a Polyglot book holds chess moves, and this is {game.name}")
+    try:
+        size = len(files.read_bytes(path, files.BOOK.what, files.BOOK.limit()))
+    except files.FileRefused as exc:
+        raise ScheduleError(str(exc)) from None
+    if size == 0 or size % POLYGLOT_ENTRY:
+        raise ScheduleError(
+            f"--openings {path} is not a Polyglot book ({size} bytes, not a whole number of "
+            f"{POLYGLOT_ENTRY}-byte entries)"
+        )
+    rng = random.Random(derive_seed(0, "polyglot"))
+    out: list[Opening] = []
+    try:
+        with chess.polyglot.open_reader(path) as reader:
+            for walk in range(POLYGLOT_WALKS):
+                board, state = chess.Board(), game.initial_state()
+                moves: list[str] = []
+                while len(moves) < plies:
+                    entries = list(reader.find_all(board))
+                    if not entries:
+                        break
+                    entry = rng.choices(entries, weights=[e.weight for e in entries])[0]
+                    text = entry.move.uci()
+                    board.push(entry.move)
+                    state = game.apply(state, game.move_from_text(state, text))
+                    moves.append(text)
+                if not moves:
+                    raise ScheduleError(f"--openings {path} has no move for the start position")
+                out.append(_checked(game, state, tuple(moves), f"{path}: walk {walk + 1}"))
+    except ScheduleError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise ScheduleError(
+            f"--openings {path}: cannot read it as a Polyglot book: {exc}"
+        ) from None
+    return out
 
 
 def _checked(

@@ -211,6 +211,18 @@ def active_runner(tournament: Tournament) -> int | None:
     return pid if b"arena" in cmdline else None
 
 
+def interrupted(tournament: Tournament) -> bool:
+    """Whether a tournament marked ``running`` has no runner left: the process it recorded on
+    this machine is gone (killed, or the machine restarted), or it recorded none. A runner on
+    another machine cannot be looked at from here: its tournament stays ``running``."""
+    if tournament.status != "running":
+        return False
+    runner = stored.recorded_runner(tournament)
+    if runner is not None and runner[0] != this_host():
+        return False
+    return runner is None or runner[1] == os.getpid() or active_runner(tournament) is None
+
+
 def resolve_field(
     session: Session,
     tournament: Tournament,

@@ -134,6 +134,6 @@ class Maker:
         for match_id, item in zip(ids, batch.new, strict=True):
             self.director.added(match_id, item)
         return [
-            Job(match_id, seats, opening.position, seed)
+            Job(match_id, seats, opening.position, seed, opening=tuple(opening.text.split()))
             for match_id, (_, seed, opening, seats) in zip(ids, batch.rows, strict=True)
         ]

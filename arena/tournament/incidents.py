@@ -111,7 +111,7 @@ class Incidents:
         handle = JobHandle(None, self.job_env)  # exec'd: its bots have a fork server of their own
         try:
             handle.start(plan)
-            handle.send(Job(job.match_id, seats, job.start_position, job.seed))
+            handle.send(Job(job.match_id, seats, job.start_position, job.seed, opening=job.opening))
             deadline = time.monotonic() + TRIAL_LIMIT_S
             while time.monotonic() < deadline:
                 ready = wait([handle.inbox], WATCH_S)

@@ -126,6 +126,9 @@ class Job:
     # seats that do not play, charged with these faults (``incidents``: a bot that attacked
     # the arena while this match was played)
     barred: tuple[tuple[int, Fault], ...] = ()
+    # the opening's moves from the game's start (an xboard engine without setboard is told
+    # them instead of the start position: ``XboardSeat``)
+    opening: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -135,6 +138,7 @@ class Job:
             "seed": self.seed,
             "recovered": self.recovered,
             "barred": [[seat, fault.to_dict()] for seat, fault in self.barred],
+            "opening": list(self.opening),
         }
 
     @classmethod
@@ -155,7 +159,10 @@ class Job:
         except (ValueError, TypeError) as exc:
             raise MessageError(f"job: a barred seat's fault: {str(exc)[:80]}") from None
         seats = _ints(data.get("seats"), "job: seats")
-        return cls(match_id, seats, start, seed, recovered, faults)
+        opening = data.get("opening", [])
+        if not isinstance(opening, list) or not all(isinstance(m, str) for m in opening):
+            raise MessageError("job: opening of the wrong type")
+        return cls(match_id, seats, start, seed, recovered, faults, tuple(opening))
 
 
 Reply = tuple[Literal["ok"], int, MatchRecord] | tuple[Literal["error", "incident"], int, str]
@@ -214,6 +221,7 @@ def play(pool: BotPool, game: Game[Any, Any], plan: Plan, job: Job) -> MatchReco
         [plan.refs[i] for i in job.seats],
         time_control=[plan.time_control_of(i) for i in job.seats],
         start_position=job.start_position,
+        opening=job.opening,
         seed=job.seed,
         barred=dict(job.barred),
         adjudication=plan.adjudication,

@@ -83,7 +83,14 @@ def pending_jobs(session: Session, tournament: Tournament) -> list[Job]:
     """The matches not done yet, in schedule order, with their seats as field positions."""
     position = {e.version.bot.name: e.position for e in tournament.entries}
     return [
-        Job(m.match_id, tuple(position[b] for b in m.bots), m.start_position, m.seed, m.running)
+        Job(
+            m.match_id,
+            tuple(position[b] for b in m.bots),
+            m.start_position,
+            m.seed,
+            m.running,
+            opening=tuple(m.opening.split()),
+        )
         for m in stored.open_matches(session, tournament.id)
     ]
 

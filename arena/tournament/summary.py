@@ -22,7 +22,7 @@ from bot_arena.arena.ratings.standings import (
     standings,
     totals_tables,
 )
-from bot_arena.arena.tournament.create import load_tournament
+from bot_arena.arena.tournament.create import interrupted, load_tournament
 from bot_arena.arena.tournament.directors import load_director
 from bot_arena.db import queries
 
@@ -44,6 +44,7 @@ def tournament_summary(session: Session, tid: int) -> dict[str, Any]:
         "seed": tournament.seed,
         "settings": tournament.settings,
         "status": tournament.status,
+        "interrupted": interrupted(tournament),  # running, but its runner is gone
         "created": tournament.created.isoformat(timespec="seconds"),
         "finished": tournament.finished.isoformat(timespec="seconds")
         if tournament.finished
@@ -109,6 +110,11 @@ def settings_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
         f"{summary['status']}: {p['done']}/{total} done, {p['running']} running, "
         f"{p['pending']} pending" + (f" ({p['void']} void, not counted)" if p["void"] else "")
     )
+    if summary.get("interrupted"):  # its runner is gone: nothing is running
+        status = (
+            f"interrupted: {p['done']}/{total} done, {p['running'] + p['pending']} to play "
+            f"(its runner is gone); resume with: arena tournament resume {summary['id']}"
+        )
     sandbox = sandbox_text(summary["sandbox"])
     book = book_text(settings.get("openings"))
     rules = Adjudication.from_dict(settings.get("adjudication")).describe()

@@ -175,9 +175,12 @@ def hello(
     seed: int,
     position: str,
     first: bool = True,
+    opening: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """``hello`` opens a process; ``new_game`` (``first=False``) starts a further game on it."""
-    return {
+    """``hello`` opens a process; ``new_game`` (``first=False``) starts a further game on it.
+    ``opening``: the moves from the game's initial position that led to ``position``, when a
+    tournament's opening made it (sent only then)."""
+    message: dict[str, Any] = {
         "type": "hello" if first else "new_game",
         "protocol": VERSION,
         "game": game,
@@ -187,6 +190,9 @@ def hello(
         "seed": seed,
         "position": position,
     }
+    if opening:
+        message["opening"] = list(opening)
+    return message
 
 
 def move_request(

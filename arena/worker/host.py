@@ -14,7 +14,7 @@ import traceback
 from typing import Any, BinaryIO
 
 from bot_arena.arena.transport import protocol
-from bot_arena.arena.worker.loader import Factory, Player, answer
+from bot_arena.arena.worker.loader import Factory, Player, UnwritableMove, answer
 from bot_arena.bots.base import TimeBudget
 from bot_arena.games.base import Game
 
@@ -149,6 +149,8 @@ class Host:
                     line = self.move(request)
                 else:
                     line = protocol.encode(self.start_game(request))
+            except UnwritableMove as exc:  # no move: the referee quotes the bot's value
+                line = protocol.encode({"type": "error", "phase": "answer", "message": str(exc)})
             except Exception as exc:  # the bot failed: report it, the arena decides
                 line = protocol.encode(fail_message(exc, phase))
             self.channel.write(line)

@@ -20,10 +20,17 @@ from typing import Any
 
 from bot_arena.bots.base import Decision, SearchInfo, TimeBudget
 from bot_arena.games.base import Game
+from bot_arena.games.quoting import shown
 
 
 class LoadError(Exception):
     """The module loaded but holds no usable bot (a missing or ambiguous entry point)."""
+
+
+class UnwritableMove(ValueError):
+    """A bot returned a value its game writes as a text that does not read back as a move
+    (``99`` in tic-tac-toe becomes ``'100'``): the fault must quote the value the bot returned,
+    not a text it never sent (the host reports it as an ``answer`` error, a bad output)."""
 
 
 ChooseFn = Callable[[Game[Any, Any], Any, TimeBudget], Any]
@@ -124,16 +131,16 @@ def builtin_factory(spec: str) -> Factory:
     """Built-in bots by spec; the class and options are resolved once (``bots.make`` looks the
     registry's entry points up on every call, which would cost milliseconds per game)."""
     from bot_arena import bots  # imported here: only built-in workers need the registry's bots
-    from bot_arena.games.params import accepted, bind
+    from bot_arena.bots.registry import seeded
+    from bot_arena.games.params import bind
 
     bots.make(spec)  # fail at load time on a bad spec, with the registry's message
     name, options = bots.split_spec(spec)
     cls = bots.bot_class(name)
     kwargs: dict[str, Any] = bind(f"bot {name}", cls, options, skip=("spec",))
-    seeded = "seed" in accepted(cls) and "seed" not in kwargs
 
     def make_builtin(seed: int) -> Player:
-        bot = cls(spec=spec.strip(), **kwargs, **({"seed": seed} if seeded else {}))
+        bot = cls(spec=spec.strip(), **seeded(kwargs, cls, seed))
         return Player(spec, bot.choose_move, bot.new_game)
 
     return make_builtin
@@ -164,5 +171,13 @@ def answer(game: Game[Any, Any], state: Any, result: Any) -> tuple[str, dict[str
         try:
             text = game.format_move(move)
         except Exception:
-            text = str(move)
+            return str(move), info  # the value itself, which the referee quotes
+        try:
+            game.parse_move(text)
+        except Exception:
+            kind = type(move).__name__
+            raise UnwritableMove(
+                f"unparseable move {shown(move)}: {game.name} writes this {kind} as"
+                f" {shown(text)}, which is not a move"
+            ) from None
     return text, info

@@ -7,13 +7,14 @@ seat orders, under a short fixed move time (``BotPool``) and under a short Fisch
 ``arena play --clock`` command line), in games long enough for the clock to matter.
 
 Why this holds on a loaded machine, with the default margin (0.05 s): both bots think for
-``budget.allocation()``, at most 90% of the deadline the worker computed when the request arrived
-(a 5 ms reserve at 0.05 s per move) and, on a clock, at most ``remaining / 30 + 0.8 * increment``
-(under 0.09 s at 2+0.02, and never half of what is left). ``mcts`` reads the clock before every
-iteration (a random playout: about a millisecond on an 8x8 Rolit board); ``iterative`` every 1024
-nodes (about 3 ms in Connect Four, 10 ms on an 8x8 Rolit board) and starts no new depth after half
-of its time. So the answer is ready well inside the margin on top of the move time, even when the
-bot's core is shared with another busy process; only one bot thinks at a time.
+``search_common.think_time``, at most 80% of the deadline the worker computed when the request
+arrived (a 10 ms reserve at 0.05 s per move: the reserve scales with the move time) and, on a
+clock, at most ``remaining / 30 + 0.8 * increment`` (under 0.09 s at 2+0.02, and never half of
+what is left). ``mcts`` reads the clock before every iteration (a random playout: about a
+millisecond on an 8x8 Rolit board) with the cyclic collector off; ``iterative`` every 256 nodes
+(under a millisecond in Connect Four, about 3 ms on an 8x8 Rolit board) and starts no new depth
+after half of its time. So the answer is ready well inside the margin on top of the move time,
+even when the bot's core is shared with another busy process; only one bot thinks at a time.
 """
 
 from __future__ import annotations

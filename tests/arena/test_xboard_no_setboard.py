@@ -1,0 +1,74 @@
+"""An xboard engine without ``setboard`` (fairymax: ``setboard=0``) plays from a book, from
+``--opening-plies`` or from a start that is the standard position and moves (issue 32, item 1):
+after ``new``/``force`` it is told the moves from the standard start, as cutechess does; a start
+from another FEN is still refused for it (a stall, at the game's start)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bot_arena.arena.cli.app import app
+from bot_arena.arena.match.uci import START_FEN
+from tests import needs
+
+pytestmark = pytest.mark.slow
+FAIRYMAX = shutil.which("fairymax", path=os.environ.get("PATH", "") + os.pathsep + "/usr/games")
+needs_fairymax = needs.skip_unless(
+    FAIRYMAX is not None, needs.ENGINES, "fairymax is not installed (apt-get install fairymax)"
+)
+RULES = ["--depth", "2", "--move-time", "5", "--max-moves", "4", "--no-save", "--json"]
+
+
+def play(position: str) -> dict[str, object]:
+    args = ["play", "chess", "--bot", f"xboard:{FAIRYMAX}", "--bot", "random"]
+    result = CliRunner().invoke(app, [*args, "--position", position, *RULES])
+    assert result.exit_code == 0, result.output
+    record: dict[str, object] = json.loads(result.stdout)
+    return record
+
+
+@needs_fairymax
+def test_moves_from_the_standard_start_need_no_setboard() -> None:
+    record = play(f"{START_FEN} moves g1f3 g8f6")
+    seats = record["seats"]
+    assert isinstance(seats, list) and [s["fault"] for s in seats] == [None, None]
+    assert record["termination"] == "adjudicated"  # --max-moves 4: played to the end
+    assert record["start_position"] == f"{START_FEN} moves g1f3 g8f6"
+
+
+@needs_fairymax
+def test_another_fen_is_still_refused_for_it() -> None:
+    record = play("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
+    seats = record["seats"]
+    assert isinstance(seats, list) and seats[0]["fault"]["termination"] == "stall"
+    assert seats[0]["fault"]["message"] == "the engine cannot set up a position (no setboard)"
+
+
+@needs_fairymax
+def test_book_openings_reach_it_as_moves(tmp_path: Path) -> None:
+    """A tournament's openings (a PGN book here; an SPRT's random plies below, in job
+    processes) are told to fairymax as moves from the start: no game is a stall."""
+    book = tmp_path / "book.pgn"
+    book.write_text('[Event "a"]\n\n1. e4 e5 2. Nf3 *\n\n[Event "b"]\n\n1. d4 d5 *\n')
+    db = f"sqlite:///{tmp_path / 'arena.db'}"
+    engine = f"xboard:{FAIRYMAX} name=fm"
+    runner = CliRunner()
+    args = ["tournament", "run", "chess", "--bot", engine, "--bot", "random", "--games", "2"]
+    rules = ["--depth", "2", "--move-time", "5", "--max-moves", "3", "--db", db]
+    played = runner.invoke(app, [*args, "--openings", str(book), "--jobs", "1", *rules])
+    assert played.exit_code == 0, played.output
+    sprt = ["sprt", "chess", "--bot", engine, "--bot", "random", "--max-games", "4"]
+    tested = runner.invoke(app, [*sprt, "--opening-plies", "3", "--jobs", "2", *rules])
+    assert tested.exit_code == 0, tested.output
+    exported = runner.invoke(app, ["export", "--format", "jsonl", "--db", db])
+    records = [json.loads(line) for line in exported.stdout.splitlines()]
+    assert len(records) == 6  # two games of the tournament, four of the SPRT
+    for record in records:
+        assert [s["fault"] for s in record["seats"]] == [None, None], record["seats"]
+        assert not record["start_position"].startswith(START_FEN)  # past a pawn move
