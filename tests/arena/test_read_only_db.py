@@ -16,7 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from bot_arena.arena.cli.app import app
-from bot_arena.db.session import DatabaseOpenError, unreadable_log
+from bot_arena.db.session import DatabaseOpenError
+from bot_arena.db.sqlite_open import unreadable_log
 from tests.needs import SANDBOX, skip_unless
 
 runner = CliRunner()
