@@ -347,7 +347,7 @@ def export_command(
     """Export done matches: JSON match records (an array, or JSON Lines), one CSV row per match,
     or PGN (two players), written as they are read."""
     from bot_arena.arena.formats.export import ExportNotes, export_text, tournament_event
-    from bot_arena.db.exported import ExportFilter, exported_matches
+    from bot_arena.db.exported import ExportFilter
     from bot_arena.db.tournaments import get_tournament
 
     where = ExportFilter(tournament, _when("--since", since), _when("--until", until))
@@ -356,8 +356,7 @@ def export_command(
         if tournament is not None and get_tournament(session, tournament) is None:
             fail(f"no tournament {tournament}")
         notes = ExportNotes()
-        matches = exported_matches(session, where)
-        for text in export_text(fmt.value, matches, notes, tournament_event(session)):
+        for text in export_text(fmt.value, session, where, notes, tournament_event(session)):
             typer.echo(text, nl=False)
         if notes.skipped_multiplayer:
             typer.echo(
