@@ -31,12 +31,13 @@ EXPORT_CHUNK = 500
 
 @dataclass(frozen=True, slots=True)
 class ExportFilter:
-    """Which done matches an export holds: of one tournament, started at or after ``since``
-    and before ``until`` (aware datetimes; None: no bound)."""
+    """Which done matches an export holds: of one tournament, of one game (its name),
+    started at or after ``since`` and before ``until`` (aware datetimes; None: no bound)."""
 
     tournament: int | None = None
     since: datetime | None = None
     until: datetime | None = None
+    game: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,8 @@ def _selected(query: Select[Any], where: ExportFilter) -> Select[Any]:
     query = query.where(Match.status == "done")
     if where.tournament is not None:
         query = query.where(Match.tournament_id == where.tournament)
+    if where.game is not None:
+        query = query.where(Match.game == where.game)
     if where.since is not None:
         query = query.where(Match.started >= where.since)
     if where.until is not None:
@@ -85,6 +88,26 @@ def _selected(query: Select[Any], where: ExportFilter) -> Select[Any]:
 def _matches(where: ExportFilter, after: int, chunk: int) -> Select[Any]:
     query = _selected(select(*_MATCH_COLUMNS).where(Match.id > after), where)
     return query.order_by(Match.id).limit(chunk)
+
+
+#: Games named at most in ``exported_games``' answer (a database holds a handful).
+MAX_GAMES = 50
+
+
+def exported_games(session: Session, where: ExportFilter, players: int | None = None) -> list[str]:
+    """The games (their names, sorted) of the done matches ``where`` selects (of ``players``
+    seats; None: any): at most ``MAX_GAMES`` of them."""
+    query = _selected(select(Match.game).distinct(), where).order_by(Match.game)
+    if players is not None:
+        query = query.where(Match.players == players)
+    return list(session.scalars(query.limit(MAX_GAMES)))
+
+
+def stored_games(session: Session) -> list[str]:
+    """The games (names, sorted) of every match stored, whatever its status (at most
+    ``MAX_GAMES``)."""
+    query = select(Match.game).distinct().order_by(Match.game).limit(MAX_GAMES)
+    return list(session.scalars(query))
 
 
 def exported_matches(

@@ -29,6 +29,7 @@ from bot_arena.db.exported import (
     stored_chunks,
 )
 from bot_arena.db.tournaments import get_tournament
+from bot_arena.games.quoting import shown as quoted
 
 FORMATS = ("json", "jsonl", "csv", "pgn")
 #: Matches whose text is joined before it is handed on (one write instead of hundreds).
@@ -141,6 +142,22 @@ def pgn_games(
         tags = GameTags(notes.events[tid], m.round, m.id, m.started, m.opening)
         yield separator + write_game(record, tags, rules.get(record.game, record.params))
         separator = "\n"
+
+
+def pgn_mix(games_found: list[str]) -> str | None:
+    """Why a PGN export of matches of these games cannot be written (None: it can). A PGN file
+    is read as one game's: a chess reader (cutechess, Ordo, python-chess) stops at the first
+    tic-tac-toe move, and Connect Four's ``4`` means nothing to it. So a mix is refused, naming
+    the games and the way out (``--game NAME`` a file each; ``--tournament``: one game), rather
+    than written as one file per game, which would make an export a folder and a pipe
+    (``export -f pgn > games.pgn``) impossible."""
+    if len(games_found) < 2:
+        return None
+    names = ", ".join(quoted(g) for g in games_found)
+    return (
+        f"these matches are of {len(games_found)} games ({names}) and a PGN file holds one: "
+        "choose one with --game NAME (or --tournament N)"
+    )
 
 
 def tournament_event(session: Session) -> Callable[[int], str]:

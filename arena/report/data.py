@@ -10,6 +10,7 @@ info and board frames for the replay viewer.
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -143,7 +144,7 @@ def collect(
         rest_command=(
             f"arena export --tournament {tournament_id} --format pgn"
             if tournament_id is not None
-            else "arena export --format pgn"
+            else f"arena export --game {shlex.quote(game or sel.game)} --format pgn"
         ),
     )
 
