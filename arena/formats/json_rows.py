@@ -25,7 +25,7 @@ from bot_arena.arena.match.record import Fault, RecordError, Termination
 from bot_arena.arena.transport.strict_json import dumps, finite
 from bot_arena.db.exported import StoredMatchRow, StoredMoveRow, StoredSeatRow
 
-_text: Any = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_text: Any = json.encoder.encode_basestring_ascii  # the C escaping the encoder itself uses
 _TERMINATIONS = frozenset(t.value for t in Termination)
 _EPOCH = datetime(1970, 1, 1)
 _FORCED = ', "forced": true}'
