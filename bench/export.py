@@ -9,6 +9,10 @@ wall time) and the peak RSS of that process (``resource.getrusage``). ``--db PAT
 database (it is reused while it holds the asked number of matches). Asserts nothing.
 
     python bench/export.py [--matches N] [--db PATH] [--formats jsonl,json,csv,pgn]
+                           [--url postgresql+psycopg://...]
+
+``--url``: the database at this SQLAlchemy URL instead (PostgreSQL: an empty database, or one
+this script filled with ``--matches`` matches; refilled otherwise).
 """
 
 from __future__ import annotations
@@ -26,9 +30,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import delete, func, insert, select
 
-from bot_arena.db.models import Bot, BotVersion, Match, Move, Seat, Tournament
+from bot_arena.db.models import Base, Bot, BotVersion, Match, Move, Seat, Tournament
 from bot_arena.db.session import make_engine
 
 BATCH = 5_000
@@ -128,6 +132,15 @@ def _count(url: str) -> int:
     return n
 
 
+def _empty(url: str) -> None:
+    """Every table of the database at ``url`` emptied (the schema stays)."""
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        for table in reversed(Base.metadata.sorted_tables):
+            conn.execute(delete(table))
+    engine.dispose()
+
+
 def _one(fmt: str, db: str) -> None:
     """Run the export in this process, its output to /dev/null; print the measures as JSON."""
     from bot_arena.arena.cli.app import app
@@ -153,14 +166,21 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=100_000)
     parser.add_argument("--db", type=Path)
     parser.add_argument("--formats", default="jsonl,json,csv,pgn")
+    parser.add_argument("--url", default=None, help="a database URL instead of a SQLite file")
     parser.add_argument("--one", nargs=2, metavar=("FORMAT", "DB"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         _one(*args.one)
         return
     path = args.db or Path(tempfile.gettempdir()) / f"arena-export-{args.matches}.db"
-    url = f"sqlite:///{path}"
-    if not path.exists() or _count(url) != args.matches:
+    url = args.url or f"sqlite:///{path}"
+    if args.url is not None:
+        if _count(url) != args.matches:
+            _empty(url)
+            t0 = time.perf_counter()
+            build(url, args.matches)
+            print(f"built {args.matches:,} matches in {time.perf_counter() - t0:.1f} s")
+    elif not path.exists() or _count(url) != args.matches:
         path.unlink(missing_ok=True)
         t0 = time.perf_counter()
         build(url, args.matches)
@@ -169,7 +189,7 @@ def main() -> None:
     print(f"{'format':<8}{'wall s':>9}{'cpu s':>9}{'matches/s':>12}{'peak RSS MB':>13}")
     for fmt in args.formats.split(","):
         done = subprocess.run(
-            [sys.executable, __file__, "--one", fmt, str(path)],
+            [sys.executable, __file__, "--one", fmt, args.url or str(path)],
             check=True,
             capture_output=True,
             text=True,

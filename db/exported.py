@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import Select, select
@@ -29,12 +31,13 @@ EXPORT_CHUNK = 500
 
 @dataclass(frozen=True, slots=True)
 class ExportFilter:
-    """Which done matches an export holds: of one tournament, started at or after ``since``
-    and before ``until`` (aware datetimes; None: no bound)."""
+    """Which done matches an export holds: of one tournament, of one game (its name),
+    started at or after ``since`` and before ``until`` (aware datetimes; None: no bound)."""
 
     tournament: int | None = None
     since: datetime | None = None
     until: datetime | None = None
+    game: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,15 +71,43 @@ _MATCH_COLUMNS = (
 )
 
 
-def _matches(where: ExportFilter, after: int, chunk: int) -> Select[Any]:
-    query = select(*_MATCH_COLUMNS).where(Match.status == "done", Match.id > after)
+def _selected(query: Select[Any], where: ExportFilter) -> Select[Any]:
+    """``query`` (of matches, or joined to them) kept to the done matches ``where`` selects."""
+    query = query.where(Match.status == "done")
     if where.tournament is not None:
         query = query.where(Match.tournament_id == where.tournament)
+    if where.game is not None:
+        query = query.where(Match.game == where.game)
     if where.since is not None:
         query = query.where(Match.started >= where.since)
     if where.until is not None:
         query = query.where(Match.started < where.until)
+    return query
+
+
+def _matches(where: ExportFilter, after: int, chunk: int) -> Select[Any]:
+    query = _selected(select(*_MATCH_COLUMNS).where(Match.id > after), where)
     return query.order_by(Match.id).limit(chunk)
+
+
+#: Games named at most in ``exported_games``' answer (a database holds a handful).
+MAX_GAMES = 50
+
+
+def exported_games(session: Session, where: ExportFilter, players: int | None = None) -> list[str]:
+    """The games (their names, sorted) of the done matches ``where`` selects (of ``players``
+    seats; None: any): at most ``MAX_GAMES`` of them."""
+    query = _selected(select(Match.game).distinct(), where).order_by(Match.game)
+    if players is not None:
+        query = query.where(Match.players == players)
+    return list(session.scalars(query.limit(MAX_GAMES)))
+
+
+def stored_games(session: Session) -> list[str]:
+    """The games (names, sorted) of every match stored, whatever its status (at most
+    ``MAX_GAMES``)."""
+    query = select(Match.game).distinct().order_by(Match.game).limit(MAX_GAMES)
+    return list(session.scalars(query))
 
 
 def exported_matches(
@@ -87,33 +118,115 @@ def exported_matches(
     (and says, ``warn_skipped``) the bad ones, as every listing does."""
     after = 0
     while True:
-        try:
-            rows = session.connection().execute(_matches(where, after, chunk)).all()
-            if not rows:
-                return
-            ids = [row.id for row in rows]
-            done = list(_chunk(session, rows, ids))
-        except StoredDataError:
-            session.rollback()
-            ids = list(session.scalars(_matches(where, after, chunk).with_only_columns(Match.id)))
-            if not ids:
-                return
-            done = [
-                ExportedMatch(
-                    m.id, m.tournament_id, m.round, m.fault_reason, m.started, m.opening, r
-                )
-                for m, r in load_matches_chunked(session, ids, chunk)
-            ]
-        yield from done
-        session.expunge_all()
+        ids = list(session.scalars(_matches(where, after, chunk).with_only_columns(Match.id)))
+        if not ids:
+            return
+        yield from exported_records(session, ids)
         after = ids[-1]
+
+
+def exported_records(session: Session, ids: list[int]) -> list[ExportedMatch]:
+    """The done matches of ``ids`` (a chunk, in id order) with their records; a malformed one
+    left out and said (``warn_skipped``)."""
+    query = select(*_MATCH_COLUMNS).where(Match.id.in_(ids)).order_by(Match.id)
+    try:
+        done = list(_chunk(session, session.connection().execute(query).all(), ids))
+    except StoredDataError:
+        session.rollback()
+        done = [
+            ExportedMatch(m.id, m.tournament_id, m.round, m.fault_reason, m.started, m.opening, r)
+            for m, r in load_matches_chunked(session, ids, len(ids))
+        ]
+    session.expunge_all()
+    return done
+
+
+#: A match as ``stored_chunks`` reads it: the columns of ``_MATCH_COLUMNS``, in that order.
+StoredMatchRow = Sequence[Any]
+#: A seat as stored: match id, bot name, version (SHA-256), utility, rank, score, fault.
+StoredSeatRow = Sequence[Any]
+#: A move as stored: match id, seat, move, time_ms, info, forced.
+StoredMoveRow = Sequence[Any]
+_first = itemgetter(0)
+_NONE: list[Any] = []  # a match without seats or moves (shared: never changed)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    """A chunk of done matches as the driver gives them, decoded by nothing: JSON columns as
+    their stored text (SQLite) or as the driver parsed them (PostgreSQL), timestamps as text
+    (SQLite) or naive datetimes, ``forced`` as 0/1 or a bool. For writers that build their
+    output straight from the stored values, checking each (``exported_records`` reads the
+    same chunk as records for what they do not take)."""
+
+    ids: list[int]
+    matches: Sequence[StoredMatchRow]
+    seats: dict[int, list[StoredSeatRow]]  # by match id, in seat order
+    moves: dict[int, list[StoredMoveRow]]  # by match id, in ply order
+
+
+def stored_chunks(
+    session: Session, where: ExportFilter, chunk: int = EXPORT_CHUNK
+) -> Iterator[StoredChunk]:
+    """The done matches ``where`` selects, in id order, ``chunk`` at a time, as stored
+    (``StoredChunk``): the reads of ``exported_matches`` (three queries a chunk) without the
+    decoding and the objects, which took most of an export's time."""
+    after = 0
+    while True:
+        conn = session.connection()  # anew: a caller's reread of a chunk may roll back
+        # the driver's rows (``CursorResult.cursor``): no row objects, no types' decoding
+        rows = conn.execute(_matches(where, after, chunk)).cursor.fetchall()
+        if not rows:
+            return
+        ids = [row[0] for row in rows]
+        # the chunk's seats and moves by the same filter over its id range, not ``IN (ids)``:
+        # a list of 500 numbers cost more to render than the query took
+        chunk_of = _selected(select(Match.id), where).where(Match.id > after, Match.id <= ids[-1])
+        seat_rows = conn.execute(
+            select(
+                Seat.match_id,
+                Bot.name,
+                BotVersion.sha256,
+                Seat.utility,
+                Seat.rank,
+                Seat.score,
+                Seat.fault,
+            )
+            .join(BotVersion, Seat.bot_version_id == BotVersion.id)
+            .join(Bot, BotVersion.bot_id == Bot.id)
+            .where(Seat.match_id.in_(chunk_of))
+            .order_by(Seat.match_id, Seat.seat)
+        ).cursor.fetchall()
+        move_rows = conn.execute(
+            select(Move.match_id, Move.seat, Move.move, Move.time_ms, Move.info, Move.forced)
+            .where(Move.match_id.in_(chunk_of))
+            .order_by(Move.match_id, Move.ply)
+        ).cursor.fetchall()
+        seats = dict.fromkeys(ids, _NONE) | {k: list(g) for k, g in groupby(seat_rows, _first)}
+        moves = dict.fromkeys(ids, _NONE) | {k: list(g) for k, g in groupby(move_rows, _first)}
+        yield StoredChunk(ids, rows, seats, moves)
+        after = ids[-1]
+
+
+def _seats(ids: list[int]) -> Select[Any]:
+    return (
+        select(Seat.match_id)
+        .join(BotVersion, Seat.bot_version_id == BotVersion.id)
+        .join(Bot, BotVersion.bot_id == Bot.id)
+        .where(Seat.match_id.in_(ids))
+        .order_by(Seat.match_id, Seat.seat)
+    )
+
+
+def _moves(ids: list[int]) -> Select[Any]:
+    return select(Move.match_id).where(Move.match_id.in_(ids)).order_by(Move.match_id, Move.ply)
 
 
 def _chunk(session: Session, rows: Sequence[Any], ids: list[int]) -> Iterator[ExportedMatch]:
     conn = session.connection()  # Core, not the ORM's loading: a third of the time a match took
     seats: dict[int, list[SeatValues]] = {i: [] for i in ids}
     seat_rows = conn.execute(
-        select(
+        _seats(ids).with_only_columns(
             Seat.match_id,
             Bot.name,
             BotVersion.sha256,
@@ -122,18 +235,14 @@ def _chunk(session: Session, rows: Sequence[Any], ids: list[int]) -> Iterator[Ex
             Seat.score,
             Seat.fault,
         )
-        .join(BotVersion, Seat.bot_version_id == BotVersion.id)
-        .join(Bot, BotVersion.bot_id == Bot.id)
-        .where(Seat.match_id.in_(ids))
-        .order_by(Seat.match_id, Seat.seat)
     ).all()  # one fetch: a row at a time costs a call each
     for match_id, *seat in seat_rows:
         seats[match_id].append(tuple(seat))
     moves: dict[int, list[MoveValues]] = {i: [] for i in ids}
     move_rows = conn.execute(
-        select(Move.match_id, Move.seat, Move.move, Move.time_ms, Move.info, Move.forced)
-        .where(Move.match_id.in_(ids))
-        .order_by(Move.match_id, Move.ply)
+        _moves(ids).with_only_columns(
+            Move.match_id, Move.seat, Move.move, Move.time_ms, Move.info, Move.forced
+        )
     ).all()
     for match_id, *move in move_rows:
         moves[match_id].append(tuple(move))

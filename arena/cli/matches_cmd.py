@@ -342,22 +342,34 @@ def export_command(
         str | None,
         typer.Option("--until", help="Only matches started before this ISO date/time (UTC)."),
     ] = None,
+    game: Annotated[
+        str | None, typer.Option("--game", "-g", help="Only this game's matches (its name).")
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Export done matches: JSON match records (an array, or JSON Lines), one CSV row per match,
-    or PGN (two players), written as they are read."""
-    from bot_arena.arena.formats.export import ExportNotes, export_text, tournament_event
-    from bot_arena.db.exported import ExportFilter, exported_matches
+    or PGN (two players; one game a file: --game), written as they are read."""
+    from bot_arena.arena.formats.export import ExportNotes, export_text, pgn_mix, tournament_event
+    from bot_arena.db.exported import ExportFilter, exported_games, stored_games
     from bot_arena.db.tournaments import get_tournament
 
-    where = ExportFilter(tournament, _when("--since", since), _when("--until", until))
+    where = ExportFilter(tournament, _when("--since", since), _when("--until", until), game)
     factory = open_existing_db(db)
     with factory() as session:
         if tournament is not None and get_tournament(session, tournament) is None:
             fail(f"no tournament {tournament}")
+        if game is not None and game not in (known := stored_games(session)):
+            fail(
+                f"no match of game {quoted(game)} in this database"
+                + (f" (its games: {', '.join(quoted(k) for k in known)})" if known else "")
+            )
+        # a PGN export holds one game's two-player matches (a tournament's are of one game)
+        pgn_of_all = fmt is ExportFormat.PGN and tournament is None
+        mixed = pgn_mix(exported_games(session, where, players=2)) if pgn_of_all else None
+        if mixed:
+            fail(mixed)
         notes = ExportNotes()
-        matches = exported_matches(session, where)
-        for text in export_text(fmt.value, matches, notes, tournament_event(session)):
+        for text in export_text(fmt.value, session, where, notes, tournament_event(session)):
             typer.echo(text, nl=False)
         if notes.skipped_multiplayer:
             typer.echo(

@@ -11,18 +11,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from sqlalchemy.orm import Session
 
 from bot_arena import games
 from bot_arena.arena.formats.csv_results import EXPORT_COLUMNS, export_row
+from bot_arena.arena.formats.json_rows import Canonical, match_json
 from bot_arena.arena.formats.pgn import GameTags, write_game
 from bot_arena.arena.match.text import csv_text
 from bot_arena.arena.transport.strict_json import dumps, finite
-from bot_arena.db.exported import ExportedMatch
+from bot_arena.db.exported import (
+    ExportedMatch,
+    ExportFilter,
+    exported_matches,
+    exported_records,
+    stored_chunks,
+)
 from bot_arena.db.tournaments import get_tournament
-
-if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
+from bot_arena.games.quoting import shown as quoted
 
     from bot_arena.arena.match.record import MatchRecord
 
@@ -69,20 +76,37 @@ def _chunked(pieces: Iterable[str]) -> Iterator[str]:
         yield "".join(batch)
 
 
-def json_array(matches: Iterable[ExportedMatch]) -> Iterator[str]:
+def json_objects(session: Session, where: ExportFilter) -> Iterator[list[str]]:
+    """The JSON object of each match ``where`` selects, a chunk of them at a time: built from
+    the stored values (``json_rows``), or, for a chunk holding a value that writer does not
+    take, from the records (which leave out and say a malformed match, as every listing)."""
+    canonical = Canonical()
+    for chunk in stored_chunks(session, where):
+        texts = [
+            match_json(row, chunk.seats[row[0]], chunk.moves[row[0]], canonical)
+            for row in chunk.matches
+        ]
+        if None in texts:
+            texts = [strict_text(_record_dict(m)) for m in exported_records(session, chunk.ids)]
+        yield [text for text in texts if text is not None]
+
+
+def json_array(objects: Iterable[list[str]]) -> Iterator[str]:
     """``[record, record]\\n``: the records as one JSON array."""
     yield "["
     separator = ""
-    for m in matches:
-        yield separator + strict_text(_record_dict(m))
-        separator = ", "
+    for texts in objects:
+        if texts:
+            yield separator + ", ".join(texts)
+            separator = ", "
     yield "]\n"
 
 
-def json_lines(matches: Iterable[ExportedMatch]) -> Iterator[str]:
+def json_lines(objects: Iterable[list[str]]) -> Iterator[str]:
     """One record a line (JSON Lines): the same objects as ``json_array``'s."""
-    for m in matches:
-        yield strict_text(_record_dict(m)) + "\n"
+    for texts in objects:
+        if texts:
+            yield "\n".join(texts) + "\n"
 
 
 def csv_rows(matches: Iterable[ExportedMatch]) -> Iterator[str]:
@@ -127,6 +151,22 @@ def pgn_games(
         separator = "\n"
 
 
+def pgn_mix(games_found: list[str]) -> str | None:
+    """Why a PGN export of matches of these games cannot be written (None: it can). A PGN file
+    is read as one game's: a chess reader (cutechess, Ordo, python-chess) stops at the first
+    tic-tac-toe move, and Connect Four's ``4`` means nothing to it. So a mix is refused, naming
+    the games and the way out (``--game NAME`` a file each; ``--tournament``: one game), rather
+    than written as one file per game, which would make an export a folder and a pipe
+    (``export -f pgn > games.pgn``) impossible."""
+    if len(games_found) < 2:
+        return None
+    names = ", ".join(quoted(g) for g in games_found)
+    return (
+        f"these matches are of {len(games_found)} games ({names}) and a PGN file holds one: "
+        "choose one with --game NAME (or --tournament N)"
+    )
+
+
 def tournament_event(session: Session) -> Callable[[int], str]:
     """The Event tag of a tournament's games: its name, else "tournament N"."""
 
@@ -139,20 +179,20 @@ def tournament_event(session: Session) -> Callable[[int], str]:
 
 def export_text(
     fmt: str,
-    matches: Iterable[ExportedMatch],
+    session: Session,
+    where: ExportFilter,
     notes: ExportNotes,
     event: Callable[[int], str],
 ) -> Iterator[str]:
-    """The whole export in ``fmt`` (one of FORMATS), a chunk of matches' text at a time;
-    ``event``: see ``pgn_games``."""
+    """The whole export in ``fmt`` (one of FORMATS) of the matches ``where`` selects, a chunk
+    of matches' text at a time; ``event``: see ``pgn_games``."""
     if fmt == "json":
-        pieces = json_array(matches)
-    elif fmt == "jsonl":
-        pieces = json_lines(matches)
-    elif fmt == "csv":
-        pieces = csv_rows(matches)
-    elif fmt == "pgn":
-        pieces = pgn_games(matches, notes, event)
-    else:
-        raise ValueError(f"unknown export format {fmt!r}")
-    return _chunked(pieces)
+        return json_array(json_objects(session, where))
+    if fmt == "jsonl":
+        return json_lines(json_objects(session, where))
+    matches = exported_matches(session, where)
+    if fmt == "csv":
+        return _chunked(csv_rows(matches))
+    if fmt == "pgn":
+        return _chunked(pgn_games(matches, notes, event))
+    raise ValueError(f"unknown export format {fmt!r}")

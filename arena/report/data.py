@@ -10,6 +10,7 @@ info and board frames for the replay viewer.
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -17,20 +18,23 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from bot_arena import games
-from bot_arena.arena.ratings.crosstable import crosstable
+from bot_arena.arena.ratings.crosstable import Crosstable, crosstable
 from bot_arena.arena.ratings.outcomes import RatingInputError
 from bot_arena.arena.ratings.query import (
     SHORT_HASH,
     LeaderboardError,
+    Selection,
     confinement_summary,
     player_label,
     rate,
     rated_table,
 )
 from bot_arena.arena.ratings.render import json_rows
+from bot_arena.arena.ratings.totals import PairTotal
 from bot_arena.arena.report.boards import encode_replay
 from bot_arena.arena.report.picks import DEFAULT_LIMIT, Picks, pick
 from bot_arena.arena.tournament.summary import format_text, settings_rows, tournament_summary
+from bot_arena.db.history import two_player_outcomes, version_names
 from bot_arena.db.played import PlayedMatch, played_matches
 from bot_arena.games.base import GameError
 
@@ -89,7 +93,14 @@ def collect(
     """Read a tournament's (or a whole game's) results and games (ReportError if none):
     at most ``limit`` games embedded (None: every one), chosen by ``picks.pick``."""
     try:
-        sel, table = rated_table(session, tournament_id=tournament_id, game=game, method=method)
+        # an ML fit reads the two-player matches as pair totals (O(pairs) rows, not a row a
+        # seat); a selection that also holds matches of more seats is read one by one, as the
+        # ratings over time cut the play order of both kinds
+        sel, table = rated_table(
+            session, tournament_id=tournament_id, game=game, method=method, totals=method == "ml"
+        )
+        if sel.totals and sel.results:
+            sel, table = rated_table(session, tournament_id=tournament_id, game=game, method=method)
     except LeaderboardError as exc:
         raise ReportError(str(exc)) from None
     if sel.game is None:
@@ -135,15 +146,21 @@ def collect(
         format_lines=format_lines,
         bots=bots,
         leaderboard=rows,
-        crosstable=_crosstable(sel.results, labels),
-        history=_history(sel.results, labels, method),
+        crosstable=_heatmap(
+            _totals_crosstable(sel.totals) if sel.totals else crosstable(sel.results), labels
+        ),
+        history=(
+            _totals_history(session, sel, tournament_id, game or sel.game, labels)
+            if sel.totals
+            else _history(sel.results, labels, method)
+        ),
         faults=_faults(played),
         games=[_game(m, rules) for m in played],
         picks=picks if picks is not None and picks.limited else None,
         rest_command=(
             f"arena export --tournament {tournament_id} --format pgn"
             if tournament_id is not None
-            else "arena export --format pgn"
+            else f"arena export --game {shlex.quote(game or sel.game)} --format pgn"
         ),
     )
 
@@ -159,7 +176,10 @@ def sandbox_line(levels: dict[str | None, int]) -> str:
 
 
 def _crosstable(results: Any, labels: dict[str, str]) -> dict[str, Any]:
-    cross = crosstable(results)
+    return _heatmap(crosstable(results), labels)
+
+
+def _heatmap(cross: Crosstable, labels: dict[str, str]) -> dict[str, Any]:
     shown = cross.bots[:HEATMAP_PLAYERS]
     players = [labels.get(b, b) for b in shown]
     cells: list[list[dict[str, Any] | None]] = []
@@ -177,7 +197,7 @@ def _history(results: Any, labels: dict[str, str], method: str) -> list[dict[str
     n = len(results)
     if n == 0:
         return []
-    cuts = sorted({max(1, math.ceil(n * i / HISTORY_STEPS)) for i in range(1, HISTORY_STEPS + 1)})
+    cuts = _cuts(n)
     out: list[dict[str, Any]] = []
     for cut in cuts:
         try:
@@ -185,6 +205,70 @@ def _history(results: Any, labels: dict[str, str], method: str) -> list[dict[str
         except RatingInputError:
             continue
         out.append({"games": cut, "elo": {labels.get(r.bot, r.bot): r.elo for r in table.rows}})
+    return out
+
+
+def _cuts(n: int) -> list[int]:
+    """After how many games the ratings over time are refitted: each tenth of ``n``."""
+    return sorted({max(1, math.ceil(n * i / HISTORY_STEPS)) for i in range(1, HISTORY_STEPS + 1)})
+
+
+def _totals_crosstable(totals: list[PairTotal]) -> Crosstable:
+    """``crosstable`` of the two-player results these pair totals sum (the same numbers:
+    points are halves, which add up exactly in any order)."""
+    points: dict[tuple[str, str], float] = {}
+    games: dict[tuple[str, str], int] = {}
+    total: dict[str, float] = {}
+    count: dict[str, int] = {}
+    for t in totals:
+        if t.first == t.second:
+            continue
+        got = t.wins + 0.5 * t.draws
+        for a, b, p in ((t.first, t.second, got), (t.second, t.first, t.games - got)):
+            points[(a, b)] = points.get((a, b), 0.0) + p
+            games[(a, b)] = games.get((a, b), 0) + t.games
+            total[a] = total.get(a, 0.0) + p
+            count[a] = count.get(a, 0) + t.games
+    order = sorted(total, key=lambda n: (-total[n] / count[n], n))
+    return Crosstable(tuple(order), points, games)
+
+
+def _totals_history(
+    session: Session,
+    sel: Selection,
+    tournament_id: int | None,
+    game: str | None,
+    labels: dict[str, str],
+) -> list[dict[str, Any]]:
+    """``_history`` of a selection read as pair totals: the matches streamed in play order
+    (``db.history``, three integers a match) and summed per ordered pair of versions, the ML
+    fit made on the sums at each tenth (the same fit as on those results one by one)."""
+    cuts = _cuts(sum(t.games for t in sel.totals))
+    key_of = {(name, short): key for key, (name, short) in sel.labels.items()}
+    keys: dict[int, str] = {}  # version id -> rating key
+    counts: dict[tuple[int, int], list[int]] = {}
+    out: list[dict[str, Any]] = []
+    position, upcoming = 0, iter(cuts)
+    cut = next(upcoming, None)
+    for a, b, outcome in two_player_outcomes(session, tournament_id=tournament_id, game=game):
+        cell = counts.get((a, b))
+        if cell is None:
+            cell = counts[(a, b)] = [0, 0, 0]
+        cell[outcome] += 1
+        position += 1
+        if position != cut:
+            continue
+        cut = next(upcoming, None)
+        unknown = {v for pair in counts for v in pair if v not in keys}
+        for vid, (name, sha) in version_names(session, unknown).items():
+            keys[vid] = key_of.get((name, sha[:SHORT_HASH]), name)
+        totals = [PairTotal(keys[x], keys[y], *wdl) for (x, y), wdl in counts.items()]
+        try:
+            table = rate([], totals=totals, method="ml")
+        except RatingInputError:
+            continue
+        elo = {labels.get(r.bot, r.bot): r.elo for r in table.rows}
+        out.append({"games": position, "elo": elo})
     return out
 
 

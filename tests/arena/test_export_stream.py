@@ -39,6 +39,8 @@ def export(db: Path, *args: str) -> tuple[int, str, str]:
 def test_byte_for_byte_the_export_of_before(
     database: Path, fmt: str, name: str, args: tuple[str, ...]
 ) -> None:
+    if (name, fmt) == ("all", "pgn"):
+        pytest.skip("a PGN export of many games is refused: test_export_pgn_games.py")
     code, out, err = export(database, "-f", fmt, *args)
     assert code == 0, err
     assert out.encode() == (FIXTURES / f"{name}.{fmt}").read_bytes()
