@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
@@ -31,6 +31,7 @@ from bot_arena.db.exported import (
 from bot_arena.db.tournaments import get_tournament
 from bot_arena.games.quoting import shown as quoted
 
+if TYPE_CHECKING:
     from bot_arena.arena.match.record import MatchRecord
 
 FORMATS = ("json", "jsonl", "csv", "pgn")
