@@ -91,6 +91,16 @@ def test_rank_intervals_narrow_with_games_and_hold_the_rank() -> None:
     assert all(iv.best == iv.rank == iv.worst for iv in intervals)
 
 
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 12), count=st.integers(0, 60))
+def test_one_bots_rank_interval_is_its_entry_of_all(seed: int, n: int, count: int) -> None:
+    """``rank_interval(i)`` (O(n), what a simulation checks after every batch) is
+    ``rank_intervals()[i]``, ties in rating included (no games: everyone at 0)."""
+    model = _model(n, _games(n, count, seed) if count else [])
+    intervals = model.rank_intervals()
+    assert [model.rank_interval(i) for i in range(n)] == intervals
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(3, 9), count=st.integers(5, 80))
 def test_a_pairs_gain_is_the_shrink_an_explicit_refit_gives(seed: int, n: int, count: int) -> None:
