@@ -293,6 +293,12 @@ class LadderModel:
         ]
 
 
+def contrast_weights(gap: FloatArray, var: FloatArray) -> FloatArray:
+    """How much a contrast's variance counts, per unit: ``exp(-z^2 / 2) / var`` with ``z`` the
+    gap over its standard deviation (a relative shrink; a settled gap asks for nothing)."""
+    return np.asarray(np.exp(-0.5 * gap * gap / var) / var, dtype=np.float64)
+
+
 def _contrasts(
     model: LadderModel, ranked: IntArray, priority: FloatArray | None = None
 ) -> tuple[FloatArray, FloatArray]:
@@ -308,7 +314,7 @@ def _contrasts(
     cols = np.arange(len(upper))
     var = np.maximum(d[upper, cols] - d[lower, cols], 1e-300)
     gap = model.theta[upper] - model.theta[lower]
-    weight = np.exp(-0.5 * gap * gap / var) / var
+    weight = contrast_weights(gap, var)
     if priority is not None:
         weight = weight * np.maximum(priority[upper], priority[lower])
     return d, weight
@@ -410,7 +416,7 @@ class BatchGains:
             near = np.diagonal(self.cov, step)
             var = np.maximum(diag[:-step] + diag[step:] - 2.0 * near, 1e-300)
             gap = theta[:-step] - theta[step:]
-            weight = np.exp(-0.5 * gap * gap / var) / var
+            weight = contrast_weights(gap, var)
             if priority is not None:
                 weight = weight * np.maximum(priority[ranked[:-step]], priority[ranked[step:]])
             self.steps.append((step, weight))
