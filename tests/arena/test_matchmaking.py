@@ -317,3 +317,18 @@ def test_a_batchs_incremental_gains_equal_explicit_reinversion(
             index = pick % len(gains)
             batch.take(index)
             taken.append(index)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 30), count=st.integers(20, 200))
+def test_a_batchs_first_pair_is_the_reference_rules_best(seed: int, n: int, count: int) -> None:
+    """The first pair of a batch (no floor) is the candidate of largest gain as ``pair_gains``,
+    the whole-covariance reference, computes it."""
+    model = _model(n, _games(n, count, seed))
+    ranked = _ranked(model, range(n))
+    a, b = _candidates(ranked, mm.WINDOW)
+    gains = pair_gains(model, ranked, a, b, priorities(model, range(n)))
+    best = int(np.argmax(gains))
+    first = choose_pairs(model, range(n), 3, floor=0.0)[0]
+    chosen = int(np.flatnonzero((a == first[0]) & (b == first[1]))[0])
+    assert gains[chosen] >= gains[best] * (1 - 1e-9)
