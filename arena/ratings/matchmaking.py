@@ -28,10 +28,14 @@ paired first (with its most informative opponent).
 Why not Kaggle's online updates: a fit over all games does not depend on the order they
 finished in, and its covariance says how settled each rank is (``rank_intervals``).
 
-Scale: the fit is warm-started Newton on pair totals (one or two steps a batch once the field has
-settled); candidate opponents of a bot are the ``window`` bots ranked nearest to it (a game far
-apart in rating carries almost no information: ``p (1 - p)`` vanishes), so a batch costs
-O(n * window * n) after one n-by-n factorisation.
+Scale (1,000 bots, a million games): ``LadderModel.update`` brings the fit up to date after a
+batch of results without a full refit (quasi-Newton steps on the pairs with games, Woodbury
+corrections of the covariance for the pairs whose weight moved more than ``RELATIVE_ERROR``),
+refitting in full only when too many pairs moved at once; ``fit`` is the full fit whenever
+asked. Candidate opponents of a bot are the ``window`` bots ranked nearest to it (a game far
+apart in rating carries almost no information: ``p (1 - p)`` vanishes), and a batch's gains are
+kept exactly by ``BatchGains``: matrix products over the band that the candidates need, then
+rank-one updates per chosen game, O(n^2 window) a batch (bench/matchmaking.py).
 """
 
 from __future__ import annotations
