@@ -5,14 +5,16 @@ A simulation, no processes: bots of known true strengths (Elo spread evenly at r
 the rest draws, ``f`` the logistic Elo curve; ``D = DRAW_ELO`` gives 41% draws between equals, as
 between chess engines of equal strength at short time controls). The ladder plays batches of
 ``BATCH`` games (its jobs); after each batch every scheme's standings are the same maximum-
-likelihood fit over all its games (``arena.ratings.matchmaking.LadderModel``), so the schemes
-differ only in which games they choose:
+likelihood fit over all its games (``arena.ratings.matchmaking.LadderModel``, brought up to date
+by ``update``: the full fit's strengths, its covariance within 2%, as a ladder would run it), so
+the schemes differ only in which games they choose:
 
 - ``information``: this ladder's rule (``choose_pairs``: the pairs that most shrink the
   uncertainty of rank-adjacent differences, docs/ratings.md "Ladders");
 - ``uniform``: each game between two bots drawn uniformly at random;
 - ``kaggle``: Kaggle's simulation-competition scheme as its documentation describes it (the
-  "Evaluation" section of its simulation competitions, e.g. ConnectX and Lux AI: each submission
+  "Evaluation" section of its simulation competitions, e.g. ConnectX,
+  https://www.kaggle.com/competitions/connectx/overview/evaluation, and Lux AI: each submission
   has a Gaussian skill N(mu, sigma^2) updated online after every episode, won games raise mu,
   lost ones lower it, draws pull both to their mean, by amounts scaled by the surprise and by
   sigma, and sigma shrinks with the information gained; newly submitted agents play more
@@ -23,21 +25,30 @@ differ only in which games they choose:
 
 Two questions, each over ``--seeds`` seeds (medians and quartiles printed):
 
-(a) **a newcomer**: a field of ``N - 1`` bots has played ``WARMUP`` uniform games per bot; one
-    bot of random strength joins. Games until its 95% rank interval spans at most its rank
-    +-2 places (``LadderModel.rank_intervals``).
+(a) **a newcomer**: a field of ``N - 1`` bots has played ``--warmup`` uniform games per bot
+    (400 by default: a ladder that has run a while, whose own ranks are about settled, so that
+    the count measures the newcomer's placing more than the field's; with 20 the field's own
+    uncertainty dominates); one bot of random strength joins. Games until its 95% rank interval
+    spans at most its rank +-2 places (``LadderModel.rank_interval``, checked after every
+    batch). A newcomer at either end of the field is placed within a batch or two.
 (b) **from scratch**: ``N`` new bots, no games. Games until the fitted order's normalised
     Kendall distance to the true order is at most ``KENDALL``.
 
 Targets (issue 30): (a) at least 2x fewer games than uniform and 1.5x fewer than Kaggle's
 scheme; (b) never worse than either.
 
-    python bench/ladder.py [--bots 50] [--seeds 200] [--jobs 2]
+Runs that reach ``CAP`` games stop there and count as ``CAP`` (the table says how many did).
+About 7 s of CPU a seed for the three schemes and both parts; ``--log`` keeps each seed's counts
+as it finishes and ``--from-log`` summarises them, so a long run can be read while it goes.
+
+    python bench/ladder.py [--bots 50] [--seeds 200] [--jobs 2] [--warmup 400] [--log FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import json
 import math
 import statistics
 from collections.abc import Callable
@@ -53,10 +64,10 @@ from bot_arena.arena.ratings.matchmaking import (
 
 DRAW_ELO = 150.0
 BATCH = 8
-WARMUP = 20  # uniform games per bot before the newcomer joins
+WARMUP = 400  # uniform games per bot before the newcomer joins: a settled field
 KENDALL = 0.03
 NEAR = 2  # (a): rank interval within +-2 places
-CAP = 20_000  # games: a run that needs more is counted as CAP
+CAP = 12_000  # games: a run that needs more is counted as CAP (and said so)
 BETA = 200.0  # TrueSkill's performance spread, Elo
 SIGMA0 = 350.0  # a new agent's sigma, Elo
 
@@ -133,9 +144,7 @@ def run(
         if scheme == "information":
             pairs = choose_pairs(model, active, BATCH)
         elif scheme == "uniform":
-            pairs = [
-                tuple(int(x) for x in rng.choice(active, 2, replace=False)) for _ in range(BATCH)
-            ]  # type: ignore[misc]
+            pairs = uniform_pairs(len(active), rng)
         else:
             pairs = kaggle.choose(active, rng, BATCH)
         for a, b in pairs:
@@ -146,60 +155,74 @@ def run(
             if scheme == "kaggle":  # its online skills choose its games; nobody else reads them
                 kaggle.update(a, b, score)
         games += len(pairs)
-        model.fit()
+        model.update()  # the full fit's strengths; refits in full only now and then
         if done(model):
             return games
     return CAP
 
 
+def uniform_pairs(bots: int, rng: np.random.Generator) -> list[Pair]:
+    """``BATCH`` pairs of distinct bots, each pair uniform over all pairs."""
+    first = rng.integers(0, bots, BATCH)
+    second = (first + rng.integers(1, bots, BATCH)) % bots
+    return list(zip(first.tolist(), second.tolist(), strict=True))
+
+
 def kendall(order: np.ndarray, true_elo: np.ndarray) -> float:
     ranked = true_elo[order]
     n = len(ranked)
-    discordant = sum(int((ranked[i] < ranked[i + 1 :]).sum()) for i in range(n))
+    discordant = int(np.count_nonzero(np.triu(ranked[:, None] < ranked[None, :], 1)))
     return discordant / (n * (n - 1) / 2)
 
 
-def trial(args: tuple[int, int, tuple[str, ...], str]) -> dict[str, tuple[int, int]]:
-    seed, bots, schemes, parts = args
-    out: dict[str, tuple[int, int]] = {}
-    for scheme in schemes:
-        rng = np.random.default_rng(seed)
-        true_elo = rng.uniform(0.0, 1000.0, bots)
-        # (a): the field warmed up with uniform games, then the newcomer (the last bot)
-        model, kaggle = LadderModel(), Kaggle()
-        for _ in range(bots - 1):
-            model.add_bot()
-            kaggle.add()
-        warm = np.random.default_rng(seed + 1_000_000)
-        for _ in range(WARMUP * (bots - 1) // 2):
-            a, b = (int(x) for x in warm.choice(bots - 1, 2, replace=False))
+def warmed_field(
+    seed: int, bots: int, warmup: int, true_elo: np.ndarray
+) -> tuple[LadderModel, Kaggle]:
+    """(a)'s field before the newcomer: ``bots - 1`` bots, ``warmup`` uniform games per bot,
+    fitted (the ladder's model) and rated online (Kaggle's skills)."""
+    model, kaggle = LadderModel(bots - 1), Kaggle()
+    for _ in range(bots - 1):
+        kaggle.add()
+    warm = np.random.default_rng(seed + 1_000_000)
+    for _ in range(warmup * (bots - 1) // (2 * BATCH)):
+        for a, b in uniform_pairs(bots - 1, warm):
             score = play(true_elo, a, b, warm)
             model.record(a, b, score)
             kaggle.update(a, b, score)
-        model.fit()
-        new = model.add_bot()
-        kaggle.add()
+    model.fit()
+    return model, kaggle
 
-        def settled(m: LadderModel, new: int = new) -> bool:
-            iv = m.rank_intervals()[new]
-            return iv.rank - iv.best <= NEAR and iv.worst - iv.rank <= NEAR
 
-        newcomer = run(scheme, true_elo, rng, settled, model, kaggle) if "a" in parts else 0
-        # (b): from scratch
-        model, kaggle = LadderModel(bots), Kaggle()
-        for _ in range(bots):
+def trial(args: tuple[int, int, tuple[str, ...], str, int]) -> dict[str, tuple[int, int]]:
+    """One seed: every scheme on the same true strengths, the same warmed field and the same
+    random numbers."""
+    seed, bots, schemes, parts, warmup = args
+    true_elo = np.random.default_rng(seed).uniform(0.0, 1000.0, bots)
+    field = warmed_field(seed, bots, warmup, true_elo) if "a" in parts else None
+    out: dict[str, tuple[int, int]] = {}
+    for scheme in schemes:
+        newcomer = scratch = 0
+        if field is not None:  # (a): the newcomer is the last bot
+            model, kaggle = copy.deepcopy(field)
+            new = model.add_bot()
             kaggle.add()
 
-        def order_ok(m: LadderModel, true_elo: np.ndarray = true_elo) -> bool:
-            return kendall(m.order(), true_elo) <= KENDALL
+            def settled(m: LadderModel, new: int = new) -> bool:
+                iv = m.rank_interval(new)
+                return iv.rank - iv.best <= NEAR and iv.worst - iv.rank <= NEAR
 
-        scratch = (
-            0
-            if "b" not in parts
-            else run(
-                scheme, true_elo, np.random.default_rng(seed + 2_000_000), order_ok, model, kaggle
-            )
-        )
+            rng = np.random.default_rng(seed + 3_000_000)
+            newcomer = run(scheme, true_elo, rng, settled, model, kaggle)
+        if "b" in parts:  # (b): from scratch
+            model, kaggle = LadderModel(bots), Kaggle()
+            for _ in range(bots):
+                kaggle.add()
+
+            def order_ok(m: LadderModel) -> bool:
+                return kendall(m.order(), true_elo) <= KENDALL
+
+            rng = np.random.default_rng(seed + 2_000_000)
+            scratch = run(scheme, true_elo, rng, order_ok, model, kaggle)
         out[scheme] = (newcomer, scratch)
     return out
 
@@ -216,17 +239,38 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--schemes", default="information,uniform,kaggle")
     parser.add_argument("--parts", default="ab", help="a: the newcomer, b: from scratch")
+    parser.add_argument("--warmup", type=int, default=WARMUP, help="(a): games per bot first")
+    parser.add_argument("--log", help="append each seed's counts to this file as it finishes")
+    parser.add_argument("--from-log", help="summarise the seeds of an earlier --log; play none")
     args = parser.parse_args()
-    with ProcessPoolExecutor(args.jobs) as pool:
-        schemes = tuple(args.schemes.split(","))
-        jobs = [(s, args.bots, schemes, args.parts) for s in range(args.seeds)]
-        results = list(pool.map(trial, jobs))
+    schemes = tuple(args.schemes.split(","))
+    results: list[dict[str, tuple[int, int]]] = []
+    if args.from_log:
+        with open(args.from_log, encoding="utf-8") as log:
+            for line in log:
+                row = json.loads(line)
+                results.append({s: (row[s][0], row[s][1]) for s in schemes})
+    else:
+        jobs = [(s, args.bots, schemes, args.parts, args.warmup) for s in range(args.seeds)]
+        with ProcessPoolExecutor(args.jobs) as pool:
+            for seed, result in zip(range(args.seeds), pool.map(trial, jobs), strict=True):
+                results.append(result)
+                if args.log:
+                    with open(args.log, "a", encoding="utf-8") as log:
+                        log.write(json.dumps({"seed": seed, **result}) + "\n")
+    summarise(results, schemes, args.bots, args.warmup)
+
+
+def summarise(
+    results: list[dict[str, tuple[int, int]]], schemes: tuple[str, ...], bots: int, warmup: int
+) -> None:
     print(
-        f"{args.bots} bots, Elo 0-1000, draws D={DRAW_ELO:.0f}, "
-        f"batches of {BATCH}, {args.seeds} seeds"
+        f"{bots} bots, Elo 0-1000, draws D={DRAW_ELO:.0f}, batches of {BATCH}, "
+        f"{len(results)} seeds; (a) after {warmup} uniform games per bot"
     )
     print(
-        f"games until: (a) a newcomer's rank within +-2 places; (b) Kendall distance <= {KENDALL}"
+        f"games until: (a) a newcomer's rank within +-{NEAR} places; "
+        f"(b) Kendall distance <= {KENDALL}"
     )
     print(f"{'scheme':12} {'(a) median [q1-q3]':>24} {'(b) median [q1-q3]':>24}")
     medians = {}
@@ -234,9 +278,10 @@ def main() -> None:
         a = [r[scheme][0] for r in results]
         b = [r[scheme][1] for r in results]
         medians[scheme] = (statistics.median(a), statistics.median(b))
-        print(f"{scheme:12} {quartiles(a):>24} {quartiles(b):>24}")
-    info = medians["information"]
+        capped = sum(x >= CAP for x in a), sum(x >= CAP for x in b)
+        print(f"{scheme:12} {quartiles(a):>24} {quartiles(b):>24}   at the cap: {capped}")
     for base in [s for s in schemes if s != "information" and "information" in schemes]:
+        info = medians["information"]
         ma, mb = medians[base]
         ra, rb = ma / max(info[0], 1), mb / max(info[1], 1)
         print(f"{base} / information: (a) {ra:.2f}x  (b) {rb:.2f}x")

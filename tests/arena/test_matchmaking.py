@@ -10,9 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot_arena.arena.ratings import GameResult, fit_ml
+from bot_arena.arena.ratings import matchmaking as mm
 from bot_arena.arena.ratings.matchmaking import (
+    CORRECTION_LIMIT,
     ELO_PER_UNIT,
     REACH,
+    RELATIVE_ERROR,
+    BatchGains,
     LadderModel,
     _candidates,
     _ranked,
@@ -87,6 +91,16 @@ def test_rank_intervals_narrow_with_games_and_hold_the_rank() -> None:
     assert all(iv.best == iv.rank == iv.worst for iv in intervals)
 
 
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 12), count=st.integers(0, 60))
+def test_one_bots_rank_interval_is_its_entry_of_all(seed: int, n: int, count: int) -> None:
+    """``rank_interval(i)`` (O(n), what a simulation checks after every batch) is
+    ``rank_intervals()[i]``, ties in rating included (no games: everyone at 0)."""
+    model = _model(n, _games(n, count, seed) if count else [])
+    intervals = model.rank_intervals()
+    assert [model.rank_interval(i) for i in range(n)] == intervals
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(3, 9), count=st.integers(5, 80))
 def test_a_pairs_gain_is_the_shrink_an_explicit_refit_gives(seed: int, n: int, count: int) -> None:
@@ -157,3 +171,164 @@ def test_the_floor_feeds_a_starving_bot_first() -> None:
     assert played[5] < 0.5 * played.mean()
     assert 5 in choose_pairs(model, range(6), 1)[0]
     assert all(5 not in pair for pair in choose_pairs(model, range(6), 3, floor=0.0))
+
+
+def _hessian(model: LadderModel, info: np.ndarray) -> np.ndarray:
+    precision = (ELO_PER_UNIT / 1000.0) ** 2  # the prior's, as _model makes it
+    return np.diag(info.sum(axis=1) + precision) - info
+
+
+def _true_info(model: LadderModel) -> np.ndarray:
+    p = 1 / (1 + np.exp(model.theta[None, :] - model.theta[:, None]))
+    return model.games * p * (1 - p)
+
+
+def _fresh_fit(model: LadderModel) -> LadderModel:
+    fresh = LadderModel(model.size)
+    fresh.games, fresh.points = model.games.copy(), model.points.copy()
+    fresh.fit()
+    return fresh
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_update_follows_the_full_fit_and_a_refit_equals_it(seed: int) -> None:
+    """Batches of games applied by ``update`` (quasi-Newton steps, Woodbury corrections):
+    ``cov`` stays exactly the inverse of the information it was made with, every pair's weight
+    within ``RELATIVE_ERROR`` of its value at the fitted strengths, the strengths the full
+    fit's; and ``fit`` then gives a fresh model's full fit to 1e-9."""
+    rng = np.random.default_rng(seed)
+    true = rng.uniform(-2.0, 2.0, 12)
+    model = _model(12, _games(12, 300, seed))
+    fits = model.full_fits
+    for _ in range(20):
+        for _ in range(8):
+            a, b = (int(x) for x in rng.choice(12, 2, replace=False))
+            model.record(a, b, float(rng.random() < 1 / (1 + np.exp(true[b] - true[a]))))
+        model.update()
+        fresh = _fresh_fit(model)
+        assert np.max(np.abs(model.theta - fresh.theta)) < 1e-6
+        np.testing.assert_allclose(
+            model.cov, np.linalg.inv(_hessian(model, model.used)), rtol=1e-9, atol=1e-12
+        )
+        truth = _true_info(model)
+        assert np.all(np.abs(model.used - truth) <= RELATIVE_ERROR * model.used + 1e-12)
+        # the covariance within that factor of the full fit's, for every contrast
+        for u in np.eye(12)[:-1] - np.eye(12)[1:]:
+            ratio = (u @ model.cov @ u) / (u @ fresh.cov @ u)
+            assert 1 / (1 + RELATIVE_ERROR) - 1e-9 <= ratio <= 1 / (1 - RELATIVE_ERROR) + 1e-9
+    assert model.full_fits == fits  # no full refit was needed
+    model.fit()
+    fresh = _fresh_fit(model)
+    np.testing.assert_allclose(model.theta, fresh.theta, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(model.cov, fresh.cov, rtol=1e-9, atol=1e-12)
+
+
+def test_update_refits_in_full_when_too_many_pairs_changed() -> None:
+    """More than ``CORRECTION_LIMIT`` pairs with new games at once: a full refit, said so."""
+    n = 16
+    model = _model(n, _games(n, 400, 8))
+    pairs = list(itertools.combinations(range(n), 2))[: CORRECTION_LIMIT + 1]
+    for a, b in pairs:
+        model.record(a, b, 1.0)
+    fits = model.full_fits
+    assert model.update() is True
+    assert model.full_fits == fits + 1
+    fresh = _fresh_fit(model)
+    np.testing.assert_allclose(model.theta, fresh.theta, rtol=0, atol=1e-9)
+    assert model.update() is False  # nothing new: nothing to do
+
+
+def test_a_newcomer_is_followed_without_a_refit() -> None:
+    """A newcomer's first games move it far; ``update`` follows it with steps and corrections
+    of its own pairs only, and ends on the full fit."""
+    model = _model(10, _games(10, 500, 9))
+    new = model.add_bot()
+    fits = model.full_fits
+    for opponent in range(10):
+        model.record(new, opponent, 1.0 if opponent < 7 else 0.0)
+    assert model.update() is False
+    assert model.full_fits == fits
+    assert np.max(np.abs(model.theta - _fresh_fit(model).theta)) < 1e-6
+
+
+def _explicit_gains(
+    model: LadderModel,
+    batch: BatchGains,
+    taken: list[int],
+) -> np.ndarray:
+    """Every candidate's gain from explicit inverses: the covariance re-inverted with the
+    taken pairs' virtual games, the contrasts' weights those of the batch's start."""
+    ranked = batch.ranked
+    cov = model.cov[np.ix_(ranked, ranked)]
+    m = len(ranked)
+    theta = model.theta[ranked]
+    precision = np.linalg.inv(cov)
+    for index in taken:
+        u = np.zeros(m)
+        u[batch.i[index]], u[batch.j[index]] = 1.0, -1.0
+        precision = precision + float(batch.w[index]) * np.outer(u, u)
+    now = np.linalg.inv(precision)
+    q = np.zeros((m, m))
+    for step, weight in batch.steps:
+        for k in range(m - step):
+            c = np.zeros(m)
+            c[k], c[k + step] = 1.0, -1.0
+            q += weight[k] * np.outer(c, c)
+    out = []
+    for i, j in zip(batch.i, batch.j, strict=True):
+        p = 1 / (1 + np.exp(theta[j] - theta[i]))
+        w = p * (1 - p)
+        u = np.zeros(m)
+        u[i], u[j] = 1.0, -1.0
+        after = np.linalg.inv(precision + w * np.outer(u, u))
+        out.append(np.trace(q @ (now - after)))  # sum_k weight_k (var_k now - var_k after)
+    return np.array(out)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(3, 24),
+    count=st.integers(5, 120),
+    takes=st.lists(st.integers(0, 10_000), max_size=6),
+)
+def test_a_batchs_incremental_gains_equal_explicit_reinversion(
+    seed: int, n: int, count: int, takes: list[int]
+) -> None:
+    """The band of ``P Q P`` (blocks of 4 rows here, so that blocks meet) and the rank-one
+    updates after each virtual game give every candidate's gain as explicit inverses do,
+    to a relative 1e-7 of the largest gain."""
+    model = _model(n, _games(n, count, seed))
+    active = [*range(0, n, 2), 1] if n > 4 else list(range(n))
+    ranked = _ranked(model, active)
+    saved = mm.BLOCK, mm.CHUNK
+    mm.BLOCK, mm.CHUNK = 4, 3
+    try:
+        batch = BatchGains(model, ranked, 5, priorities(model, active))
+    finally:
+        mm.BLOCK, mm.CHUNK = saved
+    taken: list[int] = []
+    for pick in [*takes, None]:
+        gains = batch.gains()
+        expected = _explicit_gains(model, batch, taken)
+        scale = max(float(np.abs(expected).max()), 1e-300)
+        assert np.max(np.abs(gains - expected)) <= 1e-7 * scale
+        if pick is not None:
+            index = pick % len(gains)
+            batch.take(index)
+            taken.append(index)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 30), count=st.integers(20, 200))
+def test_a_batchs_first_pair_is_the_reference_rules_best(seed: int, n: int, count: int) -> None:
+    """The first pair of a batch (no floor) is the candidate of largest gain as ``pair_gains``,
+    the whole-covariance reference, computes it."""
+    model = _model(n, _games(n, count, seed))
+    ranked = _ranked(model, range(n))
+    a, b = _candidates(ranked, mm.WINDOW)
+    gains = pair_gains(model, ranked, a, b, priorities(model, range(n)))
+    best = int(np.argmax(gains))
+    first = choose_pairs(model, range(n), 3, floor=0.0)[0]
+    chosen = int(np.flatnonzero((a == first[0]) & (b == first[1]))[0])
+    assert gains[chosen] >= gains[best] * (1 - 1e-9)
