@@ -19,11 +19,11 @@ from bot_arena import games
 from bot_arena.arena import ArenaError, play, rate, sprt, tournament
 from bot_arena.arena.match.record import Termination
 from bot_arena.bots.base import Bot
+from tests import inprocess
 
 pytestmark = pytest.mark.slow
 
 FIXTURES = Path(__file__).resolve().parents[1] / "arena" / "fixtures"
-ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 TIMEOUT = 180
 PREFERRED = 4  # a literal the class bot below carries to its process
 
@@ -62,7 +62,8 @@ class Centre(Bot):
 
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*ARENA, *args], cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT)
+    """``arena ARGS`` in ``cwd``, in this process (``tests/inprocess.py``)."""
+    return inprocess.run(*args, cwd=cwd)
 
 
 @pytest.mark.timeout(TIMEOUT)

@@ -31,21 +31,19 @@ import pytest
 
 from bot_arena.arena.match import archives, bundles
 from bot_arena.arena.match.archives import ArchiveError, Limits
-from tests import needs
+from tests import inprocess, needs
 
 # each test runs the arena command (tournaments, several processes): seconds a test
 pytestmark = pytest.mark.slow
 
-ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 MAIN = b"def choose_move(game, state, budget):\n    return game.legal_moves(state)[0]\n"
 MIB = 1 << 20
 
 
 def arena(*args: str, cache: Path, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, bundles.ROOT_ENV: str(cache), **env}
-    return subprocess.run(
-        [*ARENA, *args], cwd=cwd, env=environ, capture_output=True, text=True, timeout=120
-    )
+    """``arena ARGS`` in ``cwd``, unpacking into ``cache``, in this process
+    (``tests/inprocess.py``)."""
+    return inprocess.run(*args, cwd=cwd, env={bundles.ROOT_ENV: str(cache), **env})
 
 
 # -- archives built by hand ------------------------------------------------------------------

@@ -16,16 +16,14 @@ import json
 import os
 import secrets
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
+from tests import inprocess
 
-ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 # a folder bot that sends whatever its folder's ``loot`` holds out in its move's info
 LOOTER = """
@@ -72,14 +70,8 @@ for line in sys.stdin:
 
 
 def arena(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> Any:
-    return subprocess.run(
-        [*ARENA, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=None if env is None else {**os.environ, **env},
-    )
+    """``arena ARGS`` in ``cwd`` with ``env`` added, in this process (``tests/inprocess.py``)."""
+    return inprocess.run(*args, cwd=cwd, env=env, timeout=timeout)
 
 
 def one_line(proc: Any) -> str:

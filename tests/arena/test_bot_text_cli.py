@@ -14,11 +14,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,12 +23,11 @@ from typing import Any
 import pytest
 
 from bot_arena.arena.transport.sandbox import support
-from tests import needs
+from tests import inprocess, needs
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 FIXTURES = Path(__file__).parent / "fixtures"
-ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 HOSTILE = "\x1b]0;TITLE\x07\x1b[2J"
 SHOWN = b"\\x1b]0;TITLE\\x07\\x1b[2J"  # how the commands write it
 RAW = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]")  # a control byte besides tab and newline
@@ -68,10 +64,9 @@ def sandbox() -> str:
 
 
 def arena(*args: str, cwd: Path, code: int | None = 0, columns: int = 80) -> bytes:
-    """Run ``arena ARGS`` in ``cwd`` (tables fitted to ``columns``); its stdout and stderr
-    bytes, checked for raw controls."""
-    env = {**os.environ, "COLUMNS": str(columns)}
-    proc = subprocess.run([*ARENA, *args], cwd=cwd, env=env, capture_output=True, timeout=180)
+    """Run ``arena ARGS`` in ``cwd`` (tables fitted to ``columns``; in this process,
+    ``tests/inprocess.py``); its stdout and stderr bytes, checked for raw controls."""
+    proc = inprocess.run(*args, cwd=cwd, env={"COLUMNS": str(columns)}, text=False)
     out = proc.stdout + proc.stderr
     if code is not None:
         assert proc.returncode == code, out.decode(errors="replace")

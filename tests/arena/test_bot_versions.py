@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from bot_arena.arena.match.botspec import resolve
+from tests import inprocess
 
 # each test runs the arena command (tournaments, several processes): seconds a test
 pytestmark = pytest.mark.slow
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 
 HELPER_BOT = """import helper
 
@@ -33,7 +33,8 @@ def choose_move(game, state, budget):
 
 
 def run(*args: str, cwd: Path) -> Any:
-    return subprocess.run([*ARENA, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    """``arena ARGS`` in ``cwd``, in this process (``tests/inprocess.py``)."""
+    return inprocess.run(*args, cwd=cwd)
 
 
 def add(cwd: Path, spec: str, db: Path) -> dict[str, Any]:

@@ -12,14 +12,15 @@ from typing import Any
 
 import pytest
 
+from tests import inprocess
+
 # each test runs the arena command (tournaments, several processes): seconds a test
 pytestmark = pytest.mark.slow
 
-ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
-
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*ARENA, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    """``arena ARGS`` in ``cwd``, in this process (``tests/inprocess.py``)."""
+    return inprocess.run(*args, cwd=cwd)
 
 
 def test_version(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bot_arena.arena.cli.app import app
+from tests import inprocess
 
 # each test runs the arena command (tournaments, several processes): seconds a test
 pytestmark = pytest.mark.slow
@@ -35,8 +36,10 @@ def run(
     timeout: float = 120,
     env: dict[str, str] | None = None,
 ) -> Any:
-    """``arena ARGS`` in a fresh process (as ``user`` when given: a uid to drop to; ``env``
-    added to this process's environment)."""
+    """``arena ARGS`` (``env`` added to this process's environment): in this process
+    (``tests/inprocess.py``), or in a fresh one as ``user`` when given (a uid to drop to)."""
+    if user is None:
+        return inprocess.run(*args, cwd=cwd, env=env)
     prefix = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] if user else []
     return subprocess.run(
         [*prefix, *ARENA, *args],

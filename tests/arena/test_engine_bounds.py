@@ -28,14 +28,12 @@ from bot_arena.arena.match.xboard import XboardSeat, parse_thinking
 from bot_arena.arena.transport import protocol
 from bot_arena.arena.transport.limits import ResourceLimits
 from bot_arena.arena.transport.process import ReadStatus
-from tests import needs
+from tests import inprocess, needs
 from tests.db.dbtest import BACKENDS, database
 
 # each test runs the arena command (tournaments, several processes): seconds a test
 pytestmark = pytest.mark.slow
 
-ARENA = [sys.executable, "-P", "-m", "bot_arena.arena.cli.app"]
-COMMAND_TIMEOUT = 300.0  # seconds: a bound for a hung run, far above a normal one (~5-20 s)
 # docs/security.md, "How much a game can store": the most one engine's info stores (its JSON
 # text, as the database writes it) and one move row beside it (the move's text, a chess move)
 ENGINE_INFO_MAX = 4_923
@@ -217,10 +215,9 @@ for raw in sys.stdin:
 
 
 def arena(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``arena ARGS`` in ``cwd`` (where a record that cannot be stored is written)."""
-    return subprocess.run(
-        [*ARENA, *args], cwd=cwd, capture_output=True, text=True, timeout=COMMAND_TIMEOUT
-    )
+    """``arena ARGS`` in ``cwd`` (where a record that cannot be stored is written), in this
+    process (``tests/inprocess.py``)."""
+    return inprocess.run(*args, cwd=cwd)
 
 
 def engine(kind: str, path: Path, *args: str) -> str:

@@ -22,8 +22,8 @@ import pytest
 
 from bot_arena.arena.transport import protocol, strict_json
 from bot_arena.arena.transport.strict_json import NonFinite
+from tests import inprocess
 
-ARENA = str(Path(sys.executable).with_name("arena"))
 NAN_INFO = '{"values":[NaN,Infinity],"depth":-Infinity}'
 TOKENS = ("NaN", "Infinity")
 
@@ -37,7 +37,8 @@ def choose_move(game, state, budget):
 
 
 def arena(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([ARENA, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+    """``arena ARGS``, in this process (``tests/inprocess.py``)."""
+    return inprocess.run(*args, cwd=cwd or Path.cwd())
 
 
 def strict_loads(text: str) -> Any:

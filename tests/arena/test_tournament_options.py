@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import inprocess
+
 # each test plays tournaments or whole games through separate processes: seconds a test
 pytestmark = pytest.mark.slow
 
-ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 SLOW_START = (  # a bot that takes 1.5 s to load
     "import time\ntime.sleep(1.5)\n\n"
     "def choose_move(game, state, budget):\n    return game.legal_moves(state)[0]\n"
@@ -24,7 +23,8 @@ SLOW_START = (  # a bot that takes 1.5 s to load
 
 
 def run(*args: str, cwd: Path) -> Any:
-    return subprocess.run([*ARENA, *args], cwd=cwd, capture_output=True, text=True, timeout=180)
+    """``arena ARGS`` in ``cwd``, in this process (``tests/inprocess.py``)."""
+    return inprocess.run(*args, cwd=cwd)
 
 
 def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:

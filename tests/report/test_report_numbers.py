@@ -7,23 +7,22 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import inprocess
+
 # a whole tournament, then a report of it
 pytestmark = pytest.mark.slow
 
-ARENA = str(Path(sys.executable).with_name("arena"))
 # what a bot could answer before the protocol refused it, and Python's json wrote as it came
 OLD_INFO = '{"values":[NaN,Infinity],"depth":-Infinity,"nodes":1e999,"pv":["5"]}'
 
 
 def arena(*args: str, cwd: Path) -> None:
-    done = subprocess.run([ARENA, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+    done = inprocess.run(*args, cwd=cwd)  # in this process (tests/inprocess.py)
     assert done.returncode == 0, done.stderr
 
 
