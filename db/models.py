@@ -356,7 +356,7 @@ class Move(Base):
 
 
 class User(Base):
-    """An account of ``arena serve`` (0014): who uploads bots and signs in. The API token and
+    """An account of ``arena serve`` (0012): who uploads bots and signs in. The API token and
     the password are stored only as salted scrypt hashes (``arena/api/passwords.py``); a
     suspended user can neither sign in nor use a token."""
 
@@ -372,7 +372,7 @@ class User(Base):
 
 
 class BotOwner(Base):
-    """Whose a bot is (0014): the user who first uploaded it through the server. A bot with no
+    """Whose a bot is (0012): the user who first uploaded it through the server. A bot with no
     row here belongs to the house (registered at the terminal with ``arena bots add``), and no
     user may upload under its name."""
 
@@ -383,7 +383,7 @@ class BotOwner(Base):
 
 
 class WebSession(Base):
-    """A signed-in browser (0014): ``id`` is the SHA-256 of the cookie's random value (the
+    """A signed-in browser (0012): ``id`` is the SHA-256 of the cookie's random value (the
     cookie itself is never stored), ``csrf`` the token every form of that session carries."""
 
     __tablename__ = "web_sessions"

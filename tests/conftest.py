@@ -37,6 +37,7 @@ def keep_bytecode() -> None:
 
 keep_bytecode()
 
+from tests.browser import browser as browser  # noqa: E402  (one Playwright a process)
 from tests.db.dbtest import PG_ENV, worker_url  # noqa: E402  (after keep_bytecode)
 
 

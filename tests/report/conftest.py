@@ -10,28 +10,17 @@ report that reaches for a script, font or image outside itself fails its test.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests import needs
+from tests.browser import CHROMIUM_ARGS as CHROMIUM_ARGS
+from tests.browser import PageLog as PageLog
+from tests.browser import chromium_path as chromium_path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-BROWSER_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
-#: Flags for a headless Chromium on a machine with no network (as root, no GPU).
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def output_dir() -> Path:
@@ -45,38 +34,6 @@ def output_dir() -> Path:
 @pytest.fixture(scope="session")
 def test_output() -> Path:
     return output_dir()
-
-
-def chromium_path() -> str | None:
-    for candidate in BROWSER_CANDIDATES:
-        if os.path.exists(candidate):
-            return candidate
-    return shutil.which("chromium")
-
-
-@dataclass
-class PageLog:
-    """What a page said while it was open: console errors, uncaught exceptions, requests out."""
-
-    errors: list[str] = field(default_factory=list)
-    requests: list[str] = field(default_factory=list)
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        needs.missing(needs.BROWSER, "the browser tests need Playwright: pip install playwright")
-    executable = chromium_path()
-    if executable is None:
-        needs.missing(needs.BROWSER, "the browser tests need Chromium: apt-get install chromium")
-    with sync_playwright() as play:
-        chromium = play.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.report.conftest import PageLog
-from tests.report.conftest import browser as browser  # the report tests' Chromium
+from tests.browser import PageLog
 from tests.server.conftest import GOOD_BOT, PASSWORD, Served
 
 

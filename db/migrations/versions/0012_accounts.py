@@ -1,6 +1,6 @@
 """accounts of ``arena serve``: users, bot owners, web sessions (issue 31)
 
-Revision ID: 0014
+Revision ID: 0012
 Revises: 0011
 Create Date: 2026-11-27
 
@@ -11,9 +11,6 @@ Three new tables, nothing existing rebuilt:
 - ``bot_owners``: the user a bot uploaded through the server belongs to (a bot without a row
   belongs to the house: registered at the terminal);
 - ``web_sessions``: signed-in browsers, by the SHA-256 of their cookie, with their CSRF token.
-
-(Numbered 0014 with down revision 0010: the branches that add 0011-0013 are chained before it
-when they are merged.)
 """
 
 from __future__ import annotations
@@ -23,7 +20,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0014"
+revision: str = "0012"
 down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
