@@ -4,6 +4,7 @@ security headers, never a traceback: checked in-process, with a route that raise
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -34,7 +35,10 @@ def test_a_failure_is_500_with_one_line_and_the_headers(tmp_path: Path) -> None:
             async with httpx.AsyncClient(transport=transport, base_url="http://x") as client:
                 return await client.get("/api/boom"), await client.get("/boom")
 
-        api, page = asyncio.run(ask())
+        # on a thread of its own: a test process that drove the browser (Playwright's sync API,
+        # one a process) has an event loop running on the main thread, where asyncio.run refuses
+        with ThreadPoolExecutor(1) as thread:
+            api, page = thread.submit(asyncio.run, ask()).result()
     finally:
         engine.dispose()
     assert api.status_code == 500 and api.json() == {"error": "internal error"}
