@@ -79,9 +79,9 @@ class Canonical:
 
 def _float(value: Any) -> str:
     """``float(value or 0.0)`` as JSON (a stored utility, score or time)."""
-    if value is None:
-        value = 0.0
-    elif type(value) is int:
+    if not value and (value is None or type(value) in (int, float)):
+        return "0.0"  # ``value or 0.0``: None, 0 and -0.0 all read as 0.0
+    if type(value) is int:
         value = float(value)
     elif type(value) is not float or not math.isfinite(value):
         raise Refused

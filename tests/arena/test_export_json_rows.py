@@ -132,6 +132,23 @@ def test_the_rows_json_is_the_records_byte_for_byte(
     assert taken == before + len(matches)  # every match of Bot Arena's shape took the fast way
 
 
+def test_a_stored_negative_zero_reads_as_zero_either_way(url: str) -> None:
+    """PostgreSQL keeps -0.0 (SQLite stores it as 0); the record reads ``utility or 0.0``, so
+    the rows writer must write 0.0 too (CI found this on PostgreSQL)."""
+    refs = [BotRef(n, "builtin", n, None, sha256_text(n)) for n in ("a", "b")]
+    seats = [SeatResult("a", -0.0, 1, 0.5, None, refs[0].sha256), SeatResult("b", 0.0, 1, 0.5)]
+    record = MatchRecord("tictactoe", {}, "", seats, [], Termination.NORMAL, "x", 1.0, 2.0)
+    engine = make_engine(url)
+    try:
+        with session_factory(engine).begin() as session:
+            save_match(session, record, refs)
+    finally:
+        engine.dispose()
+    fast, slow, taken = both_ways(url)
+    assert fast == slow and taken == 1
+    assert '"utility": 0.0' in fast and '"utility": -0.0' not in fast
+
+
 def one_match(address: str) -> None:
     refs = [BotRef(n, "builtin", n, None, sha256_text(n)) for n in ("a", "b")]
     record = MatchRecord(
