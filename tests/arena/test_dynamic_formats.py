@@ -165,11 +165,17 @@ def test_a_resumed_swiss_pairs_as_an_uninterrupted_one(db: Db, tmp_path: Path) -
 
 def test_a_knockout_of_level_ties_goes_to_tiebreaks_then_the_coin(db: Db) -> None:
     """Perfect tic-tac-toe players draw every game: each tie plays its 2 games, its one
-    tie-break pair, then the seed's coin decides; there is one winner."""
-    field = ["alphabeta", "minimax", "iterative"]
+    tie-break pair, then the seed's coin decides; there is one winner.
+
+    Perfect whatever the machine's load: full-depth searches (``iterative`` without a time
+    limit of its own searches until the value is proven) and a move time no loaded machine
+    reaches (at 1 s, a full minimax search from the empty board lost on time at load 15-27,
+    and the tie was decided by that game)."""
+    field = ["alphabeta", "minimax", "iterative:time=0"]
     result = arena(
         "tournament", "run", "tictactoe", *bots(field), "--format", "knockout",
-        "--tiebreak-pairs", "1", "--jobs", "2", "--seed", "5", "--db", db.url,
+        "--tiebreak-pairs", "1", "--jobs", "2", "--seed", "5", "--move-time", "120",
+        "--db", db.url,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     tid = tournament_id(result.output)

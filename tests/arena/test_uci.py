@@ -143,7 +143,14 @@ def test_a_uci_engine_plays_a_whole_game_with_its_search_info() -> None:
 def test_every_engine_fault_is_classified(
     mode: str, args: tuple[str, ...], termination: Termination, words: str
 ) -> None:
-    record = play(fake(mode, *args), tc=TimeControl(move_time=0.5, margin=0.5), startup_s=1.0)
+    # Only the limit a case is about is short: the start-up limit for the engines that stall at
+    # the start, the move's for the one that hangs. Every other answer has a minute, so what is
+    # classified is the engine's fault, never a loaded machine's slow start or first move (at
+    # load 15-27, a 1 s start-up limit turned the illegal, garbage, hang and exit cases into
+    # stalls: a Python engine importing python-chess had not said uciok).
+    stalls = mode.startswith("never_")
+    tc = TimeControl(move_time=0.5, margin=0.5) if mode == "hang" else TimeControl(move_time=60)
+    record = play(fake(mode, *args), tc=tc, startup_s=2.0 if stalls else 60.0)
     fault = record.seats[0].fault
     assert fault is not None and record.termination is termination, record.seats
     assert words in fault.message, fault.message
