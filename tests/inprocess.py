@@ -9,7 +9,11 @@ answers as ``subprocess.run(..., capture_output=True)`` does: a ``CompletedProce
 exit code and the bytes (or text) of stdout and stderr. What a process would not carry from
 one command to the next is reset around each call: the working folder, the whole environment,
 the SIGTERM/SIGINT handlers, the command's record of the databases it opened, and the
-database connections it left open (collected, as a process's exit closes them). Output that
+database connections it left open (collected, as a process's exit closes them: a collection
+of what the command made only, the objects that were there before it frozen out of it, since a
+full collection of a test worker's heap took 0.1 s of CPU a command, more than most commands).
+The app's click command is built once a process (typer builds it again at every ``invoke``:
+30 ms a command, from the type hints of every command's function). Output that
 the arena's child processes write straight to the inherited descriptors 1 and 2 is captured
 too, after what the command wrote.
 
@@ -22,6 +26,7 @@ A command that raises is exit 1 with the traceback on stderr, as the interpreter
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 import signal
@@ -31,7 +36,10 @@ import traceback
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
+import typer.main
+import typer.testing
 from typer.testing import CliRunner
 
 from bot_arena.arena.cli import common
@@ -39,6 +47,13 @@ from bot_arena.arena.cli.app import app
 
 PROG = "python -m bot_arena.arena.cli.app"  # what the command names itself in usage lines
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+@functools.cache
+def _click_command() -> Any:
+    """The app's click command, built once a process (typer's ``CliRunner.invoke`` builds it
+    at every call from the same signatures)."""
+    return typer.main.get_command(app)
 
 
 @contextlib.contextmanager
@@ -76,10 +91,14 @@ def run(
     saved_cwd = os.getcwd()
     saved_handlers = [signal.getsignal(s) for s in _SIGNALS]
     common._opened.clear()
+    gc.freeze()  # what exists now is left out of the collection after the command
     try:
         os.environ.update(env or {})
         os.chdir(cwd)
-        with _descriptors_captured() as inherited:
+        with (
+            _descriptors_captured() as inherited,
+            mock.patch.object(typer.testing, "_get_command", lambda _: _click_command()),
+        ):
             result = CliRunner().invoke(app, list(args), prog_name=PROG)
         stdout, stderr = result.stdout_bytes, result.stderr_bytes
         code = result.exit_code
@@ -95,6 +114,7 @@ def run(
                 signal.signal(sig, handler)
         common._opened.clear()
         gc.collect()  # the command's engines and their connections, closed as at exit
+        gc.unfreeze()
     stdout += inherited[0]
     stderr += inherited[1]
     if text:  # decoded with universal newlines, as subprocess's text mode does

@@ -3,6 +3,8 @@ command behind for the next."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -86,3 +88,24 @@ def test_what_child_processes_write_to_the_inherited_descriptors_is_captured(
     assert done.returncode == 0
     assert done.stdout.endswith(b"child-out\n") and b'"tictactoe"' in done.stdout
     assert done.stderr == b"child-err\n"
+
+
+def open_files_under(folder: Path) -> list[str]:
+    """The files under ``folder`` that this process holds open."""
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith(str(folder)):
+                held.append(target)
+    return held
+
+
+def test_the_commands_database_connections_are_closed_after_it(tmp_path: Path) -> None:
+    """As a process's exit would: nothing of the command holds its database open after it,
+    and a second command sees the first one's match (the click command reused)."""
+    played = inprocess.run("play", "tictactoe", "--no-show", "--db", "arena.db", cwd=tmp_path)
+    assert played.returncode == 0, played.stderr
+    listed = inprocess.run("matches", "--json", "--db", "arena.db", cwd=tmp_path)
+    assert listed.returncode == 0 and len(json.loads(listed.stdout)) == 1, listed.stderr
+    assert open_files_under(tmp_path) == []
