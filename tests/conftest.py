@@ -82,23 +82,37 @@ def own_postgres_database() -> Iterator[None]:
         yield
 
 
-# The test files that take longest, longest first (by the --durations of a full run). Under
-# ``--dist loadfile`` each worker takes the next file in collection order as it finishes one, so
+# The test files that take longest, longest first. Under ``--dist loadfile`` each worker takes
+# the next file in collection order as it finishes one (pyproject's ``--no-loadscope-reorder``:
+# xdist's default hands out the files with the most tests first, and this order was ignored), so
 # a long file collected late (the Ray cluster's) ran alone while the other worker idled; started
 # first, the short files fill in around them and both workers end together. Only the order
-# changes: a file missing here (or gone) runs after these, in its usual place.
+# changes: a file missing here (or gone) runs after these, in its usual place. Ranked by a
+# measured full run (every ``ARENA_*_REQUIRED``, PostgreSQL on; CPU of the test and its
+# children, and the wall of the files that wait: the Ray cluster's, the ladder's runs), after
+# ``tests/inprocess.py`` stopped collecting the whole heap a command.
 LONGEST_FIRST = (
-    "tests/arena/test_foreign_db.py",
-    "tests/arena/test_bot_text_cli.py",
     "tests/arena/test_ray_cluster.py",
-    "tests/arena/test_bot_files.py",
-    "tests/arena/test_bot_versions.py",
-    "tests/arena/test_db_errors.py",
-    "tests/arena/test_engine_bounds.py",
-    "tests/arena/test_cli_basics.py",
-    "tests/arena/test_tournament_crash.py",
-    "tests/arena/test_directors.py",
+    "tests/arena/test_ladder_cli.py",
     "tests/arena/test_sandbox_attacks.py",
+    "tests/arena/test_dynamic_formats.py",
+    "tests/arena/test_uci.py",
+    "tests/arena/test_tournament_crash.py",
+    "tests/server/test_server_pages.py",
+    "tests/arena/test_ratings_scale.py",
+    "tests/arena/test_bounded_inputs.py",
+    "tests/arena/test_export_json_rows.py",
+    "tests/arena/test_incidents.py",
+    "tests/report/test_report.py",
+    "tests/server/test_server_api.py",
+    "tests/server/test_users_cli.py",
+    "tests/db/test_standings_totals.py",
+    "tests/arena/test_sandbox_cli.py",
+    "tests/arena/test_directors.py",
+    "tests/arena/test_foreign_db.py",
+    "tests/arena/test_bot_files.py",
+    "tests/arena/test_bot_text_cli.py",
+    "tests/arena/test_db_errors.py",
 )
 
 
