@@ -31,7 +31,7 @@ def _root(
     """Bot Arena: tournaments between game-playing bots, with Elo leaderboards."""
 
 
-# Every command and group, in the order --help lists them: (name, "module:attribute", a group?).
+# Every command and group, in the order they are registered: (name, "module:attribute", a group?).
 # Only the one a command line names is imported and built (``build``): a read command does not
 # pay for the other thirty-odd commands' modules and typer's reading of their signatures.
 COMMANDS: tuple[tuple[str, str, bool], ...] = (

@@ -43,6 +43,11 @@ NEVER = (
     "bot_arena.arena.tournament.runner",
     "bot_arena.arena.transport.process",
     "bot_arena.db.writer",
+    # the other commands: cli/app.py builds only the one the command line names (issue 28)
+    "bot_arena.arena.cli.bots_cmd",
+    "bot_arena.arena.cli.ladder_cmd",
+    "bot_arena.arena.cli.play_cmd",
+    "bot_arena.arena.cli.solve_cmd",
 )
 NO_FITS = ("numpy", "bot_arena.arena.ratings.ml", "bot_arena.arena.ratings.online_elo")
 # a plain SQLite file is read with the standard library's sqlite3 (db/sqlite_read.py: issue 28)
