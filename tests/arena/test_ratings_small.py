@@ -4,11 +4,13 @@ bots, or a pool that needs the prior."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot_arena.arena.ratings.ml import fit_ml
 from bot_arena.arena.ratings.ml_small import SMALL_LIMIT, fit_small
+from bot_arena.arena.ratings.outcomes import RatingInputError
 from bot_arena.arena.ratings.query import rate
 from bot_arena.arena.ratings.totals import PairTotal
 from tests.arena.test_ratings_totals import assert_same
@@ -41,10 +43,6 @@ def test_the_small_fit_is_fit_ml(totals: list[PairTotal], center: float, anchor:
 
 
 def test_an_anchor_that_did_not_play_is_refused_alike() -> None:
-    import pytest
-
-    from bot_arena.arena.ratings.outcomes import RatingInputError
-
     totals = [PairTotal("a", "b", 2, 1, 1)]
     for fit in (fit_small, lambda t, **kw: fit_ml((), totals=t, **kw)):
         with pytest.raises(RatingInputError, match="anchor bot 'z' has no rated games"):
