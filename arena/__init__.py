@@ -1,4 +1,6 @@
-"""Bot Arena from Python, the front door: ``play``, ``tournament``, ``sprt`` and ``rate``.
+"""Bot Arena from Python, the front door: ``play``, ``tournament``, ``sprt`` and ``rate``, and
+the ladders' ``ladder_create``, ``ladder_add``, ``ladder_retire``, ``ladder_run`` (bounded by
+``until_games``, ``for_seconds`` or ``until_stable``) and ``ladder_show``.
 
     from bot_arena.arena import tournament
     t = tournament("connect4", ["random", "alphabeta:depth=3"], games=2)
@@ -13,15 +15,35 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from bot_arena.arena.api.errors import ArenaError
+    from bot_arena.arena.api.ladders import (
+        Added,
+        LadderView,
+        RunEnd,
+        Standing,
+        ladder_add,
+        ladder_create,
+        ladder_retire,
+        ladder_run,
+        ladder_show,
+    )
     from bot_arena.arena.api.play import MatchRecord, play
     from bot_arena.arena.api.rating import rate
     from bot_arena.arena.api.tournaments import SprtResult, Tournament, sprt, tournament
 
 __all__ = [
+    "Added",
     "ArenaError",
+    "LadderView",
     "MatchRecord",
+    "RunEnd",
     "SprtResult",
+    "Standing",
     "Tournament",
+    "ladder_add",
+    "ladder_create",
+    "ladder_retire",
+    "ladder_run",
+    "ladder_show",
     "play",
     "rate",
     "sprt",
@@ -29,7 +51,16 @@ __all__ = [
 ]
 
 _HOMES = {
+    "Added": "bot_arena.arena.api.ladders",
     "ArenaError": "bot_arena.arena.api.errors",
+    "LadderView": "bot_arena.arena.api.ladders",
+    "RunEnd": "bot_arena.arena.api.ladders",
+    "Standing": "bot_arena.arena.api.ladders",
+    "ladder_add": "bot_arena.arena.api.ladders",
+    "ladder_create": "bot_arena.arena.api.ladders",
+    "ladder_retire": "bot_arena.arena.api.ladders",
+    "ladder_run": "bot_arena.arena.api.ladders",
+    "ladder_show": "bot_arena.arena.api.ladders",
     "MatchRecord": "bot_arena.arena.api.play",
     "SprtResult": "bot_arena.arena.api.tournaments",
     "Tournament": "bot_arena.arena.api.tournaments",

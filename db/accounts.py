@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import ColumnElement, delete, func, select
 from sqlalchemy.orm import Session
 
 from bot_arena.db.models import (
@@ -92,9 +92,9 @@ def end_web_sessions_of(session: Session, user_id: int) -> None:
     session.execute(delete(WebSession).where(WebSession.user_id == user_id))
 
 
-def recent_seats(session: Session, bot_id: int, limit: int) -> list[Any]:
-    """The bot's seats in its most recent matches (any version), newest first: match id, game,
-    status, termination, finished, seat, score, fault, version id, at most ``limit`` rows."""
+def _recent(session: Session, bot_id: int, limit: int, *where: ColumnElement[bool]) -> list[Any]:
+    """The bot's seats (any version) in the matches ``where`` keeps, newest first: match id,
+    game, status, termination, finished, seat, score, fault, version id; ``limit`` rows."""
     query = (
         select(
             Match.id,
@@ -109,34 +109,21 @@ def recent_seats(session: Session, bot_id: int, limit: int) -> list[Any]:
         )
         .join(Seat, Seat.match_id == Match.id)
         .join(BotVersion, BotVersion.id == Seat.bot_version_id)
-        .where(BotVersion.bot_id == bot_id, Match.status.in_(("done", "running")))
+        .where(BotVersion.bot_id == bot_id, *where)
         .order_by(Match.id.desc())
         .limit(limit)
     )
     return list(session.execute(query))
+
+
+def recent_seats(session: Session, bot_id: int, limit: int) -> list[Any]:
+    """The bot's seats in its most recent matches, done or running (rows as ``_recent``')."""
+    return _recent(session, bot_id, limit, Match.status.in_(("done", "running")))
 
 
 def recent_faults(session: Session, bot_id: int, limit: int) -> list[Any]:
-    """The bot's most recent faulted seats, newest first (rows as ``recent_seats``')."""
-    query = (
-        select(
-            Match.id,
-            Match.game,
-            Match.status,
-            Match.termination,
-            Match.finished,
-            Seat.seat,
-            Seat.score,
-            Seat.fault,
-            Seat.bot_version_id,
-        )
-        .join(Seat, Seat.match_id == Match.id)
-        .join(BotVersion, BotVersion.id == Seat.bot_version_id)
-        .where(BotVersion.bot_id == bot_id, Seat.fault.is_not(None), Match.status == "done")
-        .order_by(Match.id.desc())
-        .limit(limit)
-    )
-    return list(session.execute(query))
+    """The bot's most recent faulted seats in done matches (rows as ``_recent``')."""
+    return _recent(session, bot_id, limit, Seat.fault.is_not(None), Match.status == "done")
 
 
 def registered_bots(session: Session, limit: int) -> list[Any]:

@@ -182,51 +182,19 @@ def stored_chunks(
         # the chunk's seats and moves by the same filter over its id range, not ``IN (ids)``:
         # a list of 500 numbers cost more to render than the query took
         chunk_of = _selected(select(Match.id), where).where(Match.id > after, Match.id <= ids[-1])
-        seat_rows = conn.execute(
-            select(
-                Seat.match_id,
-                Bot.name,
-                BotVersion.sha256,
-                Seat.utility,
-                Seat.rank,
-                Seat.score,
-                Seat.fault,
-            )
-            .join(BotVersion, Seat.bot_version_id == BotVersion.id)
-            .join(Bot, BotVersion.bot_id == Bot.id)
-            .where(Seat.match_id.in_(chunk_of))
-            .order_by(Seat.match_id, Seat.seat)
-        ).cursor.fetchall()
-        move_rows = conn.execute(
-            select(Move.match_id, Move.seat, Move.move, Move.time_ms, Move.info, Move.forced)
-            .where(Move.match_id.in_(chunk_of))
-            .order_by(Move.match_id, Move.ply)
-        ).cursor.fetchall()
+        seat_rows = conn.execute(_seats(chunk_of)).cursor.fetchall()
+        move_rows = conn.execute(_moves(chunk_of)).cursor.fetchall()
         seats = dict.fromkeys(ids, _NONE) | {k: list(g) for k, g in groupby(seat_rows, _first)}
         moves = dict.fromkeys(ids, _NONE) | {k: list(g) for k, g in groupby(move_rows, _first)}
         yield StoredChunk(ids, rows, seats, moves)
         after = ids[-1]
 
 
-def _seats(ids: list[int]) -> Select[Any]:
+def _seats(matches: list[int] | Select[Any]) -> Select[Any]:
+    """The seats of ``matches`` (their ids, or a query of them) in match and seat order: match
+    id, bot name, SHA-256, utility, rank, score, fault."""
     return (
-        select(Seat.match_id)
-        .join(BotVersion, Seat.bot_version_id == BotVersion.id)
-        .join(Bot, BotVersion.bot_id == Bot.id)
-        .where(Seat.match_id.in_(ids))
-        .order_by(Seat.match_id, Seat.seat)
-    )
-
-
-def _moves(ids: list[int]) -> Select[Any]:
-    return select(Move.match_id).where(Move.match_id.in_(ids)).order_by(Move.match_id, Move.ply)
-
-
-def _chunk(session: Session, rows: Sequence[Any], ids: list[int]) -> Iterator[ExportedMatch]:
-    conn = session.connection()  # Core, not the ORM's loading: a third of the time a match took
-    seats: dict[int, list[SeatValues]] = {i: [] for i in ids}
-    seat_rows = conn.execute(
-        _seats(ids).with_only_columns(
+        select(
             Seat.match_id,
             Bot.name,
             BotVersion.sha256,
@@ -235,15 +203,31 @@ def _chunk(session: Session, rows: Sequence[Any], ids: list[int]) -> Iterator[Ex
             Seat.score,
             Seat.fault,
         )
-    ).all()  # one fetch: a row at a time costs a call each
+        .join(BotVersion, Seat.bot_version_id == BotVersion.id)
+        .join(Bot, BotVersion.bot_id == Bot.id)
+        .where(Seat.match_id.in_(matches))
+        .order_by(Seat.match_id, Seat.seat)
+    )
+
+
+def _moves(matches: list[int] | Select[Any]) -> Select[Any]:
+    """The moves of ``matches`` in match and ply order: match id, seat, move, time, info,
+    forced."""
+    return (
+        select(Move.match_id, Move.seat, Move.move, Move.time_ms, Move.info, Move.forced)
+        .where(Move.match_id.in_(matches))
+        .order_by(Move.match_id, Move.ply)
+    )
+
+
+def _chunk(session: Session, rows: Sequence[Any], ids: list[int]) -> Iterator[ExportedMatch]:
+    conn = session.connection()  # Core, not the ORM's loading: a third of the time a match took
+    seats: dict[int, list[SeatValues]] = {i: [] for i in ids}
+    seat_rows = conn.execute(_seats(ids)).all()  # one fetch: a row at a time costs a call each
     for match_id, *seat in seat_rows:
         seats[match_id].append(tuple(seat))
     moves: dict[int, list[MoveValues]] = {i: [] for i in ids}
-    move_rows = conn.execute(
-        _moves(ids).with_only_columns(
-            Move.match_id, Move.seat, Move.move, Move.time_ms, Move.info, Move.forced
-        )
-    ).all()
+    move_rows = conn.execute(_moves(ids)).all()
     for match_id, *move in move_rows:
         moves[match_id].append(tuple(move))
     for row in rows:

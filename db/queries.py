@@ -164,28 +164,20 @@ def pair_records(
     1's version, their ranks, their scores): what its standings and crosstable count, in rows
     that follow the pairs and outcomes, not the matches. ``leave_out``: match ids."""
     first, second = aliased(Seat), aliased(Seat)
+    keys = (
+        first.bot_version_id,
+        second.bot_version_id,
+        first.rank,
+        second.rank,
+        first.score,
+        second.score,
+    )
     query = (
-        select(
-            first.bot_version_id,
-            second.bot_version_id,
-            first.rank,
-            second.rank,
-            first.score,
-            second.score,
-            func.count(),
-            func.min(Match.id),
-        )
+        select(*keys, func.count(), func.min(Match.id))
         .join(first, (first.match_id == Match.id) & (first.seat == 0))
         .join(second, (second.match_id == Match.id) & (second.seat == 1))
         .where(Match.tournament_id == tournament_id, Match.status == "done", Match.players == 2)
-        .group_by(
-            first.bot_version_id,
-            second.bot_version_id,
-            first.rank,
-            second.rank,
-            first.score,
-            second.score,
-        )
+        .group_by(*keys)
     )
     if leave_out:
         query = query.where(Match.id.not_in(sorted(leave_out)))

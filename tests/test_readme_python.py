@@ -1,6 +1,6 @@
 """The README's "From Python" section runs as printed: each ```python block, run as a script
 by a fresh interpreter in an empty folder, finishes and prints exactly the ```text block under
-it; the tournament, the SPRT and the rating each take at most five lines of code."""
+it; the tournament, the SPRT, the rating and the ladder each take at most five lines of code."""
 
 from __future__ import annotations
 
@@ -23,17 +23,17 @@ def examples() -> list[tuple[str, str]]:
     return [(code, printed) for code, printed in BLOCK.findall(section)]
 
 
-def test_the_section_shows_a_tournament_an_sprt_and_a_rating_in_five_lines() -> None:
+def test_the_section_shows_a_tournament_an_sprt_a_rating_and_a_ladder_in_five_lines() -> None:
     found = examples()
-    assert len(found) == 4
-    for name in ("tournament", "sprt", "rate"):
-        (code,) = [c for c, _ in found if f"import {name}\n" in c]
+    assert len(found) == 5
+    for name in ("tournament", "sprt", "rate", "ladder_show"):
+        (code,) = [c for c, _ in found if f"import {name}\n" in c or f" {name}\n" in c]
         lines = [line for line in code.splitlines() if line.strip()]
         assert len(lines) <= 5, code
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("index", range(4))
+@pytest.mark.parametrize("index", range(5))
 def test_a_readme_example_prints_what_the_readme_says(index: int, tmp_path: Path) -> None:
     code, printed = examples()[index]
     script = tmp_path / "example.py"  # a script, as a user runs it (its source is kept)

@@ -13,18 +13,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from bot_arena.arena.cli.common import (
-    AllowReadOption,
     ArenaCommand,
     DbOption,
-    SandboxOption,
     command_group,
     echo_err,
     fail,
     fault_evidence,
     open_existing_db,
     open_writable_db,
-    sandbox_options,
 )
+from bot_arena.arena.cli.option_sets import Validation, with_option_sets
 from bot_arena.arena.match.text import shown
 
 if TYPE_CHECKING:  # loaded when a command runs, not for --help
@@ -41,10 +39,6 @@ GameOption = Annotated[
     ),
 ]
 ParamOption = Annotated[list[str] | None, typer.Option("--param", "-p", help="Game parameter k=v.")]
-MoveTimeOption = Annotated[
-    float, typer.Option("--move-time", help="Seconds per move in the validation games.")
-]
-StartupOption = Annotated[float, typer.Option("--startup-time", help="Seconds to start.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 
 
@@ -95,21 +89,20 @@ def _summary(ref: BotRef, records: list[MatchRecord]) -> dict[str, Any]:
 
 
 @bots_app.command("check", cls=ArenaCommand)
+@with_option_sets
 def check_command(
     path: Annotated[str, typer.Argument(help="FILE.py[:ATTR], pkg.mod:attr or cmd:<command>.")],
     game: GameOption = None,
     param: ParamOption = None,
-    move_time: MoveTimeOption = 2.0,
-    startup_time: StartupOption = 10.0,
-    sandbox: SandboxOption = None,
-    allow_read: AllowReadOption = None,
-    as_json: JsonOption = False,
+    validation: Validation = Validation(),  # noqa: B008 (an option set: its options)
 ) -> None:
     """Validate a bot without storing it (exit 1 when it fails)."""
-    confinement = sandbox_options(sandbox, allow_read)
-    ref, records = _check(path, game, param, move_time, startup_time, confinement, as_json)
+    v = validation
+    ref, records = _check(
+        path, game, param, v.move_time, v.startup_time, v.confinement(), v.as_json
+    )
     summary = _summary(ref, records)
-    if as_json:
+    if v.as_json:
         typer.echo(json.dumps({"ok": True, **summary}))
         return
     typer.echo(
@@ -119,32 +112,30 @@ def check_command(
 
 
 @bots_app.command("add", cls=ArenaCommand)
+@with_option_sets
 def add_command(
     path: Annotated[str, typer.Argument(help="FILE.py[:ATTR], pkg.mod:attr or cmd:<command>.")],
     name: Annotated[str, typer.Option("--name", "-n", help="Name to register the bot under.")],
     game: GameOption = None,
     param: ParamOption = None,
-    move_time: MoveTimeOption = 2.0,
-    startup_time: StartupOption = 10.0,
-    sandbox: SandboxOption = None,
-    allow_read: AllowReadOption = None,
-    as_json: JsonOption = False,
+    validation: Validation = Validation(),  # noqa: B008 (an option set: its options)
     db: DbOption = None,
 ) -> None:
     """Validate a bot, then store its source and SHA-256 as a version of NAME."""
-    confinement = sandbox_options(sandbox, allow_read)
+    v = validation
+    confinement = v.confinement()
     from bot_arena.arena.api.submit import check_bot_name, register
 
     name = check_bot_name(name)
     factory = open_writable_db(db)  # before the validation games, not after them
     ref, records = _check(
-        path, game, param, move_time, startup_time, confinement, as_json, anchored=True
+        path, game, param, v.move_time, v.startup_time, confinement, v.as_json, anchored=True
     )
     with factory.begin() as session:
         stored = register(session, name, ref)
     number, created = stored.number, stored.created
     out = {**_summary(ref, records), "name": name, "created": created, "version": number}
-    if as_json:
+    if v.as_json:
         typer.echo(json.dumps(out))
         return
     what = f"new version {number}" if created else f"unchanged (already version {number})"
@@ -281,21 +272,19 @@ def _add_one(
 
 
 @bots_app.command("add-all", cls=ArenaCommand)
+@with_option_sets
 def add_all_command(
     folder: Annotated[str, typer.Argument(help="A folder of bots: FILE.py and FOLDER/main.py.")],
     game: GameOption = None,
     param: ParamOption = None,
-    move_time: MoveTimeOption = 2.0,
-    startup_time: StartupOption = 10.0,
-    sandbox: SandboxOption = None,
-    allow_read: AllowReadOption = None,
-    as_json: JsonOption = False,
+    validation: Validation = Validation(),  # noqa: B008 (an option set: its options)
     db: DbOption = None,
 ) -> None:
     """Register a class: each .py file and each folder with main.py in FOLDER is validated as
     `bots add` does and stored under its own name; a table says who passed and why not. Exit
     0 when every bot passed, 1 otherwise."""
-    confinement = sandbox_options(sandbox, allow_read)
+    v = validation
+    confinement = v.confinement()
     if game is None:
         fail("--game is required: the game to check the bots on (`arena games` lists them)")
     from bot_arena.arena.api.checks import load_game
@@ -311,10 +300,10 @@ def add_all_command(
     if line is not None:
         echo_err(line)
     rows = [
-        _add_one(name, path, game, param, move_time, startup_time, confinement, factory)
+        _add_one(name, path, game, param, v.move_time, v.startup_time, confinement, factory)
         for name, path in entries
     ]
-    if as_json:
+    if v.as_json:
         typer.echo(json.dumps(rows))
     else:
         width = max(len(shown(r["name"])) for r in rows)

@@ -22,7 +22,7 @@ from bot_arena.arena.cli.common import (
     fail,
     noted_db,
 )
-from bot_arena.arena.cli.option_sets import with_option_sets
+from bot_arena.arena.cli.option_sets import Validation, with_option_sets
 from bot_arena.arena.cli.tournament_cmd import (
     BookOrder,
     JobsOption,
@@ -121,18 +121,13 @@ def create_command(
 
 
 @ladder_app.command("add", cls=ArenaCommand)
+@with_option_sets
 def add_command(
     name: NameArgument,
     specs: Annotated[
         list[str], typer.Argument(metavar="SPEC...", help="Bots: files, registered names, specs.")
     ],
-    move_time: Annotated[
-        float, typer.Option("--move-time", help="Seconds per move in the validation games.")
-    ] = 2.0,
-    startup_time: StartupOption = 10.0,
-    sandbox: SandboxOption = None,
-    allow_read: AllowReadOption = None,
-    as_json: JsonOption = False,
+    validation: Validation = Validation(),  # noqa: B008 (an option set: its options)
     db: DbOption = None,
 ) -> None:
     """Add bots to the ladder, also while it runs. Each plays a validation game in every seat
@@ -140,14 +135,15 @@ def add_command(
     from bot_arena.arena.api.errors import ArenaError
     from bot_arena.arena.api.ladders import ladder_add
 
+    v = validation
     try:
         added = ladder_add(
-            name, specs, move_time=move_time, startup_time=startup_time, sandbox=sandbox,
-            allow_read=allow_read, db=noted_db(db), warn=echo_err,
+            name, specs, move_time=v.move_time, startup_time=v.startup_time, sandbox=v.sandbox,
+            allow_read=v.allow_read, db=noted_db(db), warn=echo_err,
         )  # fmt: skip
     except ArenaError as exc:
         fail(str(exc))
-    if as_json:
+    if v.as_json:
         typer.echo(json.dumps([a.__dict__ for a in added]))
         return
     for a in added:

@@ -11,7 +11,20 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from bot_arena.arena.cli.common import (
+    AllowReadOption,
+    SandboxOption,
+    StartupOption,
+    sandbox_options,
+)
+
+if TYPE_CHECKING:
+    from bot_arena.arena.api.sandbox import Confinement
 
 
 def _is_set(annotation: object) -> bool:
@@ -71,3 +84,25 @@ def with_option_sets(command: Callable[..., None]) -> Callable[..., None]:
     run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     run.__annotations__ = {p.name: p.annotation for p in params}
     return run
+
+
+ValidationMoveTimeOption = Annotated[
+    float, typer.Option("--move-time", help="Seconds per move in the validation games.")
+]
+ValidationJsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+
+
+@dataclass(frozen=True)
+class Validation:
+    """An option set: how a new bot's validation games are played and the answer printed, as
+    ``bots check``, ``bots add``, ``bots add-all`` and ``ladder add`` share them."""
+
+    move_time: ValidationMoveTimeOption = 2.0
+    startup_time: StartupOption = 10.0
+    sandbox: SandboxOption = None
+    allow_read: AllowReadOption = None
+    as_json: ValidationJsonOption = False
+
+    def confinement(self) -> Confinement:
+        """The sandbox these options ask for (checked: a bad one is one line, exit 2)."""
+        return sandbox_options(self.sandbox, self.allow_read)

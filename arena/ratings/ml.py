@@ -19,36 +19,30 @@ from numpy.typing import NDArray
 from bot_arena.arena.ratings.design import Design, FloatArray, IntArray, Sparse, aggregate_pairs
 from bot_arena.arena.ratings.elo import ELO_PER_NAT
 from bot_arena.arena.ratings.graph import pools, strong_components
+from bot_arena.arena.ratings.ml_common import (
+    DEFAULT_PRIOR,
+    DESCRIPTION,
+    NOTE_ALL_LOSSES,
+    NOTE_ALL_WINS,
+    NOTE_APPROXIMATE,
+    NOTE_GROUP_LOSSES,
+    NOTE_GROUP_WINS,
+    NOTE_MODEL_ERR,
+    NOTE_PRIOR,
+    Z95,
+    los,
+    rank_key,
+    table_notes,
+)
 from bot_arena.arena.ratings.outcomes import GameResult, RatingInputError
 from bot_arena.arena.ratings.prepare import prepare
 from bot_arena.arena.ratings.table import BotRating, Pool, RatingTable
 from bot_arena.arena.ratings.totals import PairTotal
 
-#: Two-sided 95% normal quantile.
-Z95 = 1.959963984540054
-#: Weight of the virtual draw each bot of an unrateable pool plays against the pool's ghost.
-DEFAULT_PRIOR = 0.5
-
-NOTE_PRIOR = "prior"
-NOTE_ALL_WINS = "all wins: prior"
-NOTE_ALL_LOSSES = "all losses: prior"
-# A bot of a group (bots that scored against each other, round and round) that met the rest of
-# its pool: nobody outside the group scored against it (wins), or it scored against nobody outside.
-NOTE_GROUP_WINS = "group unbeaten by the rest: prior"
-NOTE_GROUP_LOSSES = "group scored nothing against the rest: prior"
-NOTE_MODEL_ERR = "model interval"
-NOTE_APPROXIMATE = (
-    "approximate intervals: in a pool of more than {limit:,} bots each interval is the bot's "
-    "own, its opponents' ratings taken as known (their uncertainty is left out)"
-)
 #: Fields (players plus ghosts) up to this size get Newton's dense solve and exact intervals.
 DENSE_LIMIT = 2000
 #: Conjugate-gradient iterations per Newton step in larger fields.
 CG_MAX_ITER = 2000
-
-
-def normal_cdf(x: float) -> float:
-    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
 
 
 def fit_ml(
@@ -76,7 +70,7 @@ def fit_ml(
     if anchor is not None and anchor[0] not in stats:
         raise RatingInputError(f"anchor bot {anchor[0]!r} has no rated games")
     if not names:
-        return RatingTable("ml", _DESCRIPTION, (), (), ("no rated games",))
+        return RatingTable("ml", DESCRIPTION, (), (), ("no rated games",))
     k = len(names)
     first, second, score, weight = prep.first, prep.second, prep.score, prep.weight
     multi = dict(prep.groups)
@@ -114,7 +108,9 @@ def fit_ml(
             ref, offset, relative = None, center, f"pool average = {center:g}"
         approximate |= model.ndim == 1
         estimate = _Estimate.of(theta[real], model, robust, ref, offset, flat[real])
-        order = sorted(range(len(real)), key=lambda a: (-estimate.elo[a], names[real[a]]))
+        order = sorted(
+            range(len(real)), key=lambda a: rank_key(float(estimate.elo[a]), names[real[a]])
+        )
         for pos, a in enumerate(order):
             below = order[pos + 1] if pos + 1 < len(order) else None
             note = notes.get(real[a], "")
@@ -133,10 +129,10 @@ def fit_ml(
                 )
             )
         pool_rows.append(Pool(number, tuple(names[real[a]] for a in order), relative))
-    table_notes = _table_notes(len(members), n_ghosts, prior, bool(flat.any()))
+    notes_out = table_notes(len(members), n_ghosts, prior, bool(flat.any()))
     if approximate:
-        table_notes += (NOTE_APPROXIMATE.format(limit=DENSE_LIMIT),)
-    return RatingTable("ml", _DESCRIPTION, tuple(rows), tuple(pool_rows), table_notes)
+        notes_out += (NOTE_APPROXIMATE.format(limit=DENSE_LIMIT),)
+    return RatingTable("ml", DESCRIPTION, tuple(rows), tuple(pool_rows), notes_out)
 
 
 Pairs = tuple[IntArray, IntArray, FloatArray, FloatArray, FloatArray]
@@ -196,8 +192,8 @@ class _Estimate:
         diff = float(self.elo[a] - self.elo[b])
         cov = self.model if self.flat[a] or self.flat[b] else self.robust
         if cov.ndim == 1:  # large pool: the two estimates taken as independent
-            return _los(diff, float(cov[a] + cov[b]))
-        return _los(diff, float(cov[a, a] + cov[b, b] - 2 * cov[a, b]))
+            return los(diff, float(cov[a] + cov[b]))
+        return los(diff, float(cov[a, a] + cov[b, b] - 2 * cov[a, b]))
 
 
 def _relative(cov: FloatArray, ref: int | None) -> FloatArray:
@@ -296,32 +292,6 @@ def _add_ghosts(
     return members, joined, notes, ghosts
 
 
-def _table_notes(pools_count: int, ghosts: int, prior: float, flat: bool) -> tuple[str, ...]:
-    notes: list[str] = []
-    if pools_count > 1:
-        notes.append(
-            f"{pools_count} separate pools: bots in different pools never met (even through "
-            "others), so their ratings are on different scales and must not be compared"
-        )
-    if ghosts:
-        notes.append(
-            f"prior: in a pool where some bots won (or lost) every game against the rest, each "
-            f"bot gets {prior:g} virtual draw against a ghost of average strength"
-        )
-    if flat:
-        notes.append(
-            "model interval: bots whose games all matched the model exactly (e.g. all draws "
-            "at equal ratings) show the model-based interval, the sandwich being 0"
-        )
-    return tuple(notes)
-
-
-_DESCRIPTION = (
-    "maximum-likelihood Elo (Bradley-Terry on scores; Plackett-Luce on ranks for N players), "
-    "±95% from a robust sandwich estimate, LOS = likelihood of superiority over the next bot"
-)
-
-
 def _note_extremes(
     scored: tuple[IntArray, IntArray],
     comp: IntArray,
@@ -363,12 +333,6 @@ def _note_extremes(
             elif not scored_any[own]:
                 label = NOTE_ALL_LOSSES if single else NOTE_GROUP_LOSSES
             notes[x] = label if met[x] else NOTE_PRIOR
-
-
-def _los(diff: float, var: float) -> float:
-    if var <= 1e-18:
-        return 1.0 if diff > 1e-9 else (0.0 if diff < -1e-9 else 0.5)
-    return normal_cdf(diff / math.sqrt(var))
 
 
 def _newton(design: Design, members: list[list[int]]) -> tuple[FloatArray, Sparse]:

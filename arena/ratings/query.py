@@ -199,13 +199,22 @@ def rate(
 ) -> RatingTable:
     """``fit_ml`` or ``fit_sequential`` by name (what the CLI's --method picks); ``totals``
     only for ``ml`` (sequential Elo follows the play order). The fits (numpy) load here:
-    ``tournament show`` reads this module without rating anything."""
-    from bot_arena.arena.ratings.ml import fit_ml
-    from bot_arena.arena.ratings.online_elo import fit_sequential
-
+    ``tournament show`` reads this module without rating anything; a small field of pair
+    totals alone (a usual leaderboard) is fitted by ``ml_small`` without numpy, to the same
+    numbers."""
     if method == "ml":
+        if not results:
+            from bot_arena.arena.ratings.ml_small import fit_small
+
+            small = fit_small(totals, center=center, anchor=anchor)
+            if small is not None:
+                return small
+        from bot_arena.arena.ratings.ml import fit_ml
+
         return fit_ml(results, totals=totals, center=center, anchor=anchor)
     if method == "elo":
+        from bot_arena.arena.ratings.online_elo import fit_sequential
+
         if totals:
             raise ValueError("sequential Elo needs the results one by one, not pair totals")
         return fit_sequential(results, k=k, initial=center, anchor=anchor)

@@ -377,19 +377,37 @@ def test_a_knockout_seeded_by_rating_from_python(tmp_path: Path) -> None:
 
 def test_the_package_imports_the_api_only_when_asked() -> None:
     code = (
-        "import sys, bot_arena.arena.cli.app\n"
+        "import sys\n"
+        "from bot_arena.arena.cli.app import app\n"  # every command built
         "print(sorted(m for m in sys.modules if m.startswith('bot_arena.arena.api')))\n"
         "import bot_arena.arena as a\n"
         "print(a.tournament.__module__, 'bot_arena.arena.api.tournaments' in sys.modules)\n"
+        "print('bot_arena.arena.api.ladders' in sys.modules, a.ladder_run.__module__)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == ["[]", "bot_arena.arena.api.tournaments True"]
+    assert out.stdout.splitlines() == [
+        "[]",
+        "bot_arena.arena.api.tournaments True",
+        "False bot_arena.arena.api.ladders",
+    ]
     assert set(front.__all__) <= set(dir(front))
     with pytest.raises(AttributeError):
         _ = front.no_such_name  # type: ignore[attr-defined]
+
+
+def test_the_ladder_functions_are_at_the_front_door() -> None:
+    """``bot_arena.arena`` hands out the ladder API itself (issue 28), documented."""
+    from bot_arena.arena.api import ladders
+
+    names = ["ladder_create", "ladder_add", "ladder_retire", "ladder_run", "ladder_show"]
+    names += ["Added", "RunEnd", "Standing", "LadderView"]
+    for name in names:
+        assert name in front.__all__
+        assert getattr(front, name) is getattr(ladders, name)
+        assert getattr(front, name).__doc__
 
 
 def test_an_sprt_of_one_bot_is_refused_by_the_shared_spec(tmp_path: Path) -> None:
