@@ -22,7 +22,7 @@ from bot_arena.arena.ratings.graph import pools, strong_components
 from bot_arena.arena.ratings.outcomes import GameResult, RatingInputError
 from bot_arena.arena.ratings.prepare import prepare
 from bot_arena.arena.ratings.table import BotRating, Pool, RatingTable
-from bot_arena.arena.ratings.totals import PairTotal
+from bot_arena.arena.ratings.totals import PairTotal, PairTotalColumns
 
 #: Two-sided 95% normal quantile.
 Z95 = 1.959963984540054
@@ -54,7 +54,7 @@ def normal_cdf(x: float) -> float:
 def fit_ml(
     results: Iterable[GameResult],
     *,
-    totals: Iterable[PairTotal] = (),
+    totals: Iterable[PairTotal] | PairTotalColumns = (),
     center: float = 1500.0,
     anchor: tuple[str, float] | None = None,
     prior: float = DEFAULT_PRIOR,
