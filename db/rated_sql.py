@@ -48,6 +48,21 @@ class PairTotalRow:
 
 
 @dataclass(frozen=True, slots=True)
+class PairColumns:
+    """``pair_totals``' rows as columns (issue 29: at 1,000 bots there are nearly as many pairs
+    as matches, so a leaderboard takes them without an object per row): the versions by id
+    (``RatedReads.versions`` names them), the sandbox level and the first seat's wins, draws
+    and losses, row by row in one order."""
+
+    first: tuple[int, ...]
+    second: tuple[int, ...]
+    sandbox: tuple[str | None, ...]
+    wins: tuple[int, ...]
+    draws: tuple[int, ...]
+    losses: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class TournamentRef:
     """What a leaderboard says of the tournament it rates."""
 
@@ -168,14 +183,39 @@ class RatedReads:
     ) -> list[PairTotalRow]:
         """As ``results.pair_totals``: the two-player matches summed per ordered pair of
         versions and sandbox level by GROUP BY (``leave_out``: malformed matches' ids)."""
+        versions = self.versions()
+        found = self.pair_columns(tournament_id=tournament_id, game=game, leave_out=leave_out)
+        return [
+            PairTotalRow(versions[a], versions[b], sandbox, int(w), int(d), int(lost))
+            for a, b, sandbox, w, d, lost in zip(
+                found.first,
+                found.second,
+                found.sandbox,
+                found.wins,
+                found.draws,
+                found.losses,
+                strict=True,
+            )
+        ]
+
+    def pair_columns(
+        self,
+        *,
+        tournament_id: int | None = None,
+        game: str | None = None,
+        leave_out: set[int] | frozenset[int] = frozenset(),
+    ) -> PairColumns:
+        """``pair_totals`` as columns of version ids and counts (see ``PairColumns``): the
+        rows transposed by ``zip``, no Python step per row."""
         where, params = _selection(tournament_id, game)
         if leave_out:  # ids read from the database: integers, written as such
             where += f" AND m.id NOT IN ({', '.join(str(int(i)) for i in sorted(leave_out))})"
-        versions = self.versions()
-        return [
-            PairTotalRow(versions[a], versions[b], sandbox, int(w), int(d), int(lost))
-            for a, b, sandbox, w, d, lost in self._rows(PAIR_TOTALS.format(where=where), params)
-        ]
+        rows = list(self._rows(PAIR_TOTALS.format(where=where), params))
+        if not rows:
+            return PairColumns((), (), (), (), (), ())
+        first, second, sandbox, wins, draws, losses = zip(*rows, strict=True)
+        # SUM of integers is an integer on both backends (PostgreSQL: bigint, never numeric)
+        return PairColumns(first, second, sandbox, wins, draws, losses)
 
     def rated_seats(
         self, *, tournament_id: int | None = None, game: str | None = None, multi: bool = False

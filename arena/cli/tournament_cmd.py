@@ -707,17 +707,17 @@ def show_command(
     from bot_arena.arena.tournament.create import TournamentError
     from bot_arena.arena.tournament.summary import format_text, settings_rows, tournament_summary
 
+    width = None if as_json else table_width(wide)
     factory = open_existing_db(db)
     with factory() as session:
-        try:
-            summary = tournament_summary(session, tournament_id)
+        try:  # the text's crosstable: only the cells it shows at its width (the JSON: all)
+            summary = tournament_summary(session, tournament_id, width=width)
         except TournamentError as exc:
             fail(str(exc))
     if as_json:
         typer.echo(json.dumps(summary))
         return
     rows = settings_rows(summary)
-    width = table_width(wide)
     with factory() as session:
         extra = format_text(session, tournament_id, width)
     lines = [

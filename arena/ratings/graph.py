@@ -15,6 +15,14 @@ from numpy.typing import NDArray
 def pools(k: int, edges_a: NDArray[np.intp], edges_b: NDArray[np.intp]) -> list[list[int]]:
     """Connected components of the undirected graph on ``k`` nodes, each sorted, in order of
     their smallest node."""
+    both_a, both_b = np.concatenate([edges_a, edges_b]), np.concatenate([edges_b, edges_a])
+    if _reaches_all(k, both_a, both_b):  # the usual case, found without a step per edge
+        return [list(range(k))]
+    return _union_find(k, edges_a, edges_b)
+
+
+def _union_find(k: int, edges_a: NDArray[np.intp], edges_b: NDArray[np.intp]) -> list[list[int]]:
+    """``pools`` by union-find over the distinct links (any graph)."""
     parent = list(range(k))
     if len(edges_a):  # a million games have at most k^2 distinct links
         links = np.unique(np.minimum(edges_a, edges_b) * k + np.maximum(edges_a, edges_b))
@@ -39,7 +47,16 @@ def pools(k: int, edges_a: NDArray[np.intp], edges_b: NDArray[np.intp]) -> list[
 def strong_components(k: int, src: NDArray[np.intp], dst: NDArray[np.intp]) -> list[list[int]]:
     """Strongly connected components of the directed graph on ``k`` nodes with edges
     ``src[e] -> dst[e]``, Kosaraju's algorithm with explicit stacks (no recursion limit).
-    Adjacency lists come from sorting the edges: the cost follows the edges, not k^2."""
+    Adjacency lists come from sorting the edges: the cost follows the edges, not k^2.
+    A graph that is one component (every node reached from node 0 both ways, the usual case)
+    is found by numpy passes over the edges, without a Python step per edge."""
+    if _reaches_all(k, src, dst) and _reaches_all(k, dst, src):
+        return [list(range(k))]
+    return _kosaraju(k, src, dst)
+
+
+def _kosaraju(k: int, src: NDArray[np.intp], dst: NDArray[np.intp]) -> list[list[int]]:
+    """``strong_components`` of any graph, by Kosaraju's algorithm."""
     succ = _lists(k, src, dst)
     pred = _lists(k, dst, src)
     seen = [False] * k
@@ -77,6 +94,20 @@ def strong_components(k: int, src: NDArray[np.intp], dst: NDArray[np.intp]) -> l
                     todo.append(prev)
         out.append(sorted(members))
     return out
+
+
+def _reaches_all(k: int, src: NDArray[np.intp], dst: NDArray[np.intp]) -> bool:
+    """Whether every node is reached from node 0 along edges ``src[e] -> dst[e]`` (False for
+    no nodes): breadth first, one vectorised pass over the edges a level."""
+    if k == 0:
+        return False
+    seen = np.zeros(k, dtype=bool)
+    seen[0] = True
+    while True:
+        new = dst[seen[src] & ~seen[dst]]
+        if not len(new):
+            return bool(seen.all())
+        seen[new] = True
 
 
 def _lists(k: int, src: NDArray[np.intp], dst: NDArray[np.intp]) -> list[list[int]]:

@@ -73,6 +73,16 @@ def grid_text(
     return _top(label, numbers, names, columns, cell, width)
 
 
+def cells_asked(field: int, width: int | None) -> int:
+    """How many bots, from the top, ``grid_text`` may ask cells of at ``width`` (a caller
+    need compute no others): the whole field when it may be drawn whole or in blocks (its
+    columns, at least ``_PAD`` + 1 + ``_GAP`` characters each, fit in ``MAX_BLOCKS`` widths),
+    else the top square's, at most ``width`` + 1 bots (``_top`` stops at ``width``)."""
+    if width is None or field <= (MAX_BLOCKS + 1) * width + 1:
+        return field
+    return width + 1
+
+
 def _pack(widths: Sequence[int], left: int, width: int) -> list[range]:
     """The columns in blocks, each as many as fit beside ``left`` characters (at least one)."""
     blocks: list[range] = []

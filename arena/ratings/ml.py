@@ -37,7 +37,7 @@ from bot_arena.arena.ratings.ml_common import (
 from bot_arena.arena.ratings.outcomes import GameResult, RatingInputError
 from bot_arena.arena.ratings.prepare import prepare
 from bot_arena.arena.ratings.table import BotRating, Pool, RatingTable
-from bot_arena.arena.ratings.totals import PairTotal
+from bot_arena.arena.ratings.totals import PairTotal, PairTotalColumns
 
 #: Fields (players plus ghosts) up to this size get Newton's dense solve and exact intervals.
 DENSE_LIMIT = 2000
@@ -48,7 +48,7 @@ CG_MAX_ITER = 2000
 def fit_ml(
     results: Iterable[GameResult],
     *,
-    totals: Iterable[PairTotal] = (),
+    totals: Iterable[PairTotal] | PairTotalColumns = (),
     center: float = 1500.0,
     anchor: tuple[str, float] | None = None,
     prior: float = DEFAULT_PRIOR,

@@ -9,7 +9,9 @@ Two-player results may also come already counted, as a ``PairTotal`` (``totals.p
 ordered pair (what the database sums with GROUP BY, so a leaderboard reads O(pairs) rows, not
 O(matches)): each total becomes up to three weighted entries (its wins, draws and losses), and
 every sum below is weighted. A result given one by one is an entry of weight 1, so the two
-forms give the same numbers: the weighted sums add the same multiples of 1/4, exactly.
+forms give the same numbers: the weighted sums add the same multiples of 1/4, exactly. The
+totals may also come as columns (``PairTotalColumns``: a leaderboard of many bots, where pairs
+are nearly as many as matches), made into the same entries, in the same order, by numpy.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from numpy.typing import NDArray
 
 from bot_arena.arena.ratings.design import FloatArray, IntArray
 from bot_arena.arena.ratings.outcomes import BotStats, GameResult
-from bot_arena.arena.ratings.totals import PairTotal
+from bot_arena.arena.ratings.totals import PairTotal, PairTotalColumns
 
 Group = tuple[IntArray, IntArray, IntArray]  # players (M, n), ranks (M, n), input positions (M,)
 
@@ -65,17 +67,21 @@ def _codes(values: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], IntArr
     return list(table), codes
 
 
-def prepare(results: Iterable[GameResult], totals: Iterable[PairTotal] = ()) -> Prepared:
+def prepare(
+    results: Iterable[GameResult], totals: Iterable[PairTotal] | PairTotalColumns = ()
+) -> Prepared:
     """``results`` one by one (in play order) plus two-player ``totals`` (see the module
     docstring)."""
     games = results if isinstance(results, list) else list(results)
-    counted = list(totals)
+    columns = totals if isinstance(totals, PairTotalColumns) else None
+    counted = [] if isinstance(totals, PairTotalColumns) else list(totals)
     seatings, seating_of = _codes(list(map(attrgetter("players"), games)))
     placings, placing_of = _codes(list(map(attrgetter("ranks"), games)))
     names = sorted(
         {p for seating in seatings for p in seating}
         | {t.first for t in counted}
         | {t.second for t in counted}
+        | _column_players(columns)
     )
     index = {n: i for i, n in enumerate(names)}
     lengths = np.asarray([len(t) for t in seatings], dtype=np.intp)[seating_of]
@@ -88,7 +94,9 @@ def prepare(results: Iterable[GameResult], totals: Iterable[PairTotal] = ()) -> 
             for r in placings
         ]
     )
-    t_first, t_second, t_score, t_weight = _entries(counted, index)
+    t_first, t_second, t_score, t_weight = (
+        _entries(counted, index) if columns is None else _column_entries(columns, index)
+    )
     first = np.concatenate([pair_a[seating_of[two]], t_first])
     second = np.concatenate([pair_b[seating_of[two]], t_second])
     score = np.concatenate([pair_score[placing_of[two]], t_score])
@@ -151,6 +159,42 @@ def _entries(
         np.asarray(second, dtype=np.intp),
         np.asarray(score, dtype=np.float64),
         np.asarray(weight, dtype=np.float64),
+    )
+
+
+def _column_players(columns: PairTotalColumns | None) -> set[str]:
+    """The players the columns' rows name (a code that no row uses names nobody)."""
+    if columns is None or not columns.first:
+        return set()
+    used = set(columns.first) | set(columns.second)
+    return {columns.players[code] for code in used}
+
+
+def _column_entries(
+    columns: PairTotalColumns, index: dict[str, int]
+) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
+    """``_entries`` of the columns' totals: the same entries in the same order (row by row,
+    wins, draws, losses; an outcome of no game left out), by numpy."""
+    if not columns.first:
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty, np.zeros(0), np.zeros(0)
+    codes = np.fromiter(columns.players, dtype=np.int64, count=len(columns.players))
+    lookup = np.zeros(int(codes.max()) - int(codes.min()) + 1, dtype=np.intp)
+    low = int(codes.min())
+    # a code no row uses names no rated player: -1, never read
+    lookup[codes - low] = [index.get(columns.players[c], -1) for c in codes.tolist()]
+    first = lookup[np.asarray(columns.first, dtype=np.int64) - low]
+    second = lookup[np.asarray(columns.second, dtype=np.int64) - low]
+    counts = np.stack(
+        [np.asarray(c, dtype=np.float64) for c in (columns.wins, columns.draws, columns.losses)],
+        axis=1,
+    ).ravel()
+    happened = counts > 0
+    return (
+        np.repeat(first, 3)[happened],
+        np.repeat(second, 3)[happened],
+        np.tile(np.asarray([1.0, 0.5, 0.0]), len(first))[happened],
+        counts[happened],
     )
 
 

@@ -32,6 +32,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, compress
+from operator import add
 from typing import TYPE_CHECKING
 
 from bot_arena.arena.ratings.crosstable import crosstable
@@ -39,9 +41,9 @@ from bot_arena.arena.ratings.crosstable import render_crosstable as _render_cros
 from bot_arena.arena.ratings.outcomes import GameResult, RatingInputError
 from bot_arena.arena.ratings.render import Faults, render
 from bot_arena.arena.ratings.table import RatingTable
-from bot_arena.arena.ratings.totals import PairTotal
+from bot_arena.arena.ratings.totals import PairTotal, PairTotalColumns
 from bot_arena.arena.transport.sandbox.mode import CONFINED, PARTIAL, UNCONFINED
-from bot_arena.db.rated_sql import PairTotalRow, RatedReads, TournamentRef
+from bot_arena.db.rated_sql import PairColumns, PairTotalRow, RatedReads, TournamentRef
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -69,6 +71,7 @@ class Selection:
     tournament: TournamentRef | None
     results: list[GameResult] = field(default_factory=list)
     totals: list[PairTotal] = field(default_factory=list)
+    columns: PairTotalColumns | None = None  # two-player totals as columns (``columnar``)
     labels: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     faults: dict[str, Faults] = field(default_factory=dict)
     sandbox: dict[str | None, int] = field(default_factory=dict)  # results by sandbox level
@@ -85,6 +88,7 @@ class Selection:
         if self.game is not None:
             parts.append(f"game {self.game}")
         matches = len(self.results) + sum(t.games for t in self.totals)
+        matches += 0 if self.columns is None else self.columns.games
         parts.append(f"{matches} matches")
         return ", ".join(parts)
 
@@ -104,9 +108,11 @@ def select_results(
     tournament_id: int | None = None,
     game: str | None = None,
     totals: bool = False,
+    columnar: bool = False,
 ) -> Selection:
     """The selection's rated results; ``totals``: two-player matches as pair totals (summed
-    by the database), the others one by one."""
+    by the database), the others one by one; ``columnar``: those totals as columns
+    (``Selection.columns``, for a fit) rather than a ``PairTotal`` each."""
     stored = reads(source)
     tournament: TournamentRef | None = None
     if tournament_id is not None:
@@ -120,10 +126,14 @@ def select_results(
         raise LeaderboardError(f"no matches of game {game!r} in the database")
     sel = Selection(game, tournament)
     pairs: list[PairTotalRow] = []
+    columns: PairColumns | None = None
     faulted: list[tuple[str, str, str]] = []
     if totals:
         faulted, bad = stored.faulted_seats(tournament_id=tournament_id, game=game)
-        pairs = stored.pair_totals(tournament_id=tournament_id, game=game, leave_out=bad)
+        if columnar:
+            columns = stored.pair_columns(tournament_id=tournament_id, game=game, leave_out=bad)
+        else:
+            pairs = stored.pair_totals(tournament_id=tournament_id, game=game, leave_out=bad)
     rows = stored.rated_seats(tournament_id=tournament_id, game=game, multi=totals)
     names: dict[str, set[str]] = {}
     for row in rows:
@@ -131,6 +141,18 @@ def select_results(
     for pair in pairs:
         for bot, sha in (pair.first, pair.second):
             names.setdefault(bot, set()).add(sha)
+    # the versions the columns name, in the order their rows first name them (as ``pairs``)
+    met = (
+        []
+        if columns is None
+        else list(
+            dict.fromkeys(chain.from_iterable(zip(columns.first, columns.second, strict=True)))
+        )
+    )
+    versions = stored.versions() if met else {}
+    for version in met:
+        bot, sha = versions[version]
+        names.setdefault(bot, set()).add(sha)
     for bot, sha, _ in faulted:
         names.setdefault(bot, set()).add(sha)
 
@@ -149,6 +171,8 @@ def select_results(
         first, second = key_of(*pair.first), key_of(*pair.second)
         sel.totals.append(PairTotal(first, second, pair.wins, pair.draws, pair.losses))
         sel.sandbox[pair.sandbox] = sel.sandbox.get(pair.sandbox, 0) + sel.totals[-1].games
+    if columns is not None:
+        sel.columns = _columns(columns, {v: key_of(*versions[v]) for v in met}, sel.sandbox)
     for bot, sha, termination in faulted:
         key = key_of(bot, sha)
         sel.faults[key] = sel.faults.get(key, Faults()).add(termination)
@@ -175,6 +199,20 @@ def select_results(
     return sel
 
 
+def _columns(
+    found: PairColumns, players: dict[int, str], sandbox: dict[str | None, int]
+) -> PairTotalColumns:
+    """The database's columns with their players (``players``: version id -> key); each
+    sandbox level's games added to ``sandbox`` (C-level passes, a few per level)."""
+    games = list(map(add, map(add, found.wins, found.draws), found.losses))
+    for level in dict.fromkeys(found.sandbox):
+        counted = sum(compress(games, [x == level for x in found.sandbox]))
+        sandbox[level] = sandbox.get(level, 0) + counted
+    return PairTotalColumns(
+        players, found.first, found.second, found.wins, found.draws, found.losses
+    )
+
+
 def confinement_summary(levels: Mapping[str | None, int], what: str = "results") -> str | None:
     """``"N of M <what> from bots not fully confined (off a, partial b)"`` for results counted
     by sandbox level, or None when every one was confined (or there are none). A level of None
@@ -191,7 +229,7 @@ def confinement_summary(levels: Mapping[str | None, int], what: str = "results")
 def rate(
     results: Sequence[GameResult],
     *,
-    totals: Sequence[PairTotal] = (),
+    totals: Sequence[PairTotal] | PairTotalColumns = (),
     method: str = "ml",
     center: float = 1500.0,
     anchor: tuple[str, float] | None = None,
@@ -232,18 +270,28 @@ def rated_table(
     anchor: tuple[str, float] | None = None,
     k: float = 16.0,
     totals: bool = False,
+    columnar: bool = False,
 ) -> tuple[Selection, RatingTable]:
     """The selection and its rating table, as the leaderboard shows it (see
     ``render_leaderboard``). ``totals``: an ``ml`` fit reads the two-player matches as pair
     totals (the selection's ``results`` then hold only the others)."""
     sel = select_results(
-        session, tournament_id=tournament_id, game=game, totals=totals and method == "ml"
+        session,
+        tournament_id=tournament_id,
+        game=game,
+        totals=totals and method == "ml",
+        columnar=columnar,
     )
     if anchor is not None:
         anchor = (_key_for(sel, anchor[0]), anchor[1])
     try:
         table = rate(
-            sel.results, totals=sel.totals, method=method, center=center, anchor=anchor, k=k
+            sel.results,
+            totals=sel.totals if sel.columns is None else sel.columns,
+            method=method,
+            center=center,
+            anchor=anchor,
+            k=k,
         )
     except RatingInputError as exc:
         raise LeaderboardError(str(exc)) from None
@@ -289,6 +337,7 @@ def render_leaderboard(
         anchor=anchor,
         k=k,
         totals=True,
+        columnar=True,
     )
     return render(table, fmt, title=sel.title(), labels=sel.labels, faults=sel.faults, width=width)
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from bot_arena.arena.ratings.crosstable import Crosstable, crosstable
+from bot_arena.arena.ratings.grid import cells_asked
 from bot_arena.arena.ratings.outcomes import GameResult, pair_points
 from bot_arena.db.queries import PairRecord, Result, SeatFault
 
@@ -102,16 +104,22 @@ EXACT_SCORES = (0.0, 0.5, 1.0)
 def exact(records: Sequence[PairRecord]) -> bool:
     """Whether every stored score of ``records`` is 0, 1/2 or 1: else only the sum in play
     order gives the same float, and a caller counts match by match."""
-    return all(score in EXACT_SCORES for r in records for score in r.scores)
+    distinct = set(map(attrgetter("scores"), records))  # a few tuples, found at C speed
+    return all(score in EXACT_SCORES for scores in distinct for score in scores)
 
 
 def totals_tables(
-    records: Sequence[PairRecord], faults: Sequence[SeatFault], names: Sequence[str] = ()
+    records: Sequence[PairRecord],
+    faults: Sequence[SeatFault],
+    names: Sequence[str] = (),
+    width: int | None = None,
 ) -> tuple[list[Standing], dict[str, dict[str, dict[str, float]]]]:
     """The standings and the crosstable's JSON (``crosstable_json``) of two-player matches
     summed by ``db.queries.pair_records``, equal to ``standings`` and
     ``crosstable_json(match_crosstable(...))`` of those matches one by one: the same counts,
-    bots, faults and orders. The records' scores must be ``exact`` (ValueError)."""
+    bots, faults and orders. The records' scores must be ``exact`` (ValueError). ``width``: the
+    crosstable holds only the cells a table of that width asks for (``grid.cells_asked``:
+    those between the top bots of a large field); None: every one."""
     if not exact(records):
         raise ValueError("a stored score is not 0, 1/2 or 1: count match by match")
     table: dict[str, Standing] = {n: Standing(n) for n in names}
@@ -138,16 +146,25 @@ def totals_tables(
         st = table.setdefault(fault.bot, Standing(fault.bot))
         if fault.termination and fault.termination != "resign":
             st.faults[fault.termination] = st.faults.get(fault.termination, 0) + 1
-    return _ranked(table, ()), _pairs_json(records)
+    ranked = _ranked(table, ())
+    top = cells_asked(len(ranked), width)
+    if top < len(ranked):
+        return ranked, _pairs_json(records, {s.bot for s in ranked[:top]})
+    return ranked, _pairs_json(records)
 
 
-def _pairs_json(records: Sequence[PairRecord]) -> dict[str, dict[str, dict[str, float]]]:
+def _pairs_json(
+    records: Sequence[PairRecord], among: set[str] | None = None
+) -> dict[str, dict[str, dict[str, float]]]:
     """``crosstable_json`` of the records' matches: each ordered pair where it first played
-    (its first match, the seat-0 bot's row first, as ``crosstable`` meets them)."""
+    (its first match, the seat-0 bot's row first, as ``crosstable`` meets them); ``among``:
+    only the pairs of those bots."""
     # (row bot, column bot) -> [points, games, where it first played: 2 * match + position]
     cells: dict[tuple[str, str], list[Any]] = {}
     for r in records:
         if r.first == r.second:
+            continue
+        if among is not None and (r.first not in among or r.second not in among):
             continue
         n, seen = r.games, 2 * r.first_match
         for key, got, position in (

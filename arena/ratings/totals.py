@@ -23,3 +23,32 @@ class PairTotal:
     @property
     def games(self) -> int:
         return self.wins + self.draws + self.losses
+
+
+@dataclass(frozen=True, slots=True)
+class PairTotalColumns:
+    """Many ``PairTotal``s as columns (issue 29: a leaderboard of 1,000 bots reads nearly as
+    many pairs as matches, so no object per pair): row r is ``PairTotal(players[first[r]],
+    players[second[r]], wins[r], draws[r], losses[r])``. ``players`` maps a code (the
+    database's version id) to its player; several codes may name one player."""
+
+    players: dict[int, str]
+    first: tuple[int, ...]
+    second: tuple[int, ...]
+    wins: tuple[int, ...]
+    draws: tuple[int, ...]
+    losses: tuple[int, ...]
+
+    @property
+    def games(self) -> int:
+        return sum(self.wins) + sum(self.draws) + sum(self.losses)
+
+    def totals(self) -> list[PairTotal]:
+        """The same results one ``PairTotal`` per row (what the columns stand for)."""
+        name = self.players
+        return [
+            PairTotal(name[a], name[b], w, d, lost)
+            for a, b, w, d, lost in zip(
+                self.first, self.second, self.wins, self.draws, self.losses, strict=True
+            )
+        ]

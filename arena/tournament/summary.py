@@ -27,11 +27,13 @@ from bot_arena.arena.tournament.directors import load_director
 from bot_arena.db import queries
 
 
-def tournament_summary(session: Session, tid: int) -> dict[str, Any]:
-    """Settings, progress, standings and crosstable (TournamentError: no such tournament)."""
+def tournament_summary(session: Session, tid: int, *, width: int | None = None) -> dict[str, Any]:
+    """Settings, progress, standings and crosstable (TournamentError: no such tournament).
+    ``width``: the crosstable of two-player results may hold only the cells a table of that
+    width shows (``grid.cells_asked``: the top of a large field); None: every cell."""
     tournament = load_tournament(session, tid)
     names = queries.entry_names(session, tid)
-    standing, cross = _tables(session, tid, names)
+    standing, cross = _tables(session, tid, names, width)
     director = load_director(session, tournament)
     state = {} if director is None else {tournament.format: director.summary()}
     return {
@@ -69,7 +71,7 @@ def tournament_summary(session: Session, tid: int) -> dict[str, Any]:
 
 
 def _tables(
-    session: Session, tid: int, names: list[str]
+    session: Session, tid: int, names: list[str], width: int | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, dict[str, dict[str, float]]]]:
     """The standings (as dicts) and the crosstable's JSON: from totals summed by the database
     when every done match has two seats (rows follow the pairs, not the matches), else match
@@ -80,7 +82,7 @@ def _tables(
             faults, bad = queries.seat_faults(session, tid)  # says a malformed match, once
             if bad:
                 records = queries.pair_records(session, tid, bad)
-            table, cross = totals_tables(records, faults, names)
+            table, cross = totals_tables(records, faults, names, width)
             return [s.to_dict() for s in table], cross
     rows = queries.results(session, tid)
     return [s.to_dict() for s in standings(rows, names)], crosstable_json(match_crosstable(rows))

@@ -1,0 +1,59 @@
+"""``tournament show``'s crosstable at a terminal's width (issue 29): only the cells the table
+shows are counted (the top of a large field, ``grid.cells_asked``), and the text is exactly the
+one drawn from every cell, at any width and field size."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from bot_arena.arena.cli.tournament_cmd import _crosstable_text
+from bot_arena.arena.ratings.grid import cells_asked
+from bot_arena.arena.ratings.standings import totals_tables
+from bot_arena.db.queries import PairRecord
+
+OUTCOMES = [((1, 2), (1.0, 0.0)), ((2, 1), (0.0, 1.0)), ((1, 1), (0.5, 0.5))]
+
+
+def records(field: int, count: int, seed: int) -> list[PairRecord]:
+    rng = random.Random(seed)
+    out = []
+    for match in range(count):
+        a, b = rng.randrange(field), rng.randrange(field)
+        ranks, scores = rng.choice(OUTCOMES)
+        out.append(PairRecord(f"bot{a}", f"bot{b}", ranks, scores, rng.randint(1, 3), match))
+    return out
+
+
+def text(found: list[PairRecord], width: int | None, counted_at: int | None) -> str:
+    table, cross = totals_tables(found, [], width=counted_at)
+    summary = {"standings": [s.to_dict() for s in table], "crosstable": cross}
+    return _crosstable_text(summary, width)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 160), st.floats(0.05, 3.0), st.integers(8, 120), st.integers(0, 9))
+@example(field=160, density=1.0, width=40, seed=1)  # the top 3 of 160
+@example(field=160, density=2.0, width=80, seed=2)
+def test_the_cells_shown_are_those_of_the_whole_crosstable(
+    field: int, density: float, width: int, seed: int
+) -> None:
+    found = records(field, 1 + int(density * field * field), seed)  # most pairs met
+    assert text(found, width, width) == text(found, width, None)
+
+
+def test_a_large_field_counts_only_its_top_square() -> None:
+    found = records(1000, 20_000, 1)
+    _, every = totals_tables(found, [])
+    table, top = totals_tables(found, [], width=80)
+    leaders = {s.bot for s in table[: cells_asked(len(table), 80)]}
+    assert len(leaders) == 81 < len(table)
+    assert top == {
+        a: {b: cell for b, cell in row.items() if b in leaders}
+        for a, row in every.items()
+        if a in leaders and any(b in leaders for b in row)
+    }
+    assert sum(map(len, top.values())) < sum(map(len, every.values())) // 10
+    assert cells_asked(1000, None) == 1000 and cells_asked(50, 20) == 50
