@@ -36,6 +36,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from bot_arena.db.statuses import MATCH_STATUSES as MATCH_STATUSES
 from bot_arena.db.stored import StoredJSON
 
 NAMING = {
@@ -47,7 +48,6 @@ NAMING = {
 }
 
 BOT_KINDS = ("builtin", "module", "command", "human", "uci", "xboard")
-MATCH_STATUSES = ("pending", "running", "done", "void")
 TOURNAMENT_STATUSES = ("running", "done")
 FORMATS = ("round-robin", "gauntlet", "swiss", "knockout", "sprt", "ladder")
 LADDER_STATUSES = ("active", "retired", "suspended")  # a ladder entrant's (0011)

@@ -20,13 +20,14 @@ from bot_arena.arena.cli.common import (
     command_group,
     fail,
     open_existing_db,
+    open_plain_reads,
 )
 from bot_arena.arena.match.text import shown, shown_all
 from bot_arena.games.base import GameError
 from bot_arena.games.quoting import shown as quoted
 
 if TYPE_CHECKING:  # the database and the file formats load when a command needs them
-    from bot_arena.db.models import Match
+    from bot_arena.db.match_list import ListedMatch
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
@@ -38,19 +39,62 @@ matches_app = command_group(
 )
 
 
-def _seat_names(match: Match) -> list[str]:
-    return [s.version.bot.name for s in match.seats]
+def _listed(
+    db: str | None, tournament: int | None, bot: str | None, status: str | None, last: int | None
+) -> list[ListedMatch]:
+    """The matches listed: the last ``last`` of a plain SQLite file by ``sqlite3`` alone
+    (``db/match_list.py``: SQLAlchemy is not loaded), else through the ORM."""
+    if last is not None:
+        from bot_arena.db.match_list import newest_matches
+
+        plain = open_plain_reads(db)
+        if plain is not None:
+            connection = plain[0]
+            try:
+                found = newest_matches(connection, tournament, bot, status, last)
+            finally:
+                connection.close()
+            if found is not None:
+                return found
+    from bot_arena.db import queries
+    from bot_arena.db.match_list import listed
+
+    factory = open_existing_db(db)
+    with factory() as session:
+        matches = queries.find_matches(session, tournament, bot, status, last=last)
+        plies = queries.move_counts(session, [m.id for m in matches])
+        return [listed(m, plies.get(m.id, 0)) for m in matches]
 
 
-def _result_text(match: Match) -> str:
+def _result_text(match: ListedMatch) -> str:
     if match.status != "done":  # pending, running, void
         return match.status
     from bot_arena.arena.formats.pgn import result_of_ranks
 
-    ranks = [s.rank for s in match.seats]
+    ranks = match.ranks
     if len(ranks) == 2:
         return result_of_ranks(ranks[0] or 0, ranks[1] or 0)
     return "ranks " + "-".join(str(r) for r in ranks)
+
+
+def _row(m: ListedMatch) -> dict[str, Any]:
+    return {
+        "match": m.id,
+        "tournament": m.tournament_id,
+        "round": m.round,
+        "game": m.game,
+        "bots": m.bots,
+        "status": m.status,
+        "result": _result_text(m),
+        "ranks": m.ranks,
+        "scores": m.scores,
+        "termination": m.termination,
+        "plies": m.plies,
+        "duration_s": m.duration_s,
+        "fault": m.fault_reason,
+        "void_reason": m.void_reason,
+        "voided": m.voided.isoformat(timespec="seconds") if m.voided else None,
+    }
 
 
 @matches_app.callback()
@@ -84,37 +128,11 @@ def matches_command(
                 "--help`)"
             )
         return
-    from bot_arena.db import queries
-    from bot_arena.db.models import MATCH_STATUSES
+    from bot_arena.db.statuses import MATCH_STATUSES
 
     if status is not None and status not in MATCH_STATUSES:
         fail(f"--status {status!r}: one of {', '.join(MATCH_STATUSES)}")
-    factory = open_existing_db(db)
-    with factory() as session:
-        found = queries.find_matches(
-            session, tournament, bot, status, last=limit if limit > 0 else None
-        )
-        plies = queries.move_counts(session, [m.id for m in found])
-        rows: list[dict[str, Any]] = [
-            {
-                "match": m.id,
-                "tournament": m.tournament_id,
-                "round": m.round,
-                "game": m.game,
-                "bots": _seat_names(m),
-                "status": m.status,
-                "result": _result_text(m),
-                "ranks": [s.rank for s in m.seats],
-                "scores": [s.score for s in m.seats],
-                "termination": m.termination,
-                "plies": plies.get(m.id, 0),
-                "duration_s": m.duration_s,
-                "fault": m.fault_reason,
-                "void_reason": m.void_reason,
-                "voided": m.voided.isoformat(timespec="seconds") if m.voided else None,
-            }
-            for m in found
-        ]
+    rows = [_row(m) for m in _listed(db, tournament, bot, status, limit if limit > 0 else None)]
     if as_json:
         typer.echo(json.dumps(rows))
         return

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from bot_arena import games
 from bot_arena.arena.formats.csv_results import EXPORT_COLUMNS, export_row
+from bot_arena.arena.formats.csv_stored import csv_cells
 from bot_arena.arena.formats.json_rows import Canonical, match_json
 from bot_arena.arena.formats.pgn import GameTags, write_game
 from bot_arena.arena.match.text import csv_text
@@ -125,6 +126,27 @@ def csv_rows(matches: Iterable[ExportedMatch]) -> Iterator[str]:
         yield _without_header(batch)
 
 
+def csv_stored(session: Session, where: ExportFilter) -> Iterator[str]:
+    """``csv_rows`` of the matches ``where`` selects, a chunk at a time, each row built from
+    the stored values (``csv_stored.csv_cells``), or, for a chunk holding a value that writer
+    does not take, from the records (which leave out and say a malformed match)."""
+    yield csv_text(EXPORT_COLUMNS, ())
+    canonical = Canonical()
+    for chunk in stored_chunks(session, where):
+        rows: list[list[object] | None] = [
+            csv_cells(row, chunk.seats[row[0]], chunk.moves[row[0]], canonical)
+            for row in chunk.matches
+        ]
+        if None in rows:
+            rows = [
+                export_row(m.id, m.tournament_id, m.round, m.record, m.fault_reason, m.started)
+                for m in exported_records(session, chunk.ids)
+            ]
+        taken = [row for row in rows if row is not None]
+        if taken:
+            yield _without_header(taken)
+
+
 def _without_header(rows: list[list[object]]) -> str:
     # the one CSV writer (``text.csv_text``) writes a header first: one line, taken off here
     return csv_text(EXPORT_COLUMNS, rows).split("\n", 1)[1]
@@ -191,9 +213,9 @@ def export_text(
         return json_array(json_objects(session, where))
     if fmt == "jsonl":
         return json_lines(json_objects(session, where))
-    matches = exported_matches(session, where)
     if fmt == "csv":
-        return _chunked(csv_rows(matches))
+        return csv_stored(session, where)
+    matches = exported_matches(session, where)
     if fmt == "pgn":
         return _chunked(pgn_games(matches, notes, event))
     raise ValueError(f"unknown export format {fmt!r}")
