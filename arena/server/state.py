@@ -20,13 +20,13 @@ class ServerState:
     reads: sessionmaker[Session]  # a read-only engine: never waits for a writer (SQLite's WAL)
     writes: sessionmaker[Session]  # transactions that store (each takes the write lock first)
     tokens: TokenCache = field(default_factory=TokenCache)
-    limiter: RateLimiter = field(init=False)  # uploads, by user id
-    signins: RateLimiter = field(init=False)  # sign-in attempts, by name
+    limiter: RateLimiter = field(init=False)  # uploads, by user id (counted in the database)
+    signins: RateLimiter = field(init=False)  # sign-in attempts, by name (likewise)
     validations: threading.BoundedSemaphore = field(init=False)
 
     def __post_init__(self) -> None:
-        self.limiter = RateLimiter(self.settings.uploads_per_hour)
-        self.signins = RateLimiter(self.settings.signins_per_hour)
+        self.limiter = RateLimiter("upload", self.settings.uploads_per_hour, self.writes)
+        self.signins = RateLimiter("signin", self.settings.signins_per_hour, self.writes)
         self.validations = threading.BoundedSemaphore(self.settings.concurrent_validations)
 
 
