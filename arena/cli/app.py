@@ -19,6 +19,7 @@ from bot_arena.arena.cli.report_cmd import report_command
 from bot_arena.arena.cli.serve_cmd import serve_command
 from bot_arena.arena.cli.solve_cmd import solve_command
 from bot_arena.arena.cli.sprt_cmd import sprt_command
+from bot_arena.arena.cli.submit_cmd import submit_command
 from bot_arena.arena.cli.tournament_cmd import tournament_app
 from bot_arena.arena.cli.users_cmd import users_app
 
@@ -67,6 +68,7 @@ app.command("report", cls=ArenaCommand)(report_command)
 app.add_typer(db_app, name="db")
 app.command("serve", cls=ArenaCommand)(serve_command)
 app.add_typer(users_app, name="users")
+app.command("submit", cls=ArenaCommand)(submit_command)
 
 
 def main() -> None:
