@@ -56,6 +56,11 @@ def test_the_window_slides_and_keys_are_apart(url: str) -> None:
         # a second limiter over the same database (another server, or this one restarted)
         again = RateLimiter("upload", 2, session_factory(engine), window=3600, clock=clock)
         assert not again.allow(7)
+        clock.now += timedelta(hours=2)  # key 8's attempt is old: swept by key 7's
+        assert uploads.allow(7)
+        with engine.connect() as conn:
+            keys = conn.exec_driver_sql("SELECT key FROM rate_events WHERE kind = 'upload'")
+            assert [row[0] for row in keys] == ["7"]
     finally:
         engine.dispose()
 
