@@ -20,8 +20,8 @@ class ServerState:
     reads: sessionmaker[Session]  # a read-only engine: never waits for a writer (SQLite's WAL)
     writes: sessionmaker[Session]  # transactions that store (each takes the write lock first)
     tokens: TokenCache = field(default_factory=TokenCache)
-    limiter: RateLimiter = field(init=False)  # uploads, by user id (counted in the database)
-    signins: RateLimiter = field(init=False)  # sign-in attempts, by name (likewise)
+    limiter: RateLimiter = field(init=False)  # uploads, by user id
+    signins: RateLimiter = field(init=False)  # sign-in attempts, by name
     validations: threading.BoundedSemaphore = field(init=False)
 
     def __post_init__(self) -> None:
