@@ -74,7 +74,9 @@ def test_an_upload_killed_in_validation_is_absent_then_whole(tmp_path: Path) -> 
     gated.write_text(GATED.format(gate=str(gate)))
     db = tmp_path / "arena.db"
     tokens = fill(db).tokens
-    server = start(tmp_path, db, "--allow-read", str(folder))
+    scratch = tmp_path / "tmp"  # the server's temporary folder: a killed one leaves its upload
+    scratch.mkdir()
+    server = start(tmp_path, db, "--allow-read", str(folder), env={"TMPDIR": str(scratch)})
     writer = -1
     try:
         client = httpx.Client(base_url=server.url, timeout=120)
@@ -99,6 +101,8 @@ def test_an_upload_killed_in_validation_is_absent_then_whole(tmp_path: Path) -> 
         server.process.wait(30)
         sender.join(60)
         assert len(answers) == 1 and isinstance(answers[0], httpx.HTTPError)
+        # killed with the upload's file written in its private folder, which it left behind
+        assert [p.name for p in scratch.glob("arena-upload-*/*")] == ["gated.py"]
         client.close()
     finally:
         if writer >= 0:
