@@ -143,16 +143,22 @@ def add_entrant(session: Session, tournament_id: int, spec: str, version_id: int
     return position
 
 
-def set_status(db: Db, tournament_id: int, positions: Iterable[int], status: str) -> None:
-    """Entrants ``positions`` take ``status`` (the change counted first)."""
+def set_status(
+    db: Db, tournament_id: int, positions: Iterable[int], status: str, *, clear_faults: bool = False
+) -> None:
+    """Entrants ``positions`` take ``status`` (the change counted first); ``clear_faults``:
+    their faults in a row start again from zero (an entrant reinstated)."""
     chosen = list(positions)
     if not chosen:
         return
     bump(db, tournament_id)
+    values: dict[str, object] = {"status": status}
+    if clear_faults:
+        values["faults_in_row"] = 0
     db.execute(
         update(LadderEntrant)
         .where(LadderEntrant.tournament_id == tournament_id, LadderEntrant.position.in_(chosen))
-        .values(status=status)
+        .values(**values)
     )
 
 

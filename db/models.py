@@ -393,3 +393,17 @@ class WebSession(Base):
     csrf: Mapped[str] = mapped_column(String(64))
     created: Mapped[datetime] = mapped_column(default=utcnow)
     expires: Mapped[datetime]
+
+
+class RateEvent(Base):
+    """An attempt a limit of ``arena serve`` counted (0014): ``kind`` names the limit
+    (``upload``: by user id, ``signin``: by name), ``key`` what it counts by. Kept in the
+    database so a restart does not reset the counts (``db/ratelimit.py``)."""
+
+    __tablename__ = "rate_events"
+    __table_args__ = (Index("ix_rate_events_kind_key_at", "kind", "key", "at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    key: Mapped[str] = mapped_column(String(64))
+    at: Mapped[datetime]

@@ -311,6 +311,31 @@ def ladder_retire(name: str, bot: str, *, db: str | None = None) -> None:
         ladders.set_status(session, row.tournament_id, [found[0].position], "retired")
 
 
+def ladder_suspend(name: str, bot: str, suspended: bool, *, db: str | None = None) -> list[str]:
+    """Suspend the bot ``bot``'s active entrants in the ladder (they get no new game, as after
+    faults in a row), or, with ``suspended`` False, reinstate its suspended ones (their faults
+    in a row counted from zero again); the entrants changed, by name. Nothing to change is an
+    error, so a second click says so."""
+    from bot_arena.db import ladders
+
+    name = _name(name)
+    before, after = ("active", "suspended") if suspended else ("suspended", "active")
+    factory = _factory(db)
+    with factory.begin() as session:
+        row = _ladder(session, name)
+        mine = [e for e in ladders.entrants(session, row.tournament_id) if e.name == bot]
+        if not mine:
+            raise ArenaError(f"ladder {name!r} has no bot {bot[:80]!r}")
+        chosen = [e for e in mine if e.status == before]
+        if not chosen:
+            raise ArenaError(f"{bot} has no {before} entrant in ladder {name!r}")
+        ladders.set_status(
+            session, row.tournament_id, [e.position for e in chosen], after,
+            clear_faults=not suspended,
+        )  # fmt: skip
+    return [e.name for e in chosen]
+
+
 def ladder_run(
     name: str,
     *,

@@ -53,6 +53,7 @@ COMMANDS: tuple[tuple[str, str, bool], ...] = (
     ("db", "bot_arena.arena.cli.db_cmd:db_app", True),
     ("serve", "bot_arena.arena.cli.serve_cmd:serve_command", False),
     ("users", "bot_arena.arena.cli.users_cmd:users_app", True),
+    ("submit", "bot_arena.arena.cli.submit_cmd:submit_command", False),
 )
 
 

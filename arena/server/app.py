@@ -36,10 +36,10 @@ def create_app(
     settings: ServerSettings, reads: sessionmaker[Session], writes: sessionmaker[Session]
 ) -> Starlette:
     """The site over the database: ``reads`` opens it read-only, ``writes`` to store."""
-    from bot_arena.arena.server import pages
+    from bot_arena.arena.server import admin, pages
 
     app = Starlette(
-        routes=[*api_routes(), *pages.routes()],
+        routes=[*api_routes(), *pages.routes(), *admin.routes()],
         middleware=[Middleware(SecurityHeaders), Middleware(InternalErrors)],
         exception_handlers={ApiError: api_error, HTTPException: http_error},
     )

@@ -119,7 +119,7 @@ async def signin(request: Request) -> Response:
     form = await _small_form(request)
     auth.check_csrf(seen, form.get("csrf"))
     name, password = _text(form, "name"), _text(form, "password")
-    if not state.signins.allow(name[: accounts.MAX_USER_NAME + 1]):
+    if not await run_in_threadpool(state.signins.allow, name[: accounts.MAX_USER_NAME + 1]):
         raise ApiError(429, "too many sign-in attempts for this name: try again later")
 
     def attempt() -> str | None:
@@ -229,7 +229,7 @@ async def upload(request: Request) -> Response:
     if seen.user is None:
         raise ApiError(401, "sign in to upload a bot")
     user = seen.user
-    if not state.limiter.allow(user.id):
+    if not await run_in_threadpool(state.limiter.allow, user.id):
         raise ApiError(429, f"at most {state.settings.uploads_per_hour} uploads an hour")
     sent = await uploads.receive(
         request, state.settings.max_upload_bytes, state.settings.max_bot_bytes

@@ -25,8 +25,8 @@ class ServerState:
     validations: threading.BoundedSemaphore = field(init=False)
 
     def __post_init__(self) -> None:
-        self.limiter = RateLimiter(self.settings.uploads_per_hour)
-        self.signins = RateLimiter(self.settings.signins_per_hour)
+        self.limiter = RateLimiter("upload", self.settings.uploads_per_hour, self.writes)
+        self.signins = RateLimiter("signin", self.settings.signins_per_hour, self.writes)
         self.validations = threading.BoundedSemaphore(self.settings.concurrent_validations)
 
 

@@ -213,7 +213,7 @@ async def post_bot(request: Request) -> JSONResponse:
     """``POST /api/bots``: 201 with the bot and its version."""
     state = state_of(request)
     user = await api_user(request)
-    if not state.limiter.allow(user.id):
+    if not await run_in_threadpool(state.limiter.allow, user.id):
         raise ApiError(429, f"at most {state.settings.uploads_per_hour} uploads an hour")
     upload = await receive(request, state.settings.max_upload_bytes, state.settings.max_bot_bytes)
     answer = await run_in_threadpool(store, state, user, upload)
