@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when
 
     from bot_arena.arena.api.sandbox import Confinement
     from bot_arena.arena.api.spec import TournamentSpec
+    from bot_arena.arena.formats.pgn_out import PgnOut
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.tournament.ray_executor import RayExecutor
     from bot_arena.arena.tournament.runner import Outcome
@@ -149,6 +150,15 @@ OpeningsPliesOption = Annotated[
     typer.Option("--openings-plies", help="Cut PGN openings to this many half-moves."),
 ]
 NameOption = Annotated[str | None, typer.Option("--name", help="Tournament name.")]
+PgnOutOption = Annotated[
+    str | None,
+    typer.Option(
+        "--pgn-out",
+        metavar="FILE",
+        help="Append each game to this PGN file as it is stored (two-player games; a resumed "
+        "run appends the games it lacks, never one twice).",
+    ),
+]
 ParamOption = Annotated[list[str] | None, typer.Option("--param", "-p", help="Game parameter k=v.")]
 
 
@@ -186,6 +196,7 @@ class NewTournament:
     openings_order: OpeningsOrderOption = BookOrder.SEQUENTIAL
     openings_plies: OpeningsPliesOption = None
     name: NameOption = None
+    pgn_out: PgnOutOption = None
     param: ParamOption = None
     sandbox: SandboxOption = None
     allow_read: AllowReadOption = None
@@ -308,6 +319,9 @@ def start_tournament(
     opening_plies, openings = new.opening_plies, new.openings
     checked = new.spec(game_name, bots).validate()
     game, limits, book, specs = checked.game, checked.limits, checked.book, checked.specs
+    from bot_arena.arena.api.pgn_out import check_pgn_out, open_pgn_out
+
+    check_pgn_out(new.pgn_out, game)
     confinement = sandbox_options(new.sandbox, new.allow_read)  # before anything is stored
     new.ray.check(confinement)
     lookup, opened = _lookup(new.db)
@@ -351,6 +365,7 @@ def start_tournament(
     extra = format_settings(factory, game.name, refs)
     # before anything is stored
     cluster = _executor(new.ray)
+    pgn = open_pgn_out(new.pgn_out, game)
     # the bots' fork server imports while the schedule is written
     server = None if cluster is not None else start_job_server(server_env(confinement.level))
     try:
@@ -395,11 +410,13 @@ def start_tournament(
         typer.echo("\n".join(wrap(banner, shutil.get_terminal_size().columns)), err=new.as_json)
         _play(
             factory, tid, refs, new.jobs, new.as_json, confinement, server, limits, cluster,
-            left_out,
+            left_out, pgn=pgn,
         )  # fmt: skip
     finally:
         if server is not None:
             server.close()
+        if pgn is not None:
+            pgn.close()
 
 
 def _executor(ray: RayOptions) -> RayExecutor | None:
@@ -441,6 +458,7 @@ def resume_command(
     allow_read: AllowReadOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
+    pgn_out: PgnOutOption = None,
     ray: RayOptions = RayOptions(),  # an option set: its options
 ) -> None:
     """Play the matches of an interrupted tournament that are not done yet (each result
@@ -462,14 +480,21 @@ def resume_command(
         typer.echo(f"warning: {shown(line)}", err=True)
     for line in field.left_out:
         typer.echo(f"warning: {shown(line)}", err=True)
-    cluster = _executor(ray)
-    typer.echo(
-        f"tournament {tournament_id}: resuming, {field.to_play} matches to play", err=as_json
-    )
-    _play(
-        factory, tournament_id, field.refs, jobs, as_json, confinement, executor=cluster,
-        left_out=field.left_out, skip=field.skip,
-    )  # fmt: skip
+    from bot_arena.arena.api.pgn_out import open_pgn_out
+
+    pgn = open_pgn_out(pgn_out, field.game)
+    try:
+        cluster = _executor(ray)
+        typer.echo(
+            f"tournament {tournament_id}: resuming, {field.to_play} matches to play", err=as_json
+        )
+        _play(
+            factory, tournament_id, field.refs, jobs, as_json, confinement, executor=cluster,
+            left_out=field.left_out, skip=field.skip, pgn=pgn,
+        )  # fmt: skip
+    finally:
+        if pgn is not None:
+            pgn.close()
 
 
 def _play(
@@ -484,10 +509,12 @@ def _play(
     executor: RayExecutor | None = None,
     left_out: Sequence[str] = (),
     skip: Sequence[int] = (),
+    pgn: PgnOut | None = None,
 ) -> None:
     """Run the tournament and print its summary (``left_out``: a line for each bot left out
     of the field, said after the leaderboard; ``skip``: their field positions on a resume,
-    whose matches stay pending)."""
+    whose matches stay pending; ``pgn``: ``--pgn-out``'s file, each stored game appended)."""
+    from bot_arena.arena.api.pgn_out import pgn_hook
     from bot_arena.arena.tournament.create import TournamentError
     from bot_arena.arena.tournament.ray_executor import ClusterError
     from bot_arena.arena.tournament.runner import Runner, default_jobs
@@ -503,6 +530,7 @@ def _play(
         limits=limits,
         executor=executor,
         skip=skip,
+        stored_hook=pgn_hook(factory, pgn, tid),
     )
     warn_unconfined(confinement)
     try:

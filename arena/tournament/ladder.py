@@ -198,10 +198,12 @@ def play_ladder(
     executor: RayExecutor | None = None,
     progress_stream: Any = None,
     tty: bool | None = None,
+    stored_hook: Callable[[list[int]], None] | None = None,
 ) -> Ended:
     """Play the ladder in stretches until one of ``limits`` is reached (or it is interrupted:
     KeyboardInterrupt, what was stored stays stored). ``sandbox``: the settings for a field's
-    names; ``say``: a line for the user (waiting, a new field)."""
+    names; ``say``: a line for the user (waiting, a new field); ``stored_hook``: the runner's
+    (told each stored group's ids)."""
     runner_options: dict[str, Any] = {
         "jobs": jobs,
         "sandbox": sandbox,
@@ -209,6 +211,7 @@ def play_ladder(
         "executor": executor,
         "progress_stream": progress_stream,
         "tty": tty,
+        "stored_hook": stored_hook,
     }
     try:
         return _stretches(factory, tournament_id, limits, say=say, **runner_options)
