@@ -125,6 +125,7 @@ def _run(
     """Check, store, play and sum up (``tournament_cmd.start_tournament``'s steps); each of
     ``options``' defaults is written here, once."""
     from bot_arena.arena.match.confinement import server_env
+    from bot_arena.arena.match.pool import BotPool
     from bot_arena.arena.tournament.create import TournamentError, check_field, create
     from bot_arena.arena.tournament.job_handle import start_job_server
     from bot_arena.arena.tournament.runner import Runner, default_jobs
@@ -159,6 +160,13 @@ def _run(
             except TournamentError as exc:
                 raise ArenaError(str(exc)) from None
             checks.check_engines(refs, checked.game)
+            limits = checked.limits
+            checks.check_setboard(
+                refs,
+                checked.game,
+                [(o.moves, o.position) for o in checked.book],
+                lambda: BotPool(limits, sandbox=confined.for_bots([r.name for r in refs]).settings),
+            )
             rules = checks.adjudication(
                 o.get("draw_adjudicate"), o.get("resign_adjudicate"), o.get("max_moves")
             )

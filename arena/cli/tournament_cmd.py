@@ -47,8 +47,10 @@ if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.tournament.ray_executor import RayExecutor
     from bot_arena.arena.tournament.runner import Outcome
+    from bot_arena.arena.tournament.schedule import Opening
     from bot_arena.arena.transport.forkserver_client import ForkServer
     from bot_arena.arena.transport.limits import ResourceLimits
+    from bot_arena.games.base import Game
 
 tournament_app = command_group(
     name="tournament",
@@ -358,6 +360,7 @@ def start_tournament(
         nodes=r.nodes,
     )
     tc = tcs[0]
+    _check_setboard(refs, game, book, limits, confinement)
     factory = opened[0] if opened else open_db(new.db)
     import secrets
 
@@ -417,6 +420,21 @@ def start_tournament(
             server.close()
         if pgn is not None:
             pgn.close()
+
+
+def _check_setboard(
+    refs: list[BotRef],
+    game: Game[Any, Any],
+    book: Sequence[Opening],
+    limits: ResourceLimits,
+    confinement: Confinement,
+) -> None:
+    """A book's FEN start and an xboard engine without setboard: refused (the API's check)."""
+    from bot_arena.arena.api.checks import check_setboard
+    from bot_arena.arena.match.pool import BotPool
+
+    starts = [(o.moves, o.position) for o in book]
+    check_setboard(refs, game, starts, lambda: BotPool(limits, sandbox=confinement.settings))
 
 
 def _executor(ray: RayOptions) -> RayExecutor | None:
