@@ -707,6 +707,8 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
         for r in rows:  # running, but its runner is gone: said so
             found = session.get(Tournament, r["id"]) if r["status"] == "running" else None
             r["interrupted"] = found is not None and interrupted(found)
+            if r["interrupted"]:
+                r["resume"] = _resume_command(r["id"], r["format"], r["name"])
     if as_json:
         typer.echo(json.dumps(rows))
         return
@@ -730,6 +732,16 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
             table, headers=["id", "name", "game", "format", "bots", "done", "status", "created"]
         )
     )
+    for r in rows:  # its runner is gone (or its heartbeat stale): how to play on
+        if r["interrupted"]:
+            typer.echo(f"tournament {r['id']} is interrupted; resume with: {shown(r['resume'])}")
+
+
+def _resume_command(tid: int, fmt: str, name: str | None) -> str:
+    """The command that plays an interrupted tournament on (a ladder runs on by its name)."""
+    if fmt == "ladder" and name:
+        return f"arena ladder run {name}"
+    return f"arena tournament resume {tid}"
 
 
 @tournament_app.command("show", cls=ArenaCommand)

@@ -36,6 +36,7 @@ from bot_arena.arena.tournament.create import load_tournament, this_host, tourna
 from bot_arena.arena.tournament.directors.base import Director
 from bot_arena.arena.tournament.directors.ladder import LadderDirector
 from bot_arena.arena.tournament.dynamic import Maker
+from bot_arena.arena.tournament.heartbeat import Heartbeat
 from bot_arena.arena.tournament.job import Job
 from bot_arena.arena.tournament.runner import Runner
 from bot_arena.db import ladders
@@ -213,8 +214,9 @@ def play_ladder(
         "tty": tty,
         "stored_hook": stored_hook,
     }
-    try:
-        return _stretches(factory, tournament_id, limits, say=say, **runner_options)
+    try:  # the heartbeat also beats while it waits between stretches
+        with Heartbeat(factory.kw["bind"], tournament_id):
+            return _stretches(factory, tournament_id, limits, say=say, **runner_options)
     finally:
         with factory.begin() as session:  # no longer played by this process
             stored.end_run(session, tournament_id, finished=False)

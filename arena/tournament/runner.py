@@ -46,6 +46,7 @@ from bot_arena.arena.tournament.directors.base import Director
 from bot_arena.arena.tournament.dynamic import Batch as Made
 from bot_arena.arena.tournament.dynamic import Maker
 from bot_arena.arena.tournament.group_commit import GROUP_MAX, Batch, GroupCommit
+from bot_arena.arena.tournament.heartbeat import Heartbeat
 from bot_arena.arena.tournament.incidents import Incidents
 from bot_arena.arena.tournament.job import Job, Plan
 from bot_arena.arena.tournament.job_handle import JobHandle, start_job_server
@@ -171,6 +172,12 @@ class Runner:
 
     # ---- the outline
     def run(self) -> Outcome:
+        """Play what is left and store it; the tournament's heartbeat is refreshed meanwhile
+        (``heartbeat.py``: how another machine tells that this run is gone)."""
+        with Heartbeat(self.factory.kw["bind"], self.tournament_id):
+            return self._run_all()
+
+    def _run_all(self) -> Outcome:
         # the level every result of this run is stored with (the runner's own probe; its own
         # pool's with --jobs 1); SandboxUnavailable here, before anything is written or started
         self.sandbox_level = support.level_for(self.sandbox.mode)[0]
