@@ -361,14 +361,19 @@ def start_tournament(
     )
     tc = tcs[0]
     _check_setboard(refs, game, book, limits, confinement)
-    factory = opened[0] if opened else open_db(new.db)
-    import secrets
+    pgn = open_pgn_out(new.pgn_out, game)  # before the database is made
+    try:
+        factory = opened[0] if opened else open_db(new.db)
+        import secrets
 
-    the_seed = new.seed if new.seed is not None else secrets.randbits(31)
-    extra = format_settings(factory, game.name, refs)
-    # before anything is stored
-    cluster = _executor(new.ray)
-    pgn = open_pgn_out(new.pgn_out, game)
+        the_seed = new.seed if new.seed is not None else secrets.randbits(31)
+        extra = format_settings(factory, game.name, refs)
+        # before anything is stored
+        cluster = _executor(new.ray)
+    except BaseException:
+        if pgn is not None:
+            pgn.close()
+        raise
     # the bots' fork server imports while the schedule is written
     server = None if cluster is not None else start_job_server(server_env(confinement.level))
     try:
