@@ -373,7 +373,7 @@ def ladder_run(
     if line is not None:
         say(line)
     try:
-        hook = pgn_hook(factory, pgn, row.tournament_id)
+        hook = pgn_hook(factory, pgn, row.tournament_id, say)
     except BaseException:
         if pgn is not None:
             pgn.close()

@@ -42,19 +42,39 @@ def open_pgn_out(path: str | None, game: Game[Any, Any]) -> PgnOut | None:
 
 
 def pgn_hook(
-    factory: sessionmaker[Session], pgn: PgnOut | None, tournament_id: int
+    factory: sessionmaker[Session],
+    pgn: PgnOut | None,
+    tournament_id: int,
+    warn: Callable[[str], None] = lambda line: None,
 ) -> Callable[[list[int]], None] | None:
     """The runner's ``stored_hook`` that appends each stored group's games to ``pgn``, after
     the tournament's stored games the file lacks (a run killed between a commit and its
-    append) are appended now."""
+    append) are appended now. A write that fails (the disk full) is said once (``warn``) and
+    ends the appends, not the run: its games are stored, and the next run appends them."""
     if pgn is None:
         return None
-    with factory() as session:
-        pgn.catch_up(session, tournament_id)
+    failed: list[str] = []
+
+    def append(ids: list[int] | None) -> None:
+        if failed:
+            return
+        try:
+            with factory() as session:
+                if ids is None:
+                    pgn.catch_up(session, tournament_id)
+                else:
+                    pgn.append(session, ids)
+        except OSError as exc:
+            failed.append(str(exc))
+            warn(
+                f"--pgn-out: cannot write ({exc.strerror or exc}): no more games are appended; "
+                "they are stored, and the next run of the tournament appends them"
+            )
+
+    append(None)
 
     def stored(ids: list[int]) -> None:
         if ids:
-            with factory() as session:
-                pgn.append(session, ids)
+            append(ids)
 
     return stored

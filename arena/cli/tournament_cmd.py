@@ -553,7 +553,9 @@ def _play(
         limits=limits,
         executor=executor,
         skip=skip,
-        stored_hook=pgn_hook(factory, pgn, tid),
+        stored_hook=pgn_hook(
+            factory, pgn, tid, lambda line: typer.echo(f"warning: {line}", err=True)
+        ),
     )
     warn_unconfined(confinement)
     try:

@@ -139,3 +139,17 @@ def test_refused_before_anything_runs(
         assert not pgn.exists()
     elif setup == "notes":
         assert pgn.read_text() == "my notes\n"
+
+
+def test_the_python_api_takes_it(tmp_path: Path) -> None:
+    """``tournament(..., pgn_out=FILE)``: the same file; a game without PGN: ArenaError."""
+    from bot_arena.arena.api.errors import ArenaError
+    from bot_arena.arena.api.tournaments import tournament  # not the package: shadowed
+
+    pgn, db = tmp_path / "games.pgn", tmp_path / "arena.db"
+    bots = ["random", "random:seed=1"]
+    tournament("tictactoe", bots, games=4, jobs=1, pgn_out=str(pgn), db=str(db))
+    assert games_of(pgn.read_text()) == export(f"sqlite:///{db}")
+    with pytest.raises(ArenaError, match="nim is a game of 3 players"):
+        tournament("nim", [*bots, "random:seed=2"], pgn_out=str(tmp_path / "nim.pgn"))
+    assert not (tmp_path / "nim.pgn").exists()
