@@ -98,3 +98,27 @@ def test_book_openings_reach_it_as_moves(tmp_path: Path) -> None:
     for record in records:
         assert [s["fault"] for s in record["seats"]] == [None, None], record["seats"]
         assert not record["start_position"].startswith(START_FEN)  # past a pawn move
+
+
+def test_an_engine_with_setboard_plays_the_fen_book(tmp_path: Path) -> None:
+    """The probe refuses only an engine without setboard: a fake xboard engine that offers it
+    (tests/arena/fixtures/fake_xboard.py) plays the same FEN book, each game from its line."""
+    import sys
+
+    fixtures = Path(__file__).parent / "fixtures"
+    fake = f"xboard:{sys.executable} {fixtures / 'fake_xboard.py'} {tmp_path / 'engine.log'}"
+    book = tmp_path / "book.epd"
+    fen = "4k3/8/8/8/8/8/4P3/4K3 w - -"
+    book.write_text(f"{fen} bm e4;\n")
+    db = f"sqlite:///{tmp_path / 'arena.db'}"
+    args = ["tournament", "run", "chess", "--bot", f"{fake} name=fake"]
+    args += ["--bot", str(fixtures / "first_legal.py"), "--games", "2", "--jobs", "1"]
+    rules = ["--move-time", "5", "--max-moves", "3", "--sandbox", "off", "--db", db]
+    played = CliRunner().invoke(app, [*args, *rules, "--openings", str(book)])
+    assert played.exit_code == 0, played.output
+    exported = CliRunner().invoke(app, ["export", "--format", "jsonl", "--db", db])
+    records = [json.loads(line) for line in exported.stdout.splitlines()]
+    assert len(records) == 2
+    for record in records:
+        assert [s["fault"] for s in record["seats"]] == [None, None], record["seats"]
+        assert record["start_position"].startswith(fen)
