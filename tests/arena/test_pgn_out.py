@@ -153,3 +153,39 @@ def test_the_python_api_takes_it(tmp_path: Path) -> None:
     with pytest.raises(ArenaError, match="nim is a game of 3 players"):
         tournament("nim", [*bots, "random:seed=2"], pgn_out=str(tmp_path / "nim.pgn"))
     assert not (tmp_path / "nim.pgn").exists()
+
+
+@pytest.mark.slow
+@needs_stockfish
+def test_killed_with_sigkill_and_resumed(tmp_path: Path) -> None:
+    """A real kill -9 of the whole run (runner and jobs) once its first game is in the file,
+    wherever it lands (between a commit and its append, in a write, between two games): after
+    the resume the file holds every stored game once, as the export says it."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    db, pgn = f"sqlite:///{tmp_path / 'arena.db'}", tmp_path / "games.pgn"
+    bots = ["--bot", f"uci:{STOCKFISH} name=a", "--bot", f"uci:{STOCKFISH} name=b"]
+    rules = ["--nodes", "3000", "--move-time", "5", "--max-moves", "30", "--games", "8"]
+    cli = [sys.executable, "-m", "bot_arena.arena.cli.app"]
+    run = [*cli, "tournament", "run", "chess", *bots, *rules, "--jobs", "2", "--db", db]
+    log = (tmp_path / "run.log").open("wb")
+    proc = subprocess.Popen(
+        [*run, "--pgn-out", str(pgn)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    try:
+        end = time.monotonic() + 120.0
+        while not (pgn.exists() and '[Match "' in pgn.read_text()):
+            assert proc.poll() is None, (tmp_path / "run.log").read_text()
+            assert time.monotonic() < end, "no game written"
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+        log.close()
+    resume = [*cli, "tournament", "resume", "1", "--jobs", "2", "--db", db, "--pgn-out", str(pgn)]
+    done = subprocess.run(resume, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert games_of(pgn.read_text()) == export(db) and len(export(db)) == 8
