@@ -167,6 +167,8 @@ class Tournament(Base):
     status: Mapped[str] = mapped_column(String(16), default="running")
     created: Mapped[datetime] = mapped_column(default=utcnow)
     finished: Mapped[datetime | None]
+    # refreshed by its runner while it runs (``arena.tournament.heartbeat``); NULL: none
+    heartbeat: Mapped[datetime | None]
 
     entries: Mapped[list[Entry]] = relationship(
         back_populates="tournament", order_by="Entry.position", cascade="all, delete-orphan"

@@ -77,8 +77,15 @@ def load_tournament(session: Session, tournament_id: int) -> Tournament | None:
 
 
 def record_runner(session: Session, tournament: Tournament, host: str, pid: int) -> None:
-    """Note in the tournament's settings that process ``pid`` on ``host`` is playing it."""
+    """Note in the tournament's settings that process ``pid`` on ``host`` is playing it, with
+    its first heartbeat."""
     tournament.settings = {**tournament.settings, RUNNER: {"host": host, "pid": pid}}
+    tournament.heartbeat = datetime.now(UTC)
+
+
+def beat(conn: Connection, tournament_id: int, now: datetime) -> None:
+    """The runner's heartbeat: the tournament's stamp set to ``now`` (only its column)."""
+    conn.execute(update(Tournament).where(Tournament.id == tournament_id).values(heartbeat=now))
 
 
 def recorded_runner(tournament: Tournament) -> tuple[str, int] | None:
@@ -100,6 +107,7 @@ def end_run(session: Session, tournament_id: int, *, finished: bool) -> None:
     if tournament is None:
         return
     tournament.settings = {k: v for k, v in tournament.settings.items() if k != RUNNER}
+    tournament.heartbeat = None
     if finished and tournament.status != "done":
         mark_done(session, tournament, datetime.now(UTC))
 

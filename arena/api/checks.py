@@ -3,7 +3,8 @@ one line the CLI prints (``cli/common.py`` turns it into ``error: ...``, exit 2)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from bot_arena import games
@@ -13,6 +14,7 @@ from bot_arena.games.base import Game, GameError
 if TYPE_CHECKING:
     from bot_arena.arena.match.adjudication import Adjudication
     from bot_arena.arena.match.botref import BotRef
+    from bot_arena.arena.match.pool import BotPool
     from bot_arena.arena.match.timecontrol import TimeControl
     from bot_arena.arena.transport.limits import ResourceLimits
     from bot_arena.arena.transport.sandbox.mode import Mode
@@ -51,6 +53,51 @@ def check_engines(refs: Sequence[BotRef], game: Game[Any, Any]) -> None:
         if ref.kind in ENGINES and game.name != GAME:
             protocol = "a UCI" if ref.kind == UCI else "an xboard"
             raise ArenaError(f"{ref.name}: {protocol} engine plays {GAME}, not {game.name}")
+
+
+def check_setboard(
+    refs: Sequence[BotRef],
+    game: Game[Any, Any],
+    starts: Iterable[tuple[Sequence[str], str | None]],
+    pool: Callable[[], AbstractContextManager[BotPool]],
+) -> None:
+    """Refuse, before anything runs, a start no xboard engine of ``refs`` without ``setboard``
+    (fairymax: ``setboard=0``) can be given: a FEN that no moves from the standard start reach
+    (``--position FEN``, an EPD book's lines). ``starts``: each start's moves from the standard
+    start and its position (None: the standard start). An engine's features are known once it
+    runs, so each xboard engine is started once in ``pool()`` (the run's limits and sandbox)
+    and handshaken, as validation starts a bot; that costs a start only when a start needs
+    ``setboard``. An engine that fails to start is left to the games, which say why."""
+    from bot_arena.arena.match.botref import XBOARD
+    from bot_arena.arena.match.record import Fault
+    from bot_arena.arena.match.uci import GAME
+    from bot_arena.arena.match.xboard import has_setboard, needs_setboard
+
+    engines = [r for r in dict.fromkeys(refs) if r.kind == XBOARD]
+    if not engines or game.name != GAME:
+        return
+    fen = None
+    for moves, position in starts:
+        if position is None:
+            continue
+        try:  # the text the seat is given: the game's own (a pawn move ends a history)
+            text = game.format_position(game.parse_position(position))
+        except GameError:
+            continue  # said by the position's own check
+        if needs_setboard(game, list(moves), text):
+            fen = text
+            break
+    if fen is None:
+        return
+    with pool() as probe:
+        for ref in engines:
+            features = probe.features(ref, game)
+            if not isinstance(features, Fault) and not has_setboard(features):
+                raise ArenaError(
+                    f"{ref.name}: the xboard engine has no setboard (it sent setboard=0), so it "
+                    f"cannot start from {fen.partition(' moves ')[0][:100]!r}: give openings as "
+                    "moves from the standard start (a PGN book, a Polyglot book, --opening-plies)"
+                )
 
 
 def adjudication(draw: str | None, resign: str | None, max_moves: int | None) -> Adjudication:

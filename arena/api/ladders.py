@@ -351,14 +351,18 @@ def ladder_run(
     db: str | None = None,
     say: Callable[[str], None] = lambda line: None,
     progress: bool = False,
+    pgn_out: str | None = None,
 ) -> RunEnd:
     """Play the ladder until ``until_games`` games are stored in all, ``for_seconds`` have
     passed or the standings are ``until_stable`` (whichever comes first; none: until
     interrupted, KeyboardInterrupt, what was played stays stored). Bots added or retired by
     another process meanwhile are picked up between writes; with fewer than two active bots it
-    waits and ``say``s so. A stopped ladder runs on from exactly where it stood."""
+    waits and ``say``s so. A stopped ladder runs on from exactly where it stood. ``pgn_out``:
+    a PGN file each stored game is appended to (``api/pgn_out.py``)."""
     import io
 
+    from bot_arena import games as rules
+    from bot_arena.arena.api.pgn_out import open_pgn_out, pgn_hook
     from bot_arena.arena.api.tournaments import cluster
     from bot_arena.arena.match.confinement import server_env
     from bot_arena.arena.tournament.create import active_runner, load_tournament
@@ -383,14 +387,22 @@ def ladder_run(
         if running is not None:
             raise ArenaError(f"ladder {name!r} is being played by process {running}")
         stored_mode = tournament.settings["ladder"].get("sandbox")
+        game = rules.get(tournament.game, **tournament.params)
     confined = sandboxes.confinement(sandbox if sandbox is not None else stored_mode, allow_read)
     confined.check_executor(executor, ray_allow_unconfined)
+    pgn = open_pgn_out(pgn_out, game)
     deadline = None if for_seconds is None else time.monotonic() + for_seconds
     limits = Limits(until_games, deadline, until_stable)
     actors = cluster(executor, ray_address, ray_allow_unconfined)
     line = confined.warning()
     if line is not None:
         say(line)
+    try:
+        hook = pgn_hook(factory, pgn, row.tournament_id, say)
+    except BaseException:
+        if pgn is not None:
+            pgn.close()
+        raise
     server = None if actors is not None else start_job_server(server_env(confined.level))
 
     def settings(names: Sequence[str]) -> Any:
@@ -408,12 +420,15 @@ def ladder_run(
             executor=actors,
             progress_stream=None if progress else io.StringIO(),
             tty=None if progress else False,
+            stored_hook=hook,
         )
     finally:
         if server is not None:
             server.close()
         if actors is not None:
             actors.close()
+        if pgn is not None:
+            pgn.close()
     with factory() as session:
         games = ladders.match_counts(session, row.tournament_id)["done"]
     return RunEnd(ended.why, ended.played, games, ended.failed)

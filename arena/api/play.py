@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 import tempfile
 from collections.abc import Sequence
@@ -51,6 +52,8 @@ def play(
         tcs = checks.time_controls(refs, floats(move_time), texts(clock), margin, PLAY_MOVE_TIME)
         limits = checks.resource_limits(memory_mb, startup_time)
         with BotPool(limits, sandbox=SandboxSettings(mode)) as pool:
+            starts = [((), position)]
+            checks.check_setboard(refs, the_game, starts, lambda: contextlib.nullcontext(pool))
             return pool.play(
                 the_game,
                 refs,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot_arena.arena.api.errors import ArenaError
 
@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from bot_arena.arena.match.botref import BotRef
+    from bot_arena.games.base import Game
 
 MADE = ("swiss", "knockout", "sprt")  # formats whose matches a director makes as they go
 LEFT_OUT = "left out of the resumed tournament, none of its remaining games played"
@@ -30,6 +31,7 @@ class Resumable:
     skip: list[int]
     left_out: list[str]
     to_play: int
+    game: Game[Any, Any]  # what it plays (``--pgn-out`` checks it)
 
 
 def check_jobs(jobs: int | None) -> None:
@@ -50,6 +52,7 @@ def check_resume(
     registered bot whose stored version can no longer be loaded is left out (its remaining
     matches stay pending), as a new tournament leaves it out; in a format made as it goes
     (Swiss, knockout, SPRT), whose next matches depend on every result, it stops the resume."""
+    from bot_arena import games
     from bot_arena.arena.tournament.create import (
         TournamentError,
         active_runner,
@@ -79,10 +82,15 @@ def check_resume(
     if changed and not force:
         raise ArenaError(f"{changed[0]}; resume with --force to play on with the new version")
     counts = queries.status_counts(session, tournament_id)
+    try:
+        game = games.get(tournament.game, **tournament.params)
+    except games.GameError as exc:
+        raise ArenaError(str(exc)) from None
     return Resumable(
         refs,
         changed,
         [position for position, _ in left_out or []],
         [f"{why}: {LEFT_OUT}" for _, why in left_out or []],
         counts["pending"] + counts["running"],
+        game,
     )

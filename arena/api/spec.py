@@ -25,7 +25,8 @@ class MatchOptions(TypedDict, total=False):
     bot; ``sandbox`` ``auto``/``on``/``off``; ``allow_read`` paths every bot may read, or
     ``"BOT=PATH"`` for one; ``executor`` ``"local"`` or ``"ray"`` (with ``ray_address`` and
     ``ray_allow_unconfined``); ``db`` a database URL or file (default: a temporary one);
-    ``progress`` the progress lines on stderr."""
+    ``progress`` the progress lines on stderr; ``pgn_out`` a PGN file each game is appended to
+    as it is stored (``--pgn-out``)."""
 
     move_time: float | Sequence[float] | None
     clock: str | Sequence[str] | None
@@ -52,6 +53,7 @@ class MatchOptions(TypedDict, total=False):
     name: str | None
     db: str | None
     progress: bool
+    pgn_out: str | None
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,9 @@ def _run(
 ) -> Tournament:
     """Check, store, play and sum up (``tournament_cmd.start_tournament``'s steps); each of
     ``options``' defaults is written here, once."""
+    from bot_arena.arena.api.pgn_out import check_pgn_out, open_pgn_out, pgn_hook
     from bot_arena.arena.match.confinement import server_env
+    from bot_arena.arena.match.pool import BotPool
     from bot_arena.arena.tournament.create import TournamentError, check_field, create
     from bot_arena.arena.tournament.job_handle import start_job_server
     from bot_arena.arena.tournament.runner import Runner, default_jobs
@@ -159,6 +161,14 @@ def _run(
             except TournamentError as exc:
                 raise ArenaError(str(exc)) from None
             checks.check_engines(refs, checked.game)
+            check_pgn_out(o.get("pgn_out"), checked.game)
+            limits = checked.limits
+            checks.check_setboard(
+                refs,
+                checked.game,
+                [(o.moves, o.position) for o in checked.book],
+                lambda: BotPool(limits, sandbox=confined.for_bots([r.name for r in refs]).settings),
+            )
             rules = checks.adjudication(
                 o.get("draw_adjudicate"), o.get("resign_adjudicate"), o.get("max_moves")
             )
@@ -177,6 +187,7 @@ def _run(
             seed = seed if seed is not None else secrets.randbits(31)
             extra = settings(factory, refs)
             actors = cluster(executor, ray_address, o.get("ray_allow_unconfined", False))
+            pgn = open_pgn_out(o.get("pgn_out"), checked.game)
             server = None if actors is not None else start_job_server(server_env(confined.level))
             try:
                 try:
@@ -220,11 +231,14 @@ def _run(
                     executor=actors,
                     progress_stream=None if progress else io.StringIO(),
                     tty=None if progress else False,
+                    stored_hook=pgn_hook(factory, pgn, tid),
                 )
                 outcome = runner.run()
             finally:
                 if server is not None:
                     server.close()
+                if pgn is not None:
+                    pgn.close()
                 if actors is not None:
                     actors.close()
             return _results(factory, tid, outcome.finished)

@@ -32,6 +32,7 @@ from bot_arena.arena.cli.tournament_cmd import (
     OpeningsOrderOption,
     OpeningsPliesOption,
     ParamOption,
+    PgnOutOption,
     RayOptions,
     SeedOption,
     _terminate_as_interrupt,
@@ -192,6 +193,7 @@ def run_command(
         bool, typer.Option("--progress/--quiet", help="Show each game as it is stored.")
     ] = True,
     db: DbOption = None,
+    pgn_out: PgnOutOption = None,
     ray: RayOptions = RayOptions(),  # noqa: B008 (an option set: its options)
 ) -> None:
     """Play the ladder until --until-games, --for or --until-stable (else until stopped).
@@ -220,6 +222,7 @@ def run_command(
                 db=noted_db(db),
                 say=say,
                 progress=progress,
+                pgn_out=pgn_out,
             )
     except ArenaError as exc:
         fail(str(exc))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 from collections.abc import Callable, Collection
@@ -205,13 +206,16 @@ def play_command(
     confinement = confinement.for_bots(names)
     if show is None:
         show = not as_json
-    factory = None if no_save else open_writable_db(db)  # before the game, not after it
-    on_move = None
-    if show and not as_json:
-        humans = [i for i, ref in enumerate(refs) if ref.kind == HUMAN]
-        on_move = show_moves(game, start, names, humans)
     warn_unconfined(confinement)
     with BotPool(limits, sandbox=confinement.settings) as pool:
+        # an xboard engine without setboard and a FEN start: refused before the game
+        starts = [((), position)]
+        checks.check_setboard(refs, game, starts, lambda: contextlib.nullcontext(pool))
+        factory = None if no_save else open_writable_db(db)  # before the game, not after it
+        on_move = None
+        if show and not as_json:
+            humans = [i for i, ref in enumerate(refs) if ref.kind == HUMAN]
+            on_move = show_moves(game, start, names, humans)
         level = pool.sandbox_level
         try:
             record = pool.play(

@@ -43,11 +43,14 @@ if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when
 
     from bot_arena.arena.api.sandbox import Confinement
     from bot_arena.arena.api.spec import TournamentSpec
+    from bot_arena.arena.formats.pgn_out import PgnOut
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.tournament.ray_executor import RayExecutor
     from bot_arena.arena.tournament.runner import Outcome
+    from bot_arena.arena.tournament.schedule import Opening
     from bot_arena.arena.transport.forkserver_client import ForkServer
     from bot_arena.arena.transport.limits import ResourceLimits
+    from bot_arena.games.base import Game
 
 tournament_app = command_group(
     name="tournament",
@@ -149,6 +152,15 @@ OpeningsPliesOption = Annotated[
     typer.Option("--openings-plies", help="Cut PGN openings to this many half-moves."),
 ]
 NameOption = Annotated[str | None, typer.Option("--name", help="Tournament name.")]
+PgnOutOption = Annotated[
+    str | None,
+    typer.Option(
+        "--pgn-out",
+        metavar="FILE",
+        help="Append each game to this PGN file as it is stored (two-player games; a resumed "
+        "run appends the games it lacks, never one twice).",
+    ),
+]
 ParamOption = Annotated[list[str] | None, typer.Option("--param", "-p", help="Game parameter k=v.")]
 
 
@@ -186,6 +198,7 @@ class NewTournament:
     openings_order: OpeningsOrderOption = BookOrder.SEQUENTIAL
     openings_plies: OpeningsPliesOption = None
     name: NameOption = None
+    pgn_out: PgnOutOption = None
     param: ParamOption = None
     sandbox: SandboxOption = None
     allow_read: AllowReadOption = None
@@ -308,6 +321,9 @@ def start_tournament(
     opening_plies, openings = new.opening_plies, new.openings
     checked = new.spec(game_name, bots).validate()
     game, limits, book, specs = checked.game, checked.limits, checked.book, checked.specs
+    from bot_arena.arena.api.pgn_out import check_pgn_out, open_pgn_out
+
+    check_pgn_out(new.pgn_out, game)
     confinement = sandbox_options(new.sandbox, new.allow_read)  # before anything is stored
     new.ray.check(confinement)
     lookup, opened = _lookup(new.db)
@@ -344,13 +360,20 @@ def start_tournament(
         nodes=r.nodes,
     )
     tc = tcs[0]
-    factory = opened[0] if opened else open_db(new.db)
-    import secrets
+    _check_setboard(refs, game, book, limits, confinement)
+    pgn = open_pgn_out(new.pgn_out, game)  # before the database is made
+    try:
+        factory = opened[0] if opened else open_db(new.db)
+        import secrets
 
-    the_seed = new.seed if new.seed is not None else secrets.randbits(31)
-    extra = format_settings(factory, game.name, refs)
-    # before anything is stored
-    cluster = _executor(new.ray)
+        the_seed = new.seed if new.seed is not None else secrets.randbits(31)
+        extra = format_settings(factory, game.name, refs)
+        # before anything is stored
+        cluster = _executor(new.ray)
+    except BaseException:
+        if pgn is not None:
+            pgn.close()
+        raise
     # the bots' fork server imports while the schedule is written
     server = None if cluster is not None else start_job_server(server_env(confinement.level))
     try:
@@ -395,11 +418,28 @@ def start_tournament(
         typer.echo("\n".join(wrap(banner, shutil.get_terminal_size().columns)), err=new.as_json)
         _play(
             factory, tid, refs, new.jobs, new.as_json, confinement, server, limits, cluster,
-            left_out,
+            left_out, pgn=pgn,
         )  # fmt: skip
     finally:
         if server is not None:
             server.close()
+        if pgn is not None:
+            pgn.close()
+
+
+def _check_setboard(
+    refs: list[BotRef],
+    game: Game[Any, Any],
+    book: Sequence[Opening],
+    limits: ResourceLimits,
+    confinement: Confinement,
+) -> None:
+    """A book's FEN start and an xboard engine without setboard: refused (the API's check)."""
+    from bot_arena.arena.api.checks import check_setboard
+    from bot_arena.arena.match.pool import BotPool
+
+    starts = [(o.moves, o.position) for o in book]
+    check_setboard(refs, game, starts, lambda: BotPool(limits, sandbox=confinement.settings))
 
 
 def _executor(ray: RayOptions) -> RayExecutor | None:
@@ -441,6 +481,7 @@ def resume_command(
     allow_read: AllowReadOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
+    pgn_out: PgnOutOption = None,
     ray: RayOptions = RayOptions(),  # an option set: its options
 ) -> None:
     """Play the matches of an interrupted tournament that are not done yet (each result
@@ -462,14 +503,21 @@ def resume_command(
         typer.echo(f"warning: {shown(line)}", err=True)
     for line in field.left_out:
         typer.echo(f"warning: {shown(line)}", err=True)
-    cluster = _executor(ray)
-    typer.echo(
-        f"tournament {tournament_id}: resuming, {field.to_play} matches to play", err=as_json
-    )
-    _play(
-        factory, tournament_id, field.refs, jobs, as_json, confinement, executor=cluster,
-        left_out=field.left_out, skip=field.skip,
-    )  # fmt: skip
+    from bot_arena.arena.api.pgn_out import open_pgn_out
+
+    pgn = open_pgn_out(pgn_out, field.game)
+    try:
+        cluster = _executor(ray)
+        typer.echo(
+            f"tournament {tournament_id}: resuming, {field.to_play} matches to play", err=as_json
+        )
+        _play(
+            factory, tournament_id, field.refs, jobs, as_json, confinement, executor=cluster,
+            left_out=field.left_out, skip=field.skip, pgn=pgn,
+        )  # fmt: skip
+    finally:
+        if pgn is not None:
+            pgn.close()
 
 
 def _play(
@@ -484,10 +532,12 @@ def _play(
     executor: RayExecutor | None = None,
     left_out: Sequence[str] = (),
     skip: Sequence[int] = (),
+    pgn: PgnOut | None = None,
 ) -> None:
     """Run the tournament and print its summary (``left_out``: a line for each bot left out
     of the field, said after the leaderboard; ``skip``: their field positions on a resume,
-    whose matches stay pending)."""
+    whose matches stay pending; ``pgn``: ``--pgn-out``'s file, each stored game appended)."""
+    from bot_arena.arena.api.pgn_out import pgn_hook
     from bot_arena.arena.tournament.create import TournamentError
     from bot_arena.arena.tournament.ray_executor import ClusterError
     from bot_arena.arena.tournament.runner import Runner, default_jobs
@@ -503,6 +553,9 @@ def _play(
         limits=limits,
         executor=executor,
         skip=skip,
+        stored_hook=pgn_hook(
+            factory, pgn, tid, lambda line: typer.echo(f"warning: {line}", err=True)
+        ),
     )
     warn_unconfined(confinement)
     try:
@@ -661,6 +714,8 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
         for r in rows:  # running, but its runner is gone: said so
             found = session.get(Tournament, r["id"]) if r["status"] == "running" else None
             r["interrupted"] = found is not None and interrupted(found)
+            if r["interrupted"]:
+                r["resume"] = _resume_command(r["id"], r["format"], r["name"])
     if as_json:
         typer.echo(json.dumps(rows))
         return
@@ -684,6 +739,16 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
             table, headers=["id", "name", "game", "format", "bots", "done", "status", "created"]
         )
     )
+    for r in rows:  # its runner is gone (or its heartbeat stale): how to play on
+        if r["interrupted"]:
+            typer.echo(f"tournament {r['id']} is interrupted; resume with: {shown(r['resume'])}")
+
+
+def _resume_command(tid: int, fmt: str, name: str | None) -> str:
+    """The command that plays an interrupted tournament on (a ladder runs on by its name)."""
+    if fmt == "ladder" and name:
+        return f"arena ladder run {name}"
+    return f"arena tournament resume {tid}"
 
 
 @tournament_app.command("show", cls=ArenaCommand)

@@ -165,13 +165,24 @@ def pgn_games(
         if len(record.seats) != 2:
             notes.skipped_multiplayer += 1
             continue
-        tid = m.tournament_id
-        if tid not in notes.events:
-            assert tid is not None
-            notes.events[tid] = event(tid)
-        tags = GameTags(notes.events[tid], m.round, m.id, m.started, m.opening)
-        yield separator + write_game(record, tags, rules.get(record.game, record.params))
+        yield separator + pgn_game(m, rules, notes, event)
         separator = "\n"
+
+
+def pgn_game(
+    m: ExportedMatch,
+    rules: games.GameCache,
+    notes: ExportNotes,
+    event: Callable[[int], str],
+) -> str:
+    """One two-player match as the PGN export writes it (also ``--pgn-out``'s games, appended
+    as they are stored: the one writer of both)."""
+    tid = m.tournament_id
+    if tid not in notes.events:
+        assert tid is not None
+        notes.events[tid] = event(tid)
+    tags = GameTags(notes.events[tid], m.round, m.id, m.started, m.opening)
+    return write_game(m.record, tags, rules.get(m.record.game, m.record.params))
 
 
 def pgn_mix(games_found: list[str]) -> str | None:

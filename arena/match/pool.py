@@ -242,6 +242,26 @@ class BotPool:
                 if not isinstance(seat, Fault):
                     self.idle.setdefault(ref, []).append(seat)
 
+    def features(self, ref: BotRef, game: Game[Any, Any]) -> dict[str, str] | Fault:
+        """The features an ``xboard:`` bot announces, its process started and handshaken as
+        for a game from the start (then kept idle for the pool's next game): the checks a run
+        makes before it plays (``api.checks.check_setboard``). A fault when it fails to start."""
+        seat = self._acquire(ref)
+        if isinstance(seat, Fault):
+            return seat
+        if not isinstance(seat, XboardSeat):
+            seat.kill()
+            raise ValueError(f"{ref.name} is not an xboard engine")
+        hello = {"game": game.name, "params": dict(game.params), "seat": 0, "players": 2}
+        seats: list[Seat | None] = [seat]
+        found: list[Fault | None] = [None]
+        position = game.format_position(game.initial_state())
+        self._start(game, seats, found, [{**hello, "seed": 0, "position": position}])
+        if found[0] is not None:
+            return found[0]
+        self.idle.setdefault(ref, []).append(seat)
+        return dict(seat.features)
+
     def _acquire(self, ref: BotRef) -> Seat | Fault:
         if ref.kind == HUMAN:
             return HumanSeat(ref, *(self.terminal or (None, None)))

@@ -92,6 +92,19 @@ def from_start(game: Game[Any, Any], opening: list[str], position: str) -> list[
     return opening if game.format_position(state) == position else None
 
 
+def needs_setboard(game: Game[Any, Any], opening: list[str], position: str) -> bool:
+    """Whether a game from ``position`` (``opening``: the moves from the standard start that
+    made it, when known) needs ``setboard``: its FEN is not the start and no moves from the
+    start reach it (the one rule: the seat's start and the checks before a run)."""
+    fen = position.partition(" moves ")[0].strip()
+    return fen != START_FEN and from_start(game, opening, position) is None
+
+
+def has_setboard(features: dict[str, str]) -> bool:
+    """Whether an engine's announced features offer ``setboard``."""
+    return features.get("setboard") == "1"
+
+
 class XboardSeat(EngineSeat):
     """An ``xboard:`` bot's process, spoken to in CECP."""
 
@@ -141,14 +154,13 @@ class XboardSeat(EngineSeat):
         fen, _, history = self.start_position.partition(" moves ")
         setup = ["new", "force", "post"]
         moves = history.split()
-        if fen.strip() != START_FEN and self.features.get("setboard") != "1":
+        if fen.strip() != START_FEN and not has_setboard(self.features):
             # moves from the standard start need no setboard: after new/force the engine is
             # told them as any moves (cutechess's way with fairymax, setboard=0)
-            opening = from_start(game, self.opening, self.start_position)
-            if opening is None:
+            if needs_setboard(game, self.opening, self.start_position):
                 self.process.kill()
                 return faults.stall("the engine cannot set up a position (no setboard)", "setup")
-            moves = opening
+            moves = self.opening
         elif fen.strip() != START_FEN:
             setup.append(f"setboard {fen.strip()}")
         setup += [self._move_text(m) for m in moves]

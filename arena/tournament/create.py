@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from bot_arena.arena.match.botref import BotRef, BotSpecError
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.tournament import directors
 from bot_arena.arena.tournament.book import book_openings, ordered_book, read_book
+from bot_arena.arena.tournament.heartbeat import stale
 from bot_arena.arena.tournament.schedule import (
     Opening,
     Pairing,
@@ -211,16 +213,18 @@ def active_runner(tournament: Tournament) -> int | None:
     return pid if b"arena" in cmdline else None
 
 
-def interrupted(tournament: Tournament) -> bool:
-    """Whether a tournament marked ``running`` has no runner left: the process it recorded on
-    this machine is gone (killed, or the machine restarted), or it recorded none. A runner on
-    another machine cannot be looked at from here: its tournament stays ``running``."""
+def interrupted(tournament: Tournament, now: datetime | None = None) -> bool:
+    """Whether a tournament marked ``running`` has no runner left: it recorded none, its
+    heartbeat is older than the lease at ``now`` (whatever the host: ``heartbeat.stale``), or
+    the process it recorded on this machine is gone (killed, or the machine restarted)."""
     if tournament.status != "running":
         return False
     runner = stored.recorded_runner(tournament)
-    if runner is not None and runner[0] != this_host():
+    if runner is None or stale(tournament.heartbeat, now):
+        return True
+    if runner[0] != this_host():
         return False
-    return runner is None or runner[1] == os.getpid() or active_runner(tournament) is None
+    return runner[1] == os.getpid() or active_runner(tournament) is None
 
 
 def resolve_field(

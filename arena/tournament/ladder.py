@@ -36,6 +36,7 @@ from bot_arena.arena.tournament.create import load_tournament, this_host, tourna
 from bot_arena.arena.tournament.directors.base import Director
 from bot_arena.arena.tournament.directors.ladder import LadderDirector
 from bot_arena.arena.tournament.dynamic import Maker
+from bot_arena.arena.tournament.heartbeat import Heartbeat
 from bot_arena.arena.tournament.job import Job
 from bot_arena.arena.tournament.runner import Runner
 from bot_arena.db import ladders
@@ -198,10 +199,12 @@ def play_ladder(
     executor: RayExecutor | None = None,
     progress_stream: Any = None,
     tty: bool | None = None,
+    stored_hook: Callable[[list[int]], None] | None = None,
 ) -> Ended:
     """Play the ladder in stretches until one of ``limits`` is reached (or it is interrupted:
     KeyboardInterrupt, what was stored stays stored). ``sandbox``: the settings for a field's
-    names; ``say``: a line for the user (waiting, a new field)."""
+    names; ``say``: a line for the user (waiting, a new field); ``stored_hook``: the runner's
+    (told each stored group's ids)."""
     runner_options: dict[str, Any] = {
         "jobs": jobs,
         "sandbox": sandbox,
@@ -209,9 +212,11 @@ def play_ladder(
         "executor": executor,
         "progress_stream": progress_stream,
         "tty": tty,
+        "stored_hook": stored_hook,
     }
-    try:
-        return _stretches(factory, tournament_id, limits, say=say, **runner_options)
+    try:  # the heartbeat also beats while it waits between stretches
+        with Heartbeat(factory.kw["bind"], tournament_id):
+            return _stretches(factory, tournament_id, limits, say=say, **runner_options)
     finally:
         with factory.begin() as session:  # no longer played by this process
             stored.end_run(session, tournament_id, finished=False)

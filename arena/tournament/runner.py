@@ -26,7 +26,7 @@ import dataclasses
 import os
 import time
 from collections import deque
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,7 @@ from bot_arena.arena.tournament.directors.base import Director
 from bot_arena.arena.tournament.dynamic import Batch as Made
 from bot_arena.arena.tournament.dynamic import Maker
 from bot_arena.arena.tournament.group_commit import GROUP_MAX, Batch, GroupCommit
+from bot_arena.arena.tournament.heartbeat import Heartbeat
 from bot_arena.arena.tournament.incidents import Incidents
 from bot_arena.arena.tournament.job import Job, Plan
 from bot_arena.arena.tournament.job_handle import JobHandle, start_job_server
@@ -114,6 +115,7 @@ class Runner:
         sandbox: SandboxSettings | None = None,
         executor: RayExecutor | None = None,
         skip: Collection[int] = (),
+        stored_hook: Callable[[list[int]], None] | None = None,
     ) -> None:
         """``forkserver``: one the caller started early (its imports overlap the creation of
         the tournament) and closes; by default the run starts and closes its own. ``limits``:
@@ -123,9 +125,12 @@ class Runner:
         before it writes anything or starts a bot. ``executor``: play on a Ray cluster's actors
         instead of local job processes (``ray_executor``; ``jobs`` then caps the actors, one
         per CPU the cluster offers by default). ``skip``: field positions of bots left out of
-        this run (stored bots that can no longer be loaded): their matches stay pending."""
+        this run (stored bots that can no longer be loaded): their matches stay pending.
+        ``stored_hook``: told the ids of each group's matches once their commit is done (in
+        the loop's thread; ``--pgn-out`` appends them)."""
         self.factory = factory
         self.skip = frozenset(skip)
+        self.stored_hook = stored_hook
         self.tournament_id = tournament_id
         self.refs = tuple(refs)
         self.jobs = max(1, jobs)
@@ -167,6 +172,12 @@ class Runner:
 
     # ---- the outline
     def run(self) -> Outcome:
+        """Play what is left and store it; the tournament's heartbeat is refreshed meanwhile
+        (``heartbeat.py``: how another machine tells that this run is gone)."""
+        with Heartbeat(self.factory.kw["bind"], self.tournament_id):
+            return self._run_all()
+
+    def _run_all(self) -> Outcome:
         # the level every result of this run is stored with (the runner's own probe; its own
         # pool's with --jobs 1); SandboxUnavailable here, before anything is written or started
         self.sandbox_level = support.level_for(self.sandbox.mode)[0]
@@ -508,6 +519,8 @@ class Runner:
                 if director is not None and director.eager:  # told when it was handed over
                     director.retract(job.match_id)
                 progress.message(f"match {job.match_id}: not stored (no longer pending)")
+        if self.stored_hook is not None:
+            self.stored_hook([job.match_id for (job, _), ok in zip(batch, done, strict=True) if ok])
 
     def _report(self, progress: Progress, job: Job, record: MatchRecord) -> None:
         faults = [

@@ -1,7 +1,8 @@
 """An xboard engine without ``setboard`` (fairymax: ``setboard=0``) plays from a book, from
 ``--opening-plies`` or from a start that is the standard position and moves (issue 32, item 1):
 after ``new``/``force`` it is told the moves from the standard start, as cutechess does; a start
-from another FEN is still refused for it (a stall, at the game's start)."""
+from another FEN (``--position FEN``, an EPD book's lines) is refused for it with one line before
+anything runs: the engine is started once to read its features, as validation starts a bot."""
 
 from __future__ import annotations
 
@@ -42,12 +43,37 @@ def test_moves_from_the_standard_start_need_no_setboard() -> None:
     assert record["start_position"] == f"{START_FEN} moves g1f3 g8f6"
 
 
+REFUSED = "the xboard engine has no setboard (it sent setboard=0), so it cannot start from"
+
+
 @needs_fairymax
-def test_another_fen_is_still_refused_for_it() -> None:
-    record = play("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
-    seats = record["seats"]
-    assert isinstance(seats, list) and seats[0]["fault"]["termination"] == "stall"
-    assert seats[0]["fault"]["message"] == "the engine cannot set up a position (no setboard)"
+def test_another_fen_is_refused_before_the_game() -> None:
+    args = ["play", "chess", "--bot", f"xboard:{FAIRYMAX}", "--bot", "random"]
+    position = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"
+    result = CliRunner().invoke(app, [*args, "--position", position, *RULES])
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""  # no game: no record
+    assert result.stderr.count("\n") == 1 and REFUSED in result.stderr
+    assert f"'{position}'" in result.stderr
+
+
+@needs_fairymax
+@pytest.mark.parametrize("command", ["tournament run", "sprt"])
+def test_a_fen_book_is_refused_before_anything_is_stored(tmp_path: Path, command: str) -> None:
+    """An EPD book whose lines carry no moves: one line, exit 2, no database made; the same
+    book with an engine that offers setboard (stockfish speaks UCI) would play."""
+    book = tmp_path / "book.epd"
+    book.write_text("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - bm Bb5;\n")
+    db = tmp_path / "arena.db"
+    args = [*command.split(), "chess", "--bot", f"xboard:{FAIRYMAX} name=fm", "--bot", "random"]
+    rules = ["--depth", "2", "--move-time", "5", "--max-moves", "3", "--jobs", "1"]
+    result = CliRunner().invoke(
+        app, [*args, *rules, "--openings", str(book), "--db", f"sqlite:///{db}"]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: fm: {REFUSED} 'r1bqkbnr/pppp1ppp/2n5/4p3/")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+    assert not db.exists()
 
 
 @needs_fairymax
@@ -72,3 +98,27 @@ def test_book_openings_reach_it_as_moves(tmp_path: Path) -> None:
     for record in records:
         assert [s["fault"] for s in record["seats"]] == [None, None], record["seats"]
         assert not record["start_position"].startswith(START_FEN)  # past a pawn move
+
+
+def test_an_engine_with_setboard_plays_the_fen_book(tmp_path: Path) -> None:
+    """The probe refuses only an engine without setboard: a fake xboard engine that offers it
+    (tests/arena/fixtures/fake_xboard.py) plays the same FEN book, each game from its line."""
+    import sys
+
+    fixtures = Path(__file__).parent / "fixtures"
+    fake = f"xboard:{sys.executable} {fixtures / 'fake_xboard.py'} {tmp_path / 'engine.log'}"
+    book = tmp_path / "book.epd"
+    fen = "4k3/8/8/8/8/8/4P3/4K3 w - -"
+    book.write_text(f"{fen} bm e4;\n")
+    db = f"sqlite:///{tmp_path / 'arena.db'}"
+    args = ["tournament", "run", "chess", "--bot", f"{fake} name=fake"]
+    args += ["--bot", str(fixtures / "first_legal.py"), "--games", "2", "--jobs", "1"]
+    rules = ["--move-time", "5", "--max-moves", "3", "--sandbox", "off", "--db", db]
+    played = CliRunner().invoke(app, [*args, *rules, "--openings", str(book)])
+    assert played.exit_code == 0, played.output
+    exported = CliRunner().invoke(app, ["export", "--format", "jsonl", "--db", db])
+    records = [json.loads(line) for line in exported.stdout.splitlines()]
+    assert len(records) == 2
+    for record in records:
+        assert [s["fault"] for s in record["seats"]] == [None, None], record["seats"]
+        assert record["start_position"].startswith(fen)
