@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.requests import Request
 
 from bot_arena.arena.api.accounts import TokenCache
+from bot_arena.arena.api.ladder_views import StandingsCache
 from bot_arena.arena.server.ratelimit import RateLimiter
 from bot_arena.arena.server.settings import ServerSettings
 
@@ -20,6 +21,7 @@ class ServerState:
     reads: sessionmaker[Session]  # a read-only engine: never waits for a writer (SQLite's WAL)
     writes: sessionmaker[Session]  # transactions that store (each takes the write lock first)
     tokens: TokenCache = field(default_factory=TokenCache)
+    standings: StandingsCache = field(default_factory=StandingsCache)  # ladders' standings
     limiter: RateLimiter = field(init=False)  # uploads, by user id
     signins: RateLimiter = field(init=False)  # sign-in attempts, by name
     validations: threading.BoundedSemaphore = field(init=False)
