@@ -78,9 +78,9 @@ def entrants(served: Served, ladder: str = "club") -> list[str]:
         return [
             n
             for (n,) in conn.execute(
-                "SELECT b.name FROM tournament_entries e JOIN bot_versions v ON v.id = e.bot_version_id "
-                "JOIN bots b ON b.id = v.bot_id JOIN ladders l ON l.tournament_id = "
-                "e.tournament_id WHERE l.name = ? ORDER BY e.position",
+                "SELECT b.name FROM tournament_entries e "
+                "JOIN bot_versions v ON v.id = e.bot_version_id JOIN bots b ON b.id = v.bot_id "
+                "JOIN ladders l ON l.tournament_id = e.tournament_id WHERE l.name = ? ORDER BY e.position",
                 (ladder,),
             )
         ]
@@ -187,7 +187,8 @@ def test_another_users_name_is_403(served: Served) -> None:
 
 def test_odd_ladder_names_and_queries_are_404_or_ignored(served: Served) -> None:
     with served.client() as client:
-        for name in (HOSTILE, "..%2F..%2Fetc", "x" * 300, "%00", "club%0A", "\uff43\uff4c\uff55\uff42", "c4;drop"):
+        odd = (HOSTILE, "..%2F..%2Fetc", "x" * 300, "%00", "club%0A", "\uff43lub", "c4;drop")
+        for name in odd:
             for path in (f"/api/ladders/{name}/standings", f"/api/ladders/{name}/bots"):
                 method = client.get if path.endswith("standings") else client.post
                 answer = method(path)
@@ -197,8 +198,8 @@ def test_odd_ladder_names_and_queries_are_404_or_ignored(served: Served) -> None
             page = client.get(f"/ladders/{name}")
             assert page.status_code == 404 and "<script>" not in page.text
         plain = client.get("/api/ladders/club/standings").json()
-        odd = client.get("/api/ladders/club/standings?limit=-1&name=<b>&x=" + "y" * 3000)
-        assert odd.status_code == 200 and odd.json() == plain
+        queried = client.get("/api/ladders/club/standings?limit=-1&name=<b>&x=" + "y" * 3000)
+        assert queried.status_code == 200 and queried.json() == plain
 
 
 def test_past_the_rate_limit_is_429(served: Served) -> None:
