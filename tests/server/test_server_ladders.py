@@ -80,7 +80,8 @@ def entrants(served: Served, ladder: str = "club") -> list[str]:
             for (n,) in conn.execute(
                 "SELECT b.name FROM tournament_entries e "
                 "JOIN bot_versions v ON v.id = e.bot_version_id JOIN bots b ON b.id = v.bot_id "
-                "JOIN ladders l ON l.tournament_id = e.tournament_id WHERE l.name = ? ORDER BY e.position",
+                "JOIN ladders l ON l.tournament_id = e.tournament_id "
+                "WHERE l.name = ? ORDER BY e.position",
                 (ladder,),
             )
         ]
