@@ -12,6 +12,7 @@ answer is never older than the request that reads it."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -109,30 +110,48 @@ class _Entry:
 class StandingsCache:
     """Each ladder's standings (made by ``make``, e.g. as JSON text) kept under the key that
     says when they change. One thread fits a ladder's standings at a time: the readers that
-    missed with it wait for its answer instead of fitting the same thing again."""
+    missed with it wait for its answer instead of fitting the same thing again.
 
-    def __init__(self) -> None:
+    ``max_age``: for that many seconds after its key was read, a ladder's answer is handed out
+    by ``recent`` without reading the database at all (the server's: a fraction of the page's
+    poll, so no reader sees standings older than one poll; 0: every read checks the key)."""
+
+    def __init__(self, max_age: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._entries: dict[int, _Entry] = {}
+        self._recent: dict[str, tuple[float, Any]] = {}  # by ladder name: (key read at, answer)
         self._lock = threading.Lock()
+        self._max_age, self._clock = max_age, clock
         self.fits = 0  # how many times ``make`` ran (read by tests and the bench)
+
+    def recent(self, name: str) -> Any | None:
+        """The answer for the ladder ``name`` if its key was read less than ``max_age``
+        seconds ago, else None."""
+        found = self._recent.get(name)
+        if found is None or self._clock() - found[0] >= self._max_age:
+            return None
+        return found[1]
 
     def get(
         self, session: Session, row: LadderRow, make: Callable[[Session, LadderRow], Any]
     ) -> Any:
         from bot_arena.db.ladders import standings_key
 
+        read_at = self._clock()
         key = standings_key(session, row.tournament_id)
         with self._lock:
             entry = self._entries.setdefault(row.tournament_id, _Entry((), None, threading.Lock()))
-        if entry.key == key:
-            return entry.value
-        with entry.lock:
-            if entry.key == key:  # fitted by the thread this one waited for
-                return entry.value
-            value = make(session, row)
-            self.fits += 1
-            entry.key, entry.value = key, value
-            return value
+        if entry.key != key:
+            with entry.lock:
+                if entry.key != key:  # else fitted by the thread this one waited for
+                    value = make(session, row)
+                    self.fits += 1
+                    entry.key, entry.value = key, value
+        value = entry.value
+        with self._lock:
+            if len(self._recent) > MAX_LADDERS:
+                self._recent.clear()
+            self._recent[row.name] = (read_at, value)
+        return value
 
 
 def enter(session: Session, ladder: str, bot: str, sha256: str, version_id: int) -> dict[str, Any]:

@@ -88,3 +88,22 @@ def test_odd_names_are_no_ladder(factory: Any, name: str) -> None:
     _db, sessions = factory
     with sessions() as session, pytest.raises(NoLadder):
         ladder_views.find(session, name)
+
+
+def test_recent_answers_are_handed_out_for_max_age_only(factory: Any) -> None:
+    db, sessions = factory
+    now = [100.0]
+    cache = StandingsCache(max_age=0.25, clock=lambda: now[0])
+    assert cache.recent("club") is None
+    with sessions() as session:
+        row = ladder_views.find(session, "club")
+        first = cache.get(session, row, ladder_views.standings)
+    assert cache.recent("club") is first and cache.recent("other") is None
+    ladder_retire("club", "random", db=db)
+    now[0] += 0.2
+    assert cache.recent("club") is first  # within max_age: the answer the key was read for
+    now[0] += 0.05
+    assert cache.recent("club") is None  # past it: the next read checks the key again
+    with sessions() as session:
+        fresh = cache.get(session, row, ladder_views.standings)
+    assert fresh is not first and cache.fits == 2
