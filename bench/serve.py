@@ -80,6 +80,7 @@ def games_per_s(db: Path, seconds: float) -> float:
 
 async def _readers(url: str, clients: int, seconds: float) -> dict[str, list[float]]:
     found: dict[str, list[float]] = {path: [] for path, _ in ROUTES}
+    failed: list[str] = []
     paths = [p for p, w in ROUTES for _ in range(w)]
     stop = time.monotonic() + seconds
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -90,11 +91,18 @@ async def _readers(url: str, clients: int, seconds: float) -> dict[str, list[flo
             while time.monotonic() < stop:
                 path = pick.choice(paths)
                 start = time.perf_counter()
-                answer = await http.get(path)
+                try:
+                    answer = await http.get(path)
+                except httpx.TransportError as exc:
+                    failed.append(f"{path}: {type(exc).__name__}")
+                    continue
                 found[path].append(time.perf_counter() - start)
-                answer.raise_for_status()
+                if answer.status_code != 200:
+                    failed.append(f"{path}: {answer.status_code} {answer.text[:100]}")
 
         await asyncio.gather(*(reader(i) for i in range(clients)))
+    if failed:
+        print(f"{len(failed)} requests failed, the first: {failed[0]}", file=sys.stderr)
     return found
 
 
@@ -204,6 +212,10 @@ def main() -> None:
                 busy.append(rate)
                 for path, values in latencies.items():
                     found[path] += values
+        except Exception:
+            log = (folder / "serve.log").read_text(errors="replace")
+            print(f"the server's log:\n{log[-4000:]}", file=sys.stderr)
+            raise
         finally:
             process.terminate()
             try:
@@ -211,6 +223,13 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        errors = [
+            line
+            for line in (folder / "serve.log").read_text(errors="replace").splitlines()
+            if "Error" in line or "error" in line
+        ]
+        if errors:
+            print("the server logged:\n" + "\n".join(errors[:20]), file=sys.stderr)
     requests = sum(len(v) for v in found.values())
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"standings in process: fit {ms(fit)} (median), cached read {ms(hit)}: x{fit / hit:.0f}")

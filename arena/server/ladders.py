@@ -80,11 +80,17 @@ def standings_text(state: ServerState, name: str) -> str:
 
 async def _standings(state: ServerState, name: str) -> str:
     """``standings_text``, or the answer whose key was read a moment ago (no thread, no
-    database: ``StandingsCache.recent``)."""
+    database: ``StandingsCache.recent``). A server so loaded that no database connection
+    came free in the pool's time answers 503, as a busy database does."""
+    from sqlalchemy.exc import TimeoutError as PoolTimeout
+
     recent = state.standings.recent(name)
     if isinstance(recent, str):
         return recent
-    return await run_in_threadpool(standings_text, state, name)
+    try:
+        return await run_in_threadpool(standings_text, state, name)
+    except PoolTimeout:
+        raise ApiError(503, "the server is busy: try again") from None
 
 
 async def get_ladders(request: Request) -> JSONResponse:
