@@ -312,4 +312,4 @@ def test_serve_jobs_plays_the_ladders_and_a_second_runner_is_refused(
     finally:
         conn.close()
     assert seats == []
-    assert running == (0,)  # the runner stopped with the server, as on Ctrl-C
+    assert running == 0  # the runner stopped with the server, as on Ctrl-C
