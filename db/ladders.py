@@ -25,6 +25,7 @@ from bot_arena.db.models import (
     Match,
     Move,
     Seat,
+    Tournament,
 )
 from bot_arena.db.tournaments import OPEN
 
@@ -241,3 +242,47 @@ def match_counts(db: Db, tournament_id: int) -> dict[str, int]:
     counts = {"pending": 0, "running": 0, "done": 0}
     counts.update({str(status): int(n) for status, n in rows})
     return counts
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """A ladder as the site lists it: its name, its game, its entrants by status."""
+
+    tournament_id: int
+    name: str
+    game: str
+    active: int
+    entrants: int
+
+
+def all_ladders(db: Db, limit: int) -> list[Listed]:
+    """Up to ``limit`` ladders by name, with their game and how many entrants are active."""
+    active = func.count(LadderEntrant.position).filter(LadderEntrant.status == "active")
+    rows = db.execute(
+        select(
+            Ladder.tournament_id,
+            Ladder.name,
+            Tournament.game,
+            active,
+            func.count(LadderEntrant.position),
+        )
+        .join(Tournament, Tournament.id == Ladder.tournament_id)
+        .outerjoin(LadderEntrant, LadderEntrant.tournament_id == Ladder.tournament_id)
+        .group_by(Ladder.tournament_id, Ladder.name, Tournament.game)
+        .order_by(Ladder.name)
+        .limit(limit)
+    )
+    return [Listed(int(t), str(n), str(g), int(a), int(c)) for t, n, g, a, c in rows]
+
+
+def standings_key(db: Db, tournament_id: int) -> tuple[object, ...]:
+    """What a ladder's standings depend on, in two indexed reads: the revision of its field
+    (entrants added, retired, suspended) and its matches by status with the newest done id
+    (a game stored, started, added or voided). Equal keys, equal standings."""
+    rows = db.execute(
+        select(Match.status, func.count(), func.max(Match.id))
+        .where(Match.tournament_id == tournament_id)
+        .group_by(Match.status)
+        .order_by(Match.status)
+    ).all()
+    return (revision(db, tournament_id), *((str(s), int(n), int(m or 0)) for s, n, m in rows))

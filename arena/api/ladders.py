@@ -200,18 +200,23 @@ def ladder_create(
 
 
 def _entrant_name(ref: BotRef, taken: dict[str, str]) -> str:
-    """The name ``ref`` plays under: its own, or ``NAME@k`` when a version of a bot of that
-    name is in the ladder already (``taken``: name -> SHA-256 of the entrants so far)."""
-    if ref.name not in taken:
-        return ref.name
-    if taken[ref.name] == ref.sha256:
-        raise ArenaError(f"{ref.name} ({ref.short_version}) is in the ladder already")
-    k = 2
-    while f"{ref.name}@{k}" in taken:
-        if taken[f"{ref.name}@{k}"] == ref.sha256:
-            raise ArenaError(f"{ref.name} ({ref.short_version}) is in the ladder already")
+    return entrant_name(ref.name, ref.sha256, taken)
+
+
+def entrant_name(name: str, sha256: str, taken: dict[str, str]) -> str:
+    """The name the version ``sha256`` of the bot ``name`` plays under: its own, or ``NAME@k``
+    when a version of a bot of that name is in the ladder already (``taken``: name -> SHA-256
+    of the entrants so far); ArenaError when this very version is."""
+    if name not in taken:
+        return name
+    k = 1
+    candidate = name
+    while candidate in taken:
+        if taken[candidate] == sha256:
+            raise ArenaError(f"{name} ({sha256[:12]}) is in the ladder already")
         k += 1
-    return f"{ref.name}@{k}"
+        candidate = f"{name}@{k}"
+    return candidate
 
 
 def ladder_add(
@@ -479,19 +484,23 @@ class LadderView:
 def ladder_show(name: str, *, db: str | None = None) -> LadderView:
     """The ladder's standings now: the same fit the next games are chosen by, over every
     stored game (retired entrants keep their place)."""
+    name = _name(name)
+    factory = _factory(db)
+    with factory() as session:
+        return ladder_view(session, _ladder(session, name))
+
+
+def ladder_view(session: Session, row: LadderRow) -> LadderView:
+    """``ladder_show``'s standings of the ladder ``row`` read in the caller's session."""
     from bot_arena.arena.ratings.elo import ELO_PER_NAT
     from bot_arena.arena.tournament.create import load_tournament
     from bot_arena.arena.tournament.directors import load_director
     from bot_arena.arena.tournament.directors.ladder import LadderDirector
     from bot_arena.db import ladders
 
-    name = _name(name)
-    factory = _factory(db)
-    with factory() as session:
-        row = _ladder(session, name)
-        tournament = load_tournament(session, row.tournament_id)
-        found = ladders.entrants(session, row.tournament_id)
-        director = load_director(session, tournament)
+    tournament = load_tournament(session, row.tournament_id)
+    found = ladders.entrants(session, row.tournament_id)
+    director = load_director(session, tournament)
     assert isinstance(director, LadderDirector)
     model = director.fitted()
     intervals = model.rank_intervals() if found else []

@@ -35,6 +35,18 @@ def serve_command(
     uploads_per_hour: Annotated[
         int, typer.Option("--uploads-per-hour", help="Uploads a user may try in any hour.")
     ] = 20,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            help="Play the ladders too: an `arena ladder run --jobs N` for each ladder nobody "
+            "plays (off: leave them to `arena ladder run`).",
+        ),
+    ] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option("--executor", help="Play the ladders too, on this executor (local, ray)."),
+    ] = None,
     sandbox: SandboxOption = None,
     allow_read: AllowReadOption = None,
     db: DbOption = None,
@@ -50,6 +62,10 @@ def serve_command(
         fail(f"--port {port}: give a port from 0 to 65535")
     if not 1 <= uploads_per_hour <= 100_000:
         fail(f"--uploads-per-hour {uploads_per_hour}: give 1 to 100000")
+    if jobs is not None and not 1 <= jobs <= 1024:
+        fail(f"--jobs {jobs}: give 1 to 1024")
+    if executor is not None and executor not in ("local", "ray"):
+        fail(f"--executor {executor[:40]!r}: use local or ray")
     confinement = sandbox_options(sandbox, allow_read)
     writes = open_writable_db(db)  # creates and migrates the database if need be
     reads = open_db(db, write=False)
@@ -67,6 +83,9 @@ def serve_command(
         open_registration=open_registration,
         uploads_per_hour=uploads_per_hour,
         max_bot_bytes=BOT.limit(),
+        play_ladders=jobs is not None or executor is not None,
+        ladder_jobs=jobs,
+        ladder_executor=executor or "local",
     )
     app = create_app(settings, reads, writes)
     typer.echo(f"arena: serving http://{host}:{port}/", err=True)

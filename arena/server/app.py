@@ -8,20 +8,25 @@ work (the database, hashes, validation games) runs in its thread pool.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
+from starlette.types import Lifespan
 
-from bot_arena.arena.server import reads, uploads
+from bot_arena.arena.server import ladders, reads, uploads
 from bot_arena.arena.server.errors import ApiError, InternalErrors, api_error, http_error
 from bot_arena.arena.server.headers import SecurityHeaders
 from bot_arena.arena.server.settings import ServerSettings
 from bot_arena.arena.server.state import ServerState
 
 
-def api_routes() -> list[Route]:
+def api_routes() -> list[BaseRoute]:
     return [
         Route("/api/health", reads.health, methods=["GET"]),
         Route("/api/me", reads.get_me, methods=["GET"]),
@@ -29,7 +34,24 @@ def api_routes() -> list[Route]:
         Route("/api/bots/{id:int}", reads.get_bot, methods=["GET"]),
         Route("/api/matches/{id:int}", reads.get_match, methods=["GET"]),
         Route("/api/tournaments/{id:int}/standings", reads.get_standings, methods=["GET"]),
+        *ladders.api_routes(),
     ]
+
+
+def _playing(settings: ServerSettings, reads: sessionmaker[Session]) -> Lifespan[Starlette]:
+    """The server's life, playing its ladders while it serves (``ladder_play.py``)."""
+    from bot_arena.arena.server.ladder_play import LadderPlayers
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        players = LadderPlayers(reads, settings.db, settings.ladder_jobs, settings.ladder_executor)
+        players.start()
+        try:
+            yield
+        finally:
+            await run_in_threadpool(players.stop)
+
+    return lifespan
 
 
 def create_app(
@@ -39,9 +61,10 @@ def create_app(
     from bot_arena.arena.server import admin, pages
 
     app = Starlette(
-        routes=[*api_routes(), *pages.routes(), *admin.routes()],
+        routes=[*api_routes(), *pages.routes(), *ladders.page_routes(), *admin.routes()],
         middleware=[Middleware(SecurityHeaders), Middleware(InternalErrors)],
         exception_handlers={ApiError: api_error, HTTPException: http_error},
+        lifespan=_playing(settings, reads) if settings.play_ladders else None,
     )
     app.state.arena = ServerState(settings, reads, writes)
     return app

@@ -29,6 +29,7 @@ MAX_FORM = 16 * 1024  # bytes of a sign-in form
 STATIC = {
     "site.css": ("bot_arena.arena.server", "site.css", "text/css"),
     "match.js": ("bot_arena.arena.server", "match.js", "text/javascript"),
+    "ladder.js": ("bot_arena.arena.server", "ladder.js", "text/javascript"),
     "replay.js": ("bot_arena.arena.report", "replay.js", "text/javascript"),
     "replay.css": ("bot_arena.arena.report", "replay.css", "text/css"),
 }

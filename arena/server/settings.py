@@ -18,6 +18,9 @@ class ServerSettings:
     signins_per_hour: int = 20  # sign-in attempts under one name in any hour (429 beyond)
     concurrent_validations: int = 2  # validation games played at once (the others wait)
     max_bot_bytes: int = 16 * 1024 * 1024  # the bot file limit (games/files.py's BOT)
+    play_ladders: bool = False  # run a `ladder run` process for each ladder (ladder_play.py)
+    ladder_jobs: int | None = None  # their --jobs
+    ladder_executor: str = "local"  # their --executor
 
     @property
     def max_upload_bytes(self) -> int:

@@ -10,8 +10,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.requests import Request
 
 from bot_arena.arena.api.accounts import TokenCache
+from bot_arena.arena.api.ladder_views import StandingsCache
 from bot_arena.arena.server.ratelimit import RateLimiter
 from bot_arena.arena.server.settings import ServerSettings
+
+#: seconds a ladder's standings are answered without reading the database (the page polls
+#: every 2 s, so no reader is shown standings older than one poll)
+STANDINGS_MAX_AGE = 0.25
 
 
 @dataclass
@@ -20,6 +25,9 @@ class ServerState:
     reads: sessionmaker[Session]  # a read-only engine: never waits for a writer (SQLite's WAL)
     writes: sessionmaker[Session]  # transactions that store (each takes the write lock first)
     tokens: TokenCache = field(default_factory=TokenCache)
+    standings: StandingsCache = field(  # ladders' standings, checked at most 4 times a second
+        default_factory=lambda: StandingsCache(max_age=STANDINGS_MAX_AGE)
+    )
     limiter: RateLimiter = field(init=False)  # uploads, by user id
     signins: RateLimiter = field(init=False)  # sign-in attempts, by name
     validations: threading.BoundedSemaphore = field(init=False)

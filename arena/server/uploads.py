@@ -93,10 +93,13 @@ def ending_of(filename: str | None) -> str:
     return found
 
 
-async def receive(request: Request, settings_limit: int, bot_limit: int) -> Upload:
+async def receive(
+    request: Request, settings_limit: int, bot_limit: int, game: str | None = None
+) -> Upload:
     """The multipart form of an upload (fields ``name``, ``game``, any ``param`` k=v, and
     ``file``), read within ``settings_limit`` bytes (413 past it: at once when the declared
-    length says so, else as soon as the body does)."""
+    length says so, else as soon as the body does). With ``game`` (a ladder's upload) the form
+    needs no game field, and one that names another game is refused."""
     kind = request.headers.get("content-type", "")
     if not kind.lower().startswith("multipart/form-data"):
         raise ApiError(400, "send the bot as multipart/form-data (fields name, game, file)")
@@ -116,7 +119,10 @@ async def receive(request: Request, settings_limit: int, bot_limit: int) -> Uplo
         raise ApiError(400, f"bad multipart body: {type(exc).__name__}") from None
     try:
         name = _text(form.get("name"), "name")
-        game = _text(form.get("game"), "game")
+        sent = _text(form.get("game"), "game", required=game is None)
+        if game is not None and sent and sent != game:
+            raise ApiError(400, f"this ladder plays {game}, not {sent}")
+        game = game or sent
         params = tuple(_text(p, "param") for p in form.getlist("param"))
         file = form.get("file")
         if not isinstance(file, UploadFile):

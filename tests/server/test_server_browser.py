@@ -62,3 +62,112 @@ def test_sign_in_upload_and_watch_a_replay(site: tuple[Any, PageLog], served: Se
     page.click("#replay .replay-last")
     assert int(page.get_attribute("#replay", "data-ply") or 0) > 1
     assert log.errors == [] and log.requests == []
+
+
+@pytest.fixture(scope="module")
+def ladder_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """A server that plays its ladder ``live`` (tictactoe: random, first_legal) itself."""
+    from bot_arena.arena.api.ladders import ladder_add, ladder_create
+    from tests.server.conftest import SERVER_ENV, fill, start
+
+    folder = tmp_path_factory.mktemp("serve-live")
+    db = folder / "arena.db"
+    filled = fill(db)
+    ladder_create("live", "tictactoe", db=str(db), seed=11)
+    ladder_add("live", ["random", str(GOOD_BOT)], db=str(db))
+    server = start(folder, db, "--jobs", "1", env=SERVER_ENV)
+    server.tokens = filled.tokens
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def open_page(browser: Any, served: Served) -> tuple[Any, Any, PageLog]:
+    """A fresh context and page that may reach ``served`` and nothing else."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    log = PageLog()
+
+    def route(request_route: Any) -> None:
+        url = request_route.request.url
+        if url.startswith((served.url + "/", "data:", "blob:", "about:")):
+            request_route.continue_()
+            return
+        log.requests.append(url)
+        request_route.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.on("console", lambda m: log.errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda exc: log.errors.append(f"uncaught: {exc}"))
+    return context, page, log
+
+
+def sign_in(page: Any, served: Served, user: str) -> None:
+    page.goto(f"{served.url}/signin")
+    page.fill("input[name=name]", user)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("#signin")
+    page.wait_for_url(f"{served.url}/my")
+
+
+LIVE_MS = 180_000  # the most the page may take to show the ladder's new games
+
+
+def test_a_ladder_entry_through_the_form_with_live_standings(
+    browser: Any, ladder_served: Served
+) -> None:
+    served = ladder_served
+    context, page, log = open_page(browser, served)
+    try:
+        sign_in(page, served, "carol")
+        page.click("nav a[href='/ladders']")
+        page.click("table.ladders a >> text=live")
+        page.wait_for_url(f"{served.url}/ladders/live")
+        page.fill("input[name=name]", "carols-ladder-bot")
+        page.set_input_files("input[name=file]", str(GOOD_BOT))
+        page.click("#upload")
+        page.wait_for_url(f"{served.url}/ladders/live", timeout=120_000)
+        row = "#standings tr[data-bot='carols-ladder-bot']"
+        page.wait_for_selector(row)
+        assert page.text_content(f"{row} td:nth-child(4)") == "carol"
+        assert page.text_content("#my-bots").strip() == "carols-ladder-bot"
+        # the page follows the games as they are stored, without a reload
+        page.evaluate("window.loaded_once = true")
+        games = f"{row} td.games"
+        # functions, not strings: a string predicate is eval'd in the page, which the CSP refuses
+        at_least = "([sel, n]) => Number(document.querySelector(sel).textContent) >= n"
+        page.wait_for_function(at_least, arg=[games, 2], timeout=LIVE_MS)
+        elo = page.text_content(f"{row} td.elo")
+        seen = int(page.text_content(games) or 0)
+        moved = (
+            "([sel, n, cell, before]) => Number(document.querySelector(sel).textContent) > n"
+            " && document.querySelector(cell).textContent !== before"
+        )
+        page.wait_for_function(moved, arg=[games, seen, f"{row} td.elo", elo], timeout=LIVE_MS)
+        assert page.evaluate("window.loaded_once") is True  # the same page: never reloaded
+        # one of its games, stepped through
+        page.click(f"{row} td a")
+        page.wait_for_selector("#bot-name")
+        bot_url = page.url
+        assert "def choose_move" in (page.text_content("details.source pre") or "")
+        page.click("table.games a >> nth=-1")  # the oldest listed: played
+        page.wait_for_selector("#replay[data-ply]")
+        page.click("#replay .replay-next")
+        assert page.get_attribute("#replay", "data-ply") == "1"
+        page.click("#replay .replay-last")
+        assert int(page.get_attribute("#replay", "data-ply") or 0) > 1
+        assert log.errors == [] and log.requests == []
+    finally:
+        context.close()
+    # another user sees the bot and its games, never its source
+    context, page, log = open_page(browser, served)
+    try:
+        sign_in(page, served, "bob")
+        page.goto(bot_url)
+        assert page.text_content("#owner") == "carol"
+        assert page.query_selector("details.source") is None
+        assert "def choose_move" not in page.content()
+        assert log.errors == [] and log.requests == []
+    finally:
+        context.close()

@@ -1,7 +1,7 @@
 """runner heartbeat: a tournament's runner refreshes a time stamp while it runs (issue 32)
 
 Revision ID: 0016
-Revises: 0012
+Revises: 0014
 Create Date: 2026-11-27
 
 ``tournaments.heartbeat`` (UTC, NULL when no runner plays it): written by the runner when it

@@ -1,0 +1,178 @@
+"""What the server shows of ladders (issue 31), as plain data: the ladders, a ladder's
+standings with each entrant's owner, a cache of those standings, and a bot handed in through
+the server entered in a ladder.
+
+The standings are ``arena ladder show --json``'s (the same fit the next games are chosen by),
+each row with ``owner`` added. Fitting them costs tens of milliseconds, so ``StandingsCache``
+keeps the answer per ladder under the key ``db.ladders.standings_key`` reads (the field's
+revision, the matches by status with the newest id): a request pays two indexed reads, and a
+new game, a game started or a change to the field makes the next request fit again, so an
+answer is never older than the request that reads it."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from bot_arena.arena.api.errors import ArenaError
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from bot_arena.db.ladders import LadderRow
+
+MAX_LADDERS = 500  # ladders listed
+
+
+class NoLadder(ArenaError):
+    """No ladder of that name (or a name no ladder can have)."""
+
+
+def find(session: Session, name: str) -> LadderRow:
+    """The ladder ``name`` (NoLadder when there is none, or the name breaks the rule)."""
+    from bot_arena.arena.match.names import BotNameError, check_name
+    from bot_arena.db import ladders
+
+    try:
+        checked = check_name(name)
+    except BotNameError:
+        checked = ""
+    if checked != name:  # blanks around it too: a name is looked up as it is written
+        raise NoLadder(f"no ladder {name[:80]!r}")
+    row = ladders.find_ladder(session, checked)
+    if row is None:
+        raise NoLadder(f"no ladder {checked!r}")
+    return row
+
+
+def ladder_list(session: Session) -> list[dict[str, Any]]:
+    """The ladders by name: game, active entrants, entrants in all."""
+    from bot_arena.db import ladders
+
+    return [
+        {
+            "id": r.tournament_id,
+            "name": r.name,
+            "game": r.game,
+            "active": r.active,
+            "entrants": r.entrants,
+        }
+        for r in ladders.all_ladders(session, MAX_LADDERS)
+    ]
+
+
+def _owner(session: Session, entrant: str, sha256: str) -> str | None:
+    """The user who owns the entrant: its bot's owner, or for ``NAME@k`` (a new version
+    entered beside an older one) the owner of ``NAME`` when that bot has this version."""
+    from bot_arena.db import accounts
+
+    candidates = [entrant]
+    if "@" in entrant:
+        candidates.append(entrant.rsplit("@", 1)[0])
+    for name in candidates:
+        bot = accounts.bot_named(session, name)
+        if bot is None or not bot.registered:
+            continue
+        if name != entrant and not any(v.sha256 == sha256 for v in bot.versions):
+            continue
+        owner_id = accounts.owner_of(session, bot.id)
+        user = accounts.user_by_id(session, owner_id) if owner_id is not None else None
+        return user.name if user is not None else None
+    return None
+
+
+def standings(session: Session, row: LadderRow) -> dict[str, Any]:
+    """``arena ladder show --json`` of the ladder, each standing with its ``owner`` (None: a
+    bot of the house) and ``bot`` (the registered bot's id, for its page; None if none)."""
+    from bot_arena.arena.api.ladders import ladder_view
+    from bot_arena.db import accounts, ladders
+
+    view = ladder_view(session, row).to_dict()
+    shas = {e.name: e.sha256 for e in ladders.entrants(session, row.tournament_id)}
+    for standing in view["standings"]:
+        name = standing["name"]
+        standing["owner"] = _owner(session, name, shas[name])
+        bot = accounts.bot_named(session, name.rsplit("@", 1)[0] if "@" in name else name)
+        standing["bot"] = bot.id if bot is not None and bot.registered else None
+    return view
+
+
+@dataclass
+class _Entry:
+    key: tuple[object, ...]
+    value: Any
+    lock: threading.Lock
+
+
+class StandingsCache:
+    """Each ladder's standings (made by ``make``, e.g. as JSON text) kept under the key that
+    says when they change. One thread fits a ladder's standings at a time: the readers that
+    missed with it wait for its answer instead of fitting the same thing again.
+
+    ``max_age``: for that many seconds after its key was read, a ladder's answer is handed out
+    by ``recent`` without reading the database at all (the server's: a fraction of the page's
+    poll, so no reader sees standings older than one poll; 0: every read checks the key)."""
+
+    def __init__(self, max_age: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self._entries: dict[int, _Entry] = {}
+        self._recent: dict[str, tuple[float, Any]] = {}  # by ladder name: (key read at, answer)
+        self._lock = threading.Lock()
+        self._max_age, self._clock = max_age, clock
+        self.fits = 0  # how many times ``make`` ran (read by tests and the bench)
+
+    def recent(self, name: str) -> Any | None:
+        """The answer for the ladder ``name`` if its key was read less than ``max_age``
+        seconds ago, else None."""
+        found = self._recent.get(name)
+        if found is None or self._clock() - found[0] >= self._max_age:
+            return None
+        return found[1]
+
+    def get(
+        self, session: Session, row: LadderRow, make: Callable[[Session, LadderRow], Any]
+    ) -> Any:
+        from bot_arena.db.ladders import standings_key
+
+        read_at = self._clock()
+        key = standings_key(session, row.tournament_id)
+        with self._lock:
+            entry = self._entries.setdefault(row.tournament_id, _Entry((), None, threading.Lock()))
+        if entry.key != key:
+            with entry.lock:
+                if entry.key != key:  # else fitted by the thread this one waited for
+                    value = make(session, row)
+                    self.fits += 1
+                    entry.key, entry.value = key, value
+        value = entry.value
+        with self._lock:
+            if len(self._recent) > MAX_LADDERS:
+                self._recent.clear()
+            self._recent[row.name] = (read_at, value)
+        return value
+
+
+def enter(session: Session, ladder: str, bot: str, sha256: str, version_id: int) -> dict[str, Any]:
+    """Enter the stored version ``version_id`` of the registered bot ``bot`` in the ladder, in
+    the caller's transaction (the upload's): under the bot's name, or ``NAME@k`` when another
+    version of it is in the ladder already (ArenaError: this very version is)."""
+    from bot_arena.arena.api.ladders import entrant_name
+    from bot_arena.db import ladders
+
+    row = find(session, ladder)
+    ladders.bump(session, row.tournament_id)  # the ladder's lock: adders take turns
+    taken = {e.name: e.sha256 for e in ladders.entrants(session, row.tournament_id)}
+    name = entrant_name(bot, sha256, taken)
+    if name != bot:
+        from bot_arena.db.models import BotVersion
+        from bot_arena.db.store import ref_of, versions_for
+
+        version = session.get(BotVersion, version_id)
+        assert version is not None
+        version_id = versions_for(session, [ref_of(version, name)])[0].id
+    position = ladders.add_entrant(session, row.tournament_id, bot, version_id)
+    return {
+        "ladder": {"id": row.tournament_id, "name": row.name, "entrant": name, "position": position}
+    }

@@ -1,0 +1,220 @@
+"""The ladders on the web (issue 31): ``GET /api/ladders``, a ladder's standings as JSON
+(from the standings cache: ``api/ladder_views.py``), ``POST /api/ladders/{ladder}/bots`` (an
+upload entered in the ladder: ``uploads.receive`` and ``uploads.store`` with the ladder's
+entry in the same transaction), and the pages ``/ladders`` and ``/ladders/{ladder}`` (live
+standings: ``/static/ladder.js`` polls the JSON; the upload form, CSRF-checked)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+from urllib.parse import quote
+
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from bot_arena.arena.api import ladder_views
+from bot_arena.arena.api.accounts import Account
+from bot_arena.arena.api.ladder_views import NoLadder
+from bot_arena.arena.server import auth, uploads
+from bot_arena.arena.server.auth import Visitor
+from bot_arena.arena.server.errors import ApiError
+from bot_arena.arena.server.state import ServerState, state_of
+
+MAX_PATH_NAME = 200  # characters of a ladder's name read from a path (longer: no ladder)
+
+
+@dataclasses.dataclass(frozen=True)
+class Rules:
+    """What an upload to a ladder is validated on: the ladder's game and parameters."""
+
+    tournament_id: int
+    name: str
+    game: str
+    params: tuple[str, ...]
+
+
+def _name(request: Request) -> str:
+    name = request.path_params["ladder"]
+    if not isinstance(name, str) or len(name) > MAX_PATH_NAME:
+        raise ApiError(404, "no such ladder")
+    return name
+
+
+def _rules(state: ServerState, name: str) -> Rules:
+    """The ladder ``name``'s game and parameters (404: no such ladder). Blocking."""
+    from bot_arena.db.models import Tournament
+
+    with state.reads() as session:
+        try:
+            row = ladder_views.find(session, name)
+        except NoLadder as exc:
+            raise ApiError(404, str(exc)) from None
+        tournament = session.get(Tournament, row.tournament_id)
+        assert tournament is not None
+        params = tuple(f"{k}={v}" for k, v in sorted(dict(tournament.params).items()))
+        return Rules(row.tournament_id, row.name, tournament.game, params)
+
+
+def _standings_text(session: Session, row: Any) -> str:
+    from bot_arena.arena.transport.strict_json import finite
+
+    return json.dumps(finite(ladder_views.standings(session, row)))
+
+
+def standings_text(state: ServerState, name: str) -> str:
+    """The ladder's standings as JSON text, from the cache (404: no such ladder). Blocking."""
+    with state.reads() as session:
+        try:
+            row = ladder_views.find(session, name)
+        except NoLadder as exc:
+            raise ApiError(404, str(exc)) from None
+        text = state.standings.get(session, row, _standings_text)
+        assert isinstance(text, str)
+        return text
+
+
+async def _standings(state: ServerState, name: str) -> str:
+    """``standings_text``, or the answer whose key was read a moment ago (no thread, no
+    database: ``StandingsCache.recent``). A server so loaded that no database connection
+    came free in the pool's time answers 503, as a busy database does."""
+    from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+    recent = state.standings.recent(name)
+    if isinstance(recent, str):
+        return recent
+    try:
+        return await run_in_threadpool(standings_text, state, name)
+    except PoolTimeout:
+        raise ApiError(503, "the server is busy: try again") from None
+
+
+async def get_ladders(request: Request) -> JSONResponse:
+    state = state_of(request)
+
+    def read() -> list[dict[str, Any]]:
+        with state.reads() as session:
+            return ladder_views.ladder_list(session)
+
+    return JSONResponse({"ladders": await run_in_threadpool(read)})
+
+
+async def get_standings(request: Request) -> Response:
+    state = state_of(request)
+    name = _name(request)
+    return Response(await _standings(state, name), media_type="application/json")
+
+
+def _enter(rules: Rules) -> uploads.Enter:
+    def enter(session: Session, stored: Any, user: Account) -> dict[str, Any]:
+        from bot_arena.db.models import BotVersion
+
+        version = session.get(BotVersion, stored.version_id)
+        assert version is not None
+        return ladder_views.enter(
+            session, rules.name, version.bot.name, version.sha256, stored.version_id
+        )
+
+    return enter
+
+
+async def _receive(request: Request, user: Account, rules: Rules) -> uploads.Upload:
+    """The upload counted against the user's limit and read, on the ladder's game and
+    parameters."""
+    state = state_of(request)
+    if not state.limiter.allow(user.id):
+        raise ApiError(429, f"at most {state.settings.uploads_per_hour} uploads an hour")
+    sent = await uploads.receive(
+        request, state.settings.max_upload_bytes, state.settings.max_bot_bytes, game=rules.game
+    )
+    return dataclasses.replace(sent, params=rules.params)
+
+
+async def post_bot(request: Request) -> JSONResponse:
+    """``POST /api/ladders/{ladder}/bots``: 201 with the bot, its version and its entry."""
+    state = state_of(request)
+    user = await auth.api_user(request)
+    rules = await run_in_threadpool(_rules, state, _name(request))
+    upload = await _receive(request, user, rules)
+    answer = await run_in_threadpool(uploads.store, state, user, upload, _enter(rules))
+    return JSONResponse(answer, status_code=201)
+
+
+def _render(
+    request: Request, seen: Visitor, template: str, status: int = 200, **values: Any
+) -> HTMLResponse:
+    from bot_arena.arena.server.pages import render
+
+    return render(request, seen, template, status, **values)
+
+
+async def ladders_page(request: Request) -> HTMLResponse:
+    state = state_of(request)
+    seen = await auth.visitor(request)
+
+    def read() -> list[dict[str, Any]]:
+        with state.reads() as session:
+            return ladder_views.ladder_list(session)
+
+    return _render(request, seen, "ladders.html.j2", ladders=await run_in_threadpool(read))
+
+
+async def _ladder_page(
+    request: Request, seen: Visitor, name: str, status: int = 200, **values: Any
+) -> HTMLResponse:
+    state = state_of(request)
+    view = json.loads(await _standings(state, name))
+    values.setdefault("bot_name", "")
+    values.setdefault("evidence", [])
+    return _render(
+        request, seen, "ladder.html.j2", status, ladder=view,
+        standings_url=f"/api/ladders/{quote(view['name'], safe='')}/standings",
+        upload_url=f"/ladders/{quote(view['name'], safe='')}/upload", **values,
+    )  # fmt: skip
+
+
+async def ladder_page(request: Request) -> HTMLResponse:
+    seen = await auth.visitor(request)
+    return await _ladder_page(request, seen, _name(request))
+
+
+async def upload_page(request: Request) -> Response:
+    """The ladder page's upload form: as ``POST /api/ladders/{ladder}/bots``; a refusal
+    shows the page again with the reason (and a failed bot's evidence)."""
+    state = state_of(request)
+    seen = await auth.visitor(request)
+    if seen.user is None:
+        raise ApiError(401, "sign in to upload a bot")
+    rules = await run_in_threadpool(_rules, state, _name(request))
+    sent = await _receive(request, seen.user, rules)
+    auth.check_csrf(seen, sent.csrf)
+    try:
+        await run_in_threadpool(uploads.store, state, seen.user, sent, _enter(rules))
+    except ApiError as exc:
+        if exc.status not in (400, 403):
+            raise
+        return await _ladder_page(
+            request, seen, rules.name, exc.status, error=exc.message, bot_name=sent.name,
+            evidence=exc.extra.get("evidence", []),
+        )  # fmt: skip
+    return RedirectResponse(f"/ladders/{quote(rules.name, safe='')}", status_code=303)
+
+
+def api_routes() -> list[BaseRoute]:
+    return [
+        Route("/api/ladders", get_ladders, methods=["GET"]),
+        Route("/api/ladders/{ladder}/standings", get_standings, methods=["GET"]),
+        Route("/api/ladders/{ladder}/bots", post_bot, methods=["POST"]),
+    ]
+
+
+def page_routes() -> list[BaseRoute]:
+    return [
+        Route("/ladders", ladders_page, methods=["GET"]),
+        Route("/ladders/{ladder}", ladder_page, methods=["GET"]),
+        Route("/ladders/{ladder}/upload", upload_page, methods=["POST"]),
+    ]

@@ -1,0 +1,73 @@
+/* A ladder's page of arena serve: its standings polled from the JSON API and the table
+ * rebuilt from text nodes (names and owners are strangers' text, never markup). */
+(function () {
+  "use strict";
+  var POLL_MS = 2000;
+  var table = document.getElementById("standings");
+  if (!table) return;
+  var url = table.getAttribute("data-url");
+  var me = table.getAttribute("data-me");
+  var body = table.tBodies[0];
+  var mine = document.getElementById("my-bots");
+
+  function signed(x) {
+    var r = Math.round(x);
+    return (r >= 0 ? "+" : "") + r;
+  }
+
+  function cell(row, text, cls) {
+    var td = document.createElement("td");
+    td.textContent = String(text);
+    if (cls) td.className = cls;
+    row.appendChild(td);
+    return td;
+  }
+
+  function show(view) {
+    document.getElementById("games").textContent = String(view.games);
+    document.getElementById("in-play").textContent = String(view.in_play);
+    var rows = document.createDocumentFragment();
+    var own = document.createDocumentFragment();
+    view.standings.forEach(function (s) {
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-bot", s.name);
+      if (me && s.owner === me) {
+        tr.className = "mine";
+        var li = document.createElement("li");
+        li.textContent = s.name;
+        own.appendChild(li);
+      }
+      cell(tr, s.rank);
+      cell(tr, s.settled ? s.best : s.best + "-" + s.worst);
+      var name = cell(tr, "");
+      if (typeof s.bot === "number") {
+        var a = document.createElement("a");
+        a.href = "/bots/" + s.bot;
+        a.textContent = s.name;
+        name.appendChild(a);
+      } else {
+        name.textContent = s.name;
+      }
+      cell(tr, s.owner === null ? "(house)" : s.owner);
+      cell(tr, signed(s.elo), "elo");
+      cell(tr, signed(s.low) + ".." + signed(s.high));
+      cell(tr, s.games, "games");
+      cell(tr, s.in_play);
+      cell(tr, s.status);
+      rows.appendChild(tr);
+    });
+    body.replaceChildren(rows);
+    if (mine) mine.replaceChildren(own);
+    document.getElementById("refreshed").textContent =
+      "refreshed " + new Date().toLocaleTimeString();
+  }
+
+  function poll() {
+    fetch(url, { credentials: "same-origin", cache: "no-store" })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (view) { if (view) show(view); })
+      .catch(function () { /* the next poll tries again */ })
+      .then(function () { setTimeout(poll, POLL_MS); });
+  }
+  setTimeout(poll, POLL_MS);
+})();

@@ -1,0 +1,253 @@
+"""A ladder on ``arena serve`` under readers (issue 31): many concurrent clients reading the
+ladder's standings and the API while the server plays the ladder, against the same ladder
+with no readers in the same run.
+
+    python bench/serve.py [--clients 200] [--seconds 10] [--rounds 2]
+
+A ladder of tictactoe bots (built-in, so every game is short) is made in a fresh SQLite
+database and ``arena serve --jobs 1`` is started on a free loopback port: it plays the ladder
+in a ``ladder run`` process of its own. Then, ``--rounds`` times, a quiet stretch (no reader)
+and a loaded stretch (``--clients`` asyncio clients on httpx, each a loop of requests: the
+standings JSON most of the time, ``/api/ladders`` and the ladder's page otherwise), each
+``--seconds`` long. Reported: each route's p50 and p99 latency and requests a second under
+load; the ladder's games a second (done matches counted in the database) quiet and loaded,
+and their ratio (the target: >= 0.9); the server process's CPU milliseconds a request (user +
+sys from /proc). And, in process, what the cache saves: the median time of a standings fit
+against a cached read (``perf_counter``). Loopback only, bounded in clients and time. On a
+shared machine compare the CPU numbers: the latencies and games a second depend on what else
+runs (the load average is printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    sys.path.pop(0)  # bench/ holds scripts named like packages (bench/games.py)
+
+import httpx
+
+ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
+FIELD = ["random", "random:seed=3", "random:seed=5", "alphabeta:depth=1", "alphabeta:depth=2"]
+LADDER = "bench"
+#: what a reader asks for, with weights: mostly the standings, as a page polling them would
+ROUTES = (
+    (f"/api/ladders/{LADDER}/standings", 8),
+    ("/api/ladders", 1),
+    (f"/ladders/{LADDER}", 1),
+)
+MAX_CLIENTS = 1000
+MAX_SECONDS = 120.0
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def done(db: Path) -> int:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    try:
+        return int(conn.execute("SELECT count(*) FROM matches WHERE status = 'done'").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def games_per_s(db: Path, seconds: float) -> float:
+    """The ladder's stored games a second over ``seconds`` with nobody reading."""
+    before, start = done(db), time.perf_counter()
+    time.sleep(seconds)
+    return (done(db) - before) / (time.perf_counter() - start)
+
+
+async def _readers(url: str, clients: int, seconds: float) -> dict[str, list[float]]:
+    found: dict[str, list[float]] = {path: [] for path, _ in ROUTES}
+    failed: list[str] = []
+    paths = [p for p, w in ROUTES for _ in range(w)]
+    stop = time.monotonic() + seconds
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
+
+        async def reader(seed: int) -> None:
+            pick = random.Random(seed)
+            while time.monotonic() < stop:
+                path = pick.choice(paths)
+                start = time.perf_counter()
+                try:
+                    answer = await http.get(path)
+                except httpx.TransportError as exc:
+                    failed.append(f"{path}: {type(exc).__name__}")
+                    continue
+                found[path].append(time.perf_counter() - start)
+                if answer.status_code != 200:
+                    failed.append(f"{path}: {answer.status_code} {answer.text[:100]}")
+
+        await asyncio.gather(*(reader(i) for i in range(clients)))
+    if failed:
+        print(f"{len(failed)} requests failed, the first: {failed[0]}", file=sys.stderr)
+    return found
+
+
+def loaded(
+    url: str, db: Path, clients: int, seconds: float
+) -> tuple[dict[str, list[float]], float]:
+    """Latencies by route under ``clients`` readers for ``seconds``, and the games a second
+    stored meanwhile."""
+    before, start = done(db), time.perf_counter()
+    found = asyncio.run(_readers(url, clients, seconds))
+    return found, (done(db) - before) / (time.perf_counter() - start)
+
+
+def make_ladder(db: Path) -> None:
+    from bot_arena.arena.api.ladders import ladder_add, ladder_create, ladder_run
+
+    ladder_create(LADDER, "tictactoe", db=str(db), seed=1)
+    ladder_add(LADDER, FIELD, db=str(db))
+    ladder_run(LADDER, jobs=1, until_games=40, db=str(db))  # a standings worth fitting
+
+
+def fit_cost(db: Path, repeats: int = 30) -> tuple[float, float]:
+    """Median seconds of a standings fit and of a cached read, in process."""
+    from bot_arena.arena.api import ladder_views
+    from bot_arena.arena.api.ladder_views import StandingsCache
+    from bot_arena.db.session import make_engine, session_factory
+
+    engine = make_engine(str(db), read_only=True)
+    try:
+        sessions = session_factory(engine)
+        fits, hits = [], []
+        cache = StandingsCache()
+        with sessions() as session:
+            row = ladder_views.find(session, LADDER)
+            for _ in range(repeats):
+                start = time.perf_counter()
+                ladder_views.standings(session, row)
+                fits.append(time.perf_counter() - start)
+            cache.get(session, row, ladder_views.standings)
+            for _ in range(repeats):
+                start = time.perf_counter()
+                cache.get(session, row, ladder_views.standings)
+                hits.append(time.perf_counter() - start)
+        return statistics.median(fits), statistics.median(hits)
+    finally:
+        engine.dispose()
+
+
+def start_server(folder: Path, db: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = open(folder / "serve.log", "wb")  # noqa: SIM115 (closed with the process)
+    process = subprocess.Popen(
+        [*ARENA, "serve", "--db", str(db), "--port", str(port), "--jobs", "1"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
+                return process, url
+        except httpx.TransportError:
+            time.sleep(0.1)
+    process.kill()
+    raise SystemExit(f"error: arena serve did not start: {(folder / 'serve.log').read_text()}")
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    if not 1 <= args.clients <= MAX_CLIENTS:
+        parser.error(f"--clients: give 1 to {MAX_CLIENTS}")
+    if not 0 < args.seconds <= MAX_SECONDS:
+        parser.error(f"--seconds: give more than 0, at most {MAX_SECONDS}")
+    if not 1 <= args.rounds <= 10:
+        parser.error("--rounds: give 1 to 10")
+    with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
+        folder = Path(tmp)
+        db = folder / "arena.db"
+        make_ladder(db)
+        fit, hit = fit_cost(db)
+        process, url = start_server(folder, db)
+        try:
+            deadline = time.monotonic() + 60  # the server's runner has started playing
+            first = done(db)
+            while done(db) == first and time.monotonic() < deadline:
+                time.sleep(0.1)
+            quiet: list[float] = []
+            busy: list[float] = []
+            found: dict[str, list[float]] = {path: [] for path, _ in ROUTES}
+            cpu = 0.0
+            wall = 0.0
+            for _ in range(args.rounds):
+                quiet.append(games_per_s(db, args.seconds))
+                cpu_before, wall_before = cpu_s(process.pid), time.perf_counter()
+                latencies, rate = loaded(url, db, args.clients, args.seconds)
+                cpu += cpu_s(process.pid) - cpu_before
+                wall += time.perf_counter() - wall_before
+                busy.append(rate)
+                for path, values in latencies.items():
+                    found[path] += values
+        except Exception:
+            log = (folder / "serve.log").read_text(errors="replace")
+            print(f"the server's log:\n{log[-4000:]}", file=sys.stderr)
+            raise
+        finally:
+            process.terminate()
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        errors = [
+            line
+            for line in (folder / "serve.log").read_text(errors="replace").splitlines()
+            if "Error" in line or "error" in line
+        ]
+        if errors:
+            print("the server logged:\n" + "\n".join(errors[:20]), file=sys.stderr)
+    requests = sum(len(v) for v in found.values())
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(f"standings in process: fit {ms(fit)} (median), cached read {ms(hit)}: x{fit / hit:.0f}")
+    print(f"{args.clients} clients, {args.rounds} x {args.seconds:.0f} s loaded:")
+    for path, values in found.items():
+        q = statistics.quantiles(values, n=100)
+        print(
+            f"  {path:32} {len(values) / wall:7.0f} req/s  p50 {ms(statistics.median(values))}"
+            f"  p99 {ms(q[98])}"
+        )
+    per = cpu * 1000 / requests
+    print(f"  all routes: {requests / wall:.0f} req/s, server CPU {per:.2f} ms a request")
+    q, b = statistics.median(quiet), statistics.median(busy)
+    print(
+        f"ladder games/s: quiet {q:.1f} (median of {quiet}), loaded {b:.1f} "
+        f"(median of {busy}): {b / q:.2f} of quiet"
+    )
+
+
+if __name__ == "__main__":
+    main()

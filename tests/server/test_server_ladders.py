@@ -1,0 +1,315 @@
+"""The ladders on ``arena serve`` (issue 31) through a real server process: the ladders and
+their standings as JSON (as ``arena ladder show --json``, with owners), an upload entered in a
+ladder with every refusal (400, 401, 403, 404, 413, 429) leaving nothing stored, hostile names
+and paths, the pages and their form's CSRF check, and ``arena serve --jobs`` playing a ladder
+beside a ``ladder run`` that must be refused."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.server.conftest import (
+    FLAKY_BOT,
+    GOOD_BOT,
+    SERVER_ENV,
+    UPLOADS_PER_HOUR,
+    Served,
+    fill,
+    start,
+)
+
+HOSTILE = "<script>alert(1)</script>"
+
+
+def make_ladders(db: Path) -> None:
+    """Ladder ``club`` (tictactoe: random and first_legal, 4 games played) and ``c4``
+    (connect4, empty)."""
+    from bot_arena.arena.api.ladders import ladder_add, ladder_create, ladder_run
+
+    ladder_create("club", "tictactoe", db=str(db), seed=7)
+    ladder_add("club", ["random", str(GOOD_BOT)], db=str(db))
+    ladder_run("club", jobs=1, until_games=4, db=str(db))
+    ladder_create("c4", "connect4", db=str(db), seed=7)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    folder = tmp_path_factory.mktemp("serve-ladders")
+    db = folder / "arena.db"
+    filled = fill(db)
+    make_ladders(db)
+    server = start(folder, db, "--uploads-per-hour", str(UPLOADS_PER_HOUR), env=SERVER_ENV)
+    server.tokens = filled.tokens
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def enter(
+    served: Served,
+    user: str | None,
+    name: str,
+    path: Path = GOOD_BOT,
+    ladder: str = "club",
+    **data: str,
+) -> httpx.Response:
+    with served.client(user) as client:
+        return client.post(
+            f"/api/ladders/{ladder}/bots",
+            data={"name": name, **data},
+            files={"file": ("bot.py", path.read_bytes(), "text/x-python")},
+        )
+
+
+def entrants(served: Served, ladder: str = "club") -> list[str]:
+    """The ladder's entrants, read from the database file itself."""
+    conn = sqlite3.connect(f"file:{served.db}?mode=ro", uri=True)
+    try:
+        return [
+            n
+            for (n,) in conn.execute(
+                "SELECT b.name FROM tournament_entries e "
+                "JOIN bot_versions v ON v.id = e.bot_version_id JOIN bots b ON b.id = v.bot_id "
+                "JOIN ladders l ON l.tournament_id = e.tournament_id "
+                "WHERE l.name = ? ORDER BY e.position",
+                (ladder,),
+            )
+        ]
+    finally:
+        conn.close()
+
+
+def standings(served: Served, ladder: str = "club") -> dict[str, object]:
+    with served.client() as client:
+        answer = client.get(f"/api/ladders/{ladder}/standings")
+    assert answer.status_code == 200, answer.text
+    found = answer.json()
+    assert isinstance(found, dict)
+    return found
+
+
+def error_of(answer: httpx.Response, status: int) -> str:
+    assert answer.status_code == status, answer.text
+    assert answer.headers["content-type"].startswith("application/json")
+    return str(answer.json()["error"])
+
+
+def arena(db: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot_arena.arena.cli.app", *args, "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_the_ladders_are_listed(served: Served) -> None:
+    with served.client() as client:
+        answer = client.get("/api/ladders")
+    assert answer.status_code == 200
+    rows = {r["name"]: r for r in answer.json()["ladders"]}
+    assert rows["club"]["game"] == "tictactoe" and rows["club"]["active"] >= 2
+    assert rows["c4"] == rows["c4"] | {"game": "connect4", "active": 0, "entrants": 0}
+
+
+def test_standings_are_ladder_shows_with_owners(served: Served) -> None:
+    shown = arena(served.db, "ladder", "show", "club", "--json")
+    assert shown.returncode == 0, shown.stderr
+    cli = json.loads(shown.stdout)
+    web = standings(served)
+    rows = web.pop("standings")
+    assert isinstance(rows, list)
+    assert {k: v for k, v in cli.items() if k != "standings"} == web
+    by_name = {r["name"]: r for r in rows}
+    for row in cli["standings"]:
+        mine = by_name[row["name"]]
+        assert {k: mine[k] for k in row} == row
+        assert mine["owner"] is None  # bots of the house
+    assert web["games"] == 4
+
+
+def test_an_upload_is_entered_in_the_ladder_and_shows_in_the_standings(served: Served) -> None:
+    answer = enter(served, "alice", "alices-club-bot")
+    assert answer.status_code == 201, answer.text
+    body = answer.json()
+    assert body["bot"]["owner"] == "alice"
+    assert body["ladder"]["name"] == "club" and body["ladder"]["entrant"] == "alices-club-bot"
+    assert body["validation"]["game"] == "tictactoe"
+    assert "alices-club-bot" in entrants(served)
+    rows = {r["name"]: r for r in standings(served)["standings"]}  # type: ignore[union-attr]
+    assert rows["alices-club-bot"]["owner"] == "alice"
+    assert rows["alices-club-bot"]["bot"] == body["bot"]["id"]
+    # the same file again is in the ladder already: 400, nothing more stored
+    again = enter(served, "alice", "alices-club-bot")
+    assert "in the ladder already" in error_of(again, 400)
+    assert entrants(served).count("alices-club-bot") == 1
+    # a changed file under the same name: a new version beside the old one, still alice's
+    changed = served.db.parent / "changed.py"
+    changed.write_text(GOOD_BOT.read_text() + "\n# version two\n")
+    second = enter(served, "alice", "alices-club-bot", changed)
+    assert second.status_code == 201, second.text
+    assert second.json()["ladder"]["entrant"] == "alices-club-bot@2"
+    rows = {r["name"]: r for r in standings(served)["standings"]}  # type: ignore[union-attr]
+    assert rows["alices-club-bot@2"]["owner"] == "alice"
+
+
+def test_refusals_store_nothing(served: Served) -> None:
+    before = entrants(served)
+    assert "token" in error_of(enter(served, None, "nobodys"), 401)
+    assert "no ladder" in error_of(enter(served, "bob", "bobs", ladder="nowhere"), 404)
+    flaky = enter(served, "bob", "bobs-flaky", FLAKY_BOT)
+    assert "failed validation" in error_of(flaky, 400)
+    assert flaky.json()["fault"]["termination"] == "crash"
+    other_game = enter(served, "bob", "bobs-c4", game="connect4")
+    assert "plays tictactoe" in error_of(other_game, 400)
+    assert "not allowed" in error_of(enter(served, "bob", HOSTILE), 400)
+    big = served.db.parent / "big.py"
+    big.write_text(GOOD_BOT.read_text() + "#" * 30_000)
+    error_of(enter(served, "bob", "bobs-big", big), 413)
+    assert entrants(served) == before
+
+
+def test_another_users_name_is_403(served: Served) -> None:
+    assert enter(served, "carol", "carols-own").status_code == 201
+    assert "someone else" in error_of(enter(served, "bob", "carols-own", ladder="c4"), 403)
+    assert "someone else" in error_of(enter(served, "bob", "house", ladder="c4"), 403)
+    assert entrants(served, "c4") == []
+
+
+def test_odd_ladder_names_and_queries_are_404_or_ignored(served: Served) -> None:
+    with served.client() as client:
+        odd = (HOSTILE, "..%2F..%2Fetc", "x" * 300, "%00", "club%0A", "\uff43lub", "c4;drop")
+        for name in odd:
+            for path in (f"/api/ladders/{name}/standings", f"/api/ladders/{name}/bots"):
+                method = client.get if path.endswith("standings") else client.post
+                answer = method(path)
+                assert answer.status_code in (401, 404, 405), (path, answer.status_code)
+                if answer.status_code == 404:
+                    assert "<script>" not in answer.text
+            page = client.get(f"/ladders/{name}")
+            assert page.status_code == 404 and "<script>" not in page.text
+        plain = client.get("/api/ladders/club/standings").json()
+        queried = client.get("/api/ladders/club/standings?limit=-1&name=<b>&x=" + "y" * 3000)
+        assert queried.status_code == 200 and queried.json() == plain
+
+
+def test_past_the_rate_limit_is_429(served: Served) -> None:
+    codes = []
+    for i in range(UPLOADS_PER_HOUR + 1):
+        with served.client("erin") as client:
+            codes.append(client.post("/api/ladders/club/bots", data={"name": f"a{i}"}).status_code)
+    assert codes == [400] * UPLOADS_PER_HOUR + [429], codes
+
+
+def test_the_pages_show_the_ladders_and_escape_what_they_show(served: Served) -> None:
+    with served.client() as client:
+        listing = client.get("/ladders")
+        page = client.get("/ladders/club")
+    assert listing.status_code == 200 and 'href="/ladders/club"' in listing.text
+    assert page.status_code == 200
+    assert 'data-url="/api/ladders/club/standings"' in page.text
+    assert '<script src="/static/ladder.js" defer></script>' in page.text
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    with served.client() as client:
+        script = client.get("/static/ladder.js")
+    assert script.status_code == 200 and "textContent" in script.text
+    assert "innerHTML" not in script.text
+
+
+def signed_in(served: Served, user: str) -> tuple[httpx.Client, str]:
+    """A client with ``user``'s session cookie, and the session's CSRF token."""
+    from tests.server.conftest import PASSWORD
+
+    client = served.client(follow_redirects=False)
+    page = client.get("/signin")
+    csrf = page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    answer = client.post("/signin", data={"csrf": csrf, "name": user, "password": PASSWORD})
+    assert answer.status_code == 303, answer.text
+    ladder = client.get("/ladders/club")
+    token = ladder.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    return client, token
+
+
+def test_the_form_enters_a_bot_and_checks_csrf(served: Served) -> None:
+    client, csrf = signed_in(served, "bob")
+    try:
+        files = {"file": ("bot.py", GOOD_BOT.read_bytes(), "text/x-python")}
+        forged = client.post("/ladders/club/upload", data={"name": "bobs-form"}, files=files)
+        assert forged.status_code == 403 and "bobs-form" not in entrants(served)
+        wrong = client.post(
+            "/ladders/club/upload", data={"name": "bobs-form", "csrf": "x" * 40}, files=files
+        )
+        assert wrong.status_code == 403 and "bobs-form" not in entrants(served)
+        good = client.post(
+            "/ladders/club/upload", data={"name": "bobs-form", "csrf": csrf}, files=files
+        )
+        assert good.status_code == 303 and good.headers["location"] == "/ladders/club"
+        assert "bobs-form" in entrants(served)
+        page = client.get("/ladders/club")
+        assert '<tr data-bot="bobs-form" class="mine">' in page.text
+        refused = client.post(
+            "/ladders/club/upload",
+            data={"name": "bobs-form-flaky", "csrf": csrf},
+            files={"file": ("bot.py", FLAKY_BOT.read_bytes(), "text/x-python")},
+        )
+        assert refused.status_code == 400 and "failed validation" in refused.text
+        assert "third move is cursed" in refused.text
+    finally:
+        client.close()
+
+
+def wait_for(check: object, deadline_s: float, what: str) -> None:
+    """Poll ``check()`` until true, within a deadline (no sleeping on a guess)."""
+    assert callable(check)
+    deadline = time.monotonic() + deadline_s
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def test_serve_jobs_plays_the_ladders_and_a_second_runner_is_refused(
+    tmp_path: Path,
+) -> None:
+    from bot_arena.arena.api.ladders import ladder_add, ladder_create
+
+    db = tmp_path / "arena.db"
+    ladder_create("live", "tictactoe", db=str(db), seed=3)
+    ladder_add("live", ["random", str(GOOD_BOT)], db=str(db))
+    server = start(tmp_path, db, "--jobs", "1", env=SERVER_ENV)
+    try:
+
+        def games() -> int:
+            with server.client() as client:
+                return int(client.get("/api/ladders/live/standings").json()["games"])
+
+        wait_for(lambda: games() >= 4, 120, "the server's runner to store 4 games")
+        second = arena(db, "ladder", "run", "live", "--until-games", "1000")
+        assert second.returncode == 2, second.stderr
+        assert "is being played by process" in second.stderr
+        first = games()
+        wait_for(lambda: games() > first, 120, "more games")
+    finally:
+        server.stop()
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        (running,) = conn.execute(
+            "SELECT count(*) FROM matches WHERE status = 'running'"
+        ).fetchone()
+        seats = conn.execute(
+            "SELECT count(*) FROM seats s JOIN matches m ON m.id = s.match_id "
+            "WHERE m.status = 'done' GROUP BY m.id HAVING count(*) <> 2"
+        ).fetchall()
+    finally:
+        conn.close()
+    assert seats == []
+    assert running == 0  # the runner stopped with the server, as on Ctrl-C
