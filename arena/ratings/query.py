@@ -242,9 +242,13 @@ def rate(
     numbers."""
     if method == "ml":
         if not results:
-            from bot_arena.arena.ratings.ml_small import fit_small
+            from bot_arena.arena.ratings.ml_small import SMALL_LIMIT, fit_small
 
-            small = fit_small(totals, center=center, anchor=anchor)
+            small = None
+            if not isinstance(totals, PairTotalColumns):
+                small = fit_small(totals, center=center, anchor=anchor)
+            elif len(set(totals.players.values())) <= SMALL_LIMIT:  # rows are cheap here
+                small = fit_small(totals.totals(), center=center, anchor=anchor)
             if small is not None:
                 return small
         from bot_arena.arena.ratings.ml import fit_ml

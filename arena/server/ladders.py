@@ -126,7 +126,7 @@ async def _receive(request: Request, user: Account, rules: Rules) -> uploads.Upl
     """The upload counted against the user's limit and read, on the ladder's game and
     parameters."""
     state = state_of(request)
-    if not state.limiter.allow(user.id):
+    if not await run_in_threadpool(state.limiter.allow, user.id):
         raise ApiError(429, f"at most {state.settings.uploads_per_hour} uploads an hour")
     sent = await uploads.receive(
         request, state.settings.max_upload_bytes, state.settings.max_bot_bytes, game=rules.game
