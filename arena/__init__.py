@@ -11,6 +11,8 @@ function is called."""
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -84,3 +86,19 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *__all__])
+
+
+class _FrontDoor(types.ModuleType):
+    """This package's module. The function ``tournament`` shares its name with the subpackage
+    ``bot_arena.arena.tournament`` (the formats' machinery), and the import system binds a
+    loaded subpackage as an attribute of its parent: once anything imported it (calling
+    ``tournament()`` does), ``from bot_arena.arena import tournament`` would give the module.
+    A front-door name keeps its function; the subpackage stays importable by its full name."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _HOMES and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _FrontDoor

@@ -422,3 +422,22 @@ def test_an_sprt_of_one_bot_is_refused_by_the_shared_spec(tmp_path: Path) -> Non
         "error: an SPRT tests two bots: give --bot NEW --bot BASE\n",
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_tournament_stays_the_function_after_its_subpackage_loads() -> None:
+    """``bot_arena.arena.tournament`` is also a subpackage; loading it (a tournament run does)
+    must not put the module where the function was, in any order (a fresh process: which
+    modules are loaded is the subject)."""
+    code = (
+        "import bot_arena.arena.tournament.runner\n"
+        "from bot_arena.arena import tournament as first\n"
+        "from bot_arena.arena import play, tournament\n"
+        "import bot_arena.arena.tournament.schedule\n"
+        "from bot_arena.arena import tournament as again\n"
+        "from bot_arena.arena.tournament.runner import Runner\n"
+        "print(first is tournament is again, callable(again), type(again).__name__,\n"
+        "      Runner.__name__)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True", "function", "Runner"]
