@@ -15,8 +15,8 @@ and their ratio (the target: >= 0.9); the server process's CPU milliseconds a re
 sys from /proc), and with one client asking in a row, each route's CPU a request against
 ``/api/health``'s (the trivial route) in the same run. And, in process, what the cache
 saves: the median time of a standings fit against a cached read (``perf_counter``).
-Loopback only, bounded in clients and time. On a shared machine compare the CPU numbers: the latencies and games a second depend on what else
-runs (the load average is printed).
+Loopback only, bounded in clients and time. On a shared machine compare the CPU numbers:
+the latencies and games a second depend on what else runs (the load average is printed).
 """
 
 from __future__ import annotations
