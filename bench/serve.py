@@ -12,10 +12,11 @@ standings JSON most of the time, ``/api/ladders`` and the ladder's page otherwis
 ``--seconds`` long. Reported: each route's p50 and p99 latency and requests a second under
 load; the ladder's games a second (done matches counted in the database) quiet and loaded,
 and their ratio (the target: >= 0.9); the server process's CPU milliseconds a request (user +
-sys from /proc). And, in process, what the cache saves: the median time of a standings fit
-against a cached read (``perf_counter``). Loopback only, bounded in clients and time. On a
-shared machine compare the CPU numbers: the latencies and games a second depend on what else
-runs (the load average is printed).
+sys from /proc), and with one client asking in a row, each route's CPU a request against
+``/api/health``'s (the trivial route) in the same run. And, in process, what the cache
+saves: the median time of a standings fit against a cached read (``perf_counter``).
+Loopback only, bounded in clients and time. On a shared machine compare the CPU numbers:
+the latencies and games a second depend on what else runs (the load average is printed).
 """
 
 from __future__ import annotations
@@ -116,6 +117,21 @@ def loaded(
     return found, (done(db) - before) / (time.perf_counter() - start)
 
 
+def sequential_cpu(url: str, pid: int, repeats: int = 200) -> dict[str, float]:
+    """The server's CPU seconds a request of each route (and of ``/api/health``, the
+    baseline), one client asking ``repeats`` times in a row: the cost of a request itself,
+    without the contention of many clients."""
+    costs = {}
+    with httpx.Client(base_url=url, timeout=60) as http:
+        for path in ["/api/health", *(p for p, _ in ROUTES)]:
+            http.get(path).raise_for_status()
+            before = cpu_s(pid)
+            for _ in range(repeats):
+                http.get(path).raise_for_status()
+            costs[path] = (cpu_s(pid) - before) / repeats
+    return costs
+
+
 def make_ladder(db: Path) -> None:
     from bot_arena.arena.api.ladders import ladder_add, ladder_create, ladder_run
 
@@ -198,6 +214,7 @@ def main() -> None:
             first = done(db)
             while done(db) == first and time.monotonic() < deadline:
                 time.sleep(0.1)
+            alone = sequential_cpu(url, process.pid)
             quiet: list[float] = []
             busy: list[float] = []
             found: dict[str, list[float]] = {path: [] for path, _ in ROUTES}
@@ -233,6 +250,9 @@ def main() -> None:
     requests = sum(len(v) for v in found.values())
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"standings in process: fit {ms(fit)} (median), cached read {ms(hit)}: x{fit / hit:.0f}")
+    print("one client, in a row (server CPU a request, against /api/health):")
+    for path, cost in alone.items():
+        print(f"  {path:32} {ms(cost)}  x{cost / alone['/api/health']:.2f}")
     print(f"{args.clients} clients, {args.rounds} x {args.seconds:.0f} s loaded:")
     for path, values in found.items():
         q = statistics.quantiles(values, n=100)

@@ -6,8 +6,8 @@ The standings are ``arena ladder show --json``'s (the same fit the next games ar
 each row with ``owner`` added. Fitting them costs tens of milliseconds, so ``StandingsCache``
 keeps the answer per ladder under the key ``db.ladders.standings_key`` reads (the field's
 revision, the matches by status with the newest id): a request pays two indexed reads, and a
-new game, a game started or a change to the field makes the next request fit again, so an
-answer is never older than the request that reads it."""
+new game, a game started or a change to the field makes the next request fit again (the
+server also hands out an answer for ``max_age`` seconds after its key was read: ``recent``)."""
 
 from __future__ import annotations
 

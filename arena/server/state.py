@@ -16,7 +16,7 @@ from bot_arena.arena.server.settings import ServerSettings
 
 #: seconds a ladder's standings are answered without reading the database (the page polls
 #: every 2 s, so no reader is shown standings older than one poll)
-STANDINGS_MAX_AGE = 0.25
+STANDINGS_MAX_AGE = 1.0
 
 
 @dataclass
@@ -25,7 +25,7 @@ class ServerState:
     reads: sessionmaker[Session]  # a read-only engine: never waits for a writer (SQLite's WAL)
     writes: sessionmaker[Session]  # transactions that store (each takes the write lock first)
     tokens: TokenCache = field(default_factory=TokenCache)
-    standings: StandingsCache = field(  # ladders' standings, checked at most 4 times a second
+    standings: StandingsCache = field(  # ladders' standings: a fit a second at most
         default_factory=lambda: StandingsCache(max_age=STANDINGS_MAX_AGE)
     )
     limiter: RateLimiter = field(init=False)  # uploads, by user id

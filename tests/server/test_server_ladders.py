@@ -313,3 +313,17 @@ def test_serve_jobs_plays_the_ladders_and_a_second_runner_is_refused(
         conn.close()
     assert seats == []
     assert running == 0  # the runner stopped with the server, as on Ctrl-C
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--jobs", "0"], "error: --jobs 0: give 1 to 1024"),
+        (["--jobs", "99999"], "error: --jobs 99999: give 1 to 1024"),
+        (["--executor", "<b>x</b>"], "error: --executor '<b>x</b>': use local or ray"),
+    ],
+)
+def test_bad_serve_options_are_one_line(tmp_path: Path, args: list[str], line: str) -> None:
+    found = arena(tmp_path / "arena.db", "serve", *args, timeout=60)
+    assert found.returncode == 2 and found.stderr.strip() == line, found.stderr
+    assert not (tmp_path / "arena.db").exists()
