@@ -15,7 +15,6 @@ from operator import attrgetter
 from typing import Any
 
 from bot_arena.arena.ratings.crosstable import Crosstable, crosstable
-from bot_arena.arena.ratings.grid import cells_asked
 from bot_arena.arena.ratings.outcomes import GameResult, pair_points
 from bot_arena.db.queries import PairRecord, Result, SeatFault
 
@@ -147,9 +146,12 @@ def totals_tables(
         if fault.termination and fault.termination != "resign":
             st.faults[fault.termination] = st.faults.get(fault.termination, 0) + 1
     ranked = _ranked(table, ())
-    top = cells_asked(len(ranked), width)
-    if top < len(ranked):
-        return ranked, _pairs_json(records, {s.bot for s in ranked[:top]})
+    if width is not None:  # the layout's module (and tabulate) only for a table drawn
+        from bot_arena.arena.ratings.grid import cells_asked
+
+        top = cells_asked(len(ranked), width)
+        if top < len(ranked):
+            return ranked, _pairs_json(records, {s.bot for s in ranked[:top]})
     return ranked, _pairs_json(records)
 
 
