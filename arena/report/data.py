@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 from sqlalchemy.orm import Session
 
 from bot_arena import games
@@ -245,24 +246,43 @@ def _totals_history(
     fit made on the sums at each tenth (the same fit as on those results one by one)."""
     cuts = _cuts(sum(t.games for t in sel.totals))
     key_of = {(name, short): key for key, (name, short) in sel.labels.items()}
-    keys: dict[int, str] = {}  # version id -> rating key
-    counts: dict[tuple[int, int], list[int]] = {}
+    keys: list[str] = []  # rating key of each version's row in ``grid``
+    rows: dict[int, int] = {}  # version id -> its row
+    # the counts so far as a dense array, (first, second, outcome): at a million matches a dict
+    # of the pairs held several hundred megabytes, this a few (issue 29)
+    grid = np.zeros((0, 0, 3), dtype=np.int64)
+    firsts: list[int] = []  # the matches since the last cut, as version ids and outcomes
+    seconds: list[int] = []
+    outcomes: list[int] = []
     out: list[dict[str, Any]] = []
     position, upcoming = 0, iter(cuts)
     cut = next(upcoming, None)
     for a, b, outcome in two_player_outcomes(session, tournament_id=tournament_id, game=game):
-        cell = counts.get((a, b))
-        if cell is None:
-            cell = counts[(a, b)] = [0, 0, 0]
-        cell[outcome] += 1
+        firsts.append(a)
+        seconds.append(b)
+        outcomes.append(outcome)
         position += 1
         if position != cut:
             continue
         cut = next(upcoming, None)
-        unknown = {v for pair in counts for v in pair if v not in keys}
+        unknown = {v for v in (*firsts, *seconds) if v not in rows}
         for vid, (name, sha) in version_names(session, unknown).items():
-            keys[vid] = key_of.get((name, sha[:SHORT_HASH]), name)
-        totals = [PairTotal(keys[x], keys[y], *wdl) for (x, y), wdl in counts.items()]
+            rows[vid] = len(keys)
+            keys.append(key_of.get((name, sha[:SHORT_HASH]), name))
+        if len(keys) > grid.shape[0]:
+            size = max(len(keys), 2 * grid.shape[0])
+            grown = np.zeros((size, size, 3), dtype=np.int64)
+            grown[: grid.shape[0], : grid.shape[0]] = grid
+            grid = grown
+        np.add.at(grid, ([rows[v] for v in firsts], [rows[v] for v in seconds], outcomes), 1)
+        firsts.clear()
+        seconds.clear()
+        outcomes.clear()
+        x, y = np.nonzero(grid.any(axis=2))
+        totals = [
+            PairTotal(keys[i], keys[j], w, d, lost)
+            for i, j, (w, d, lost) in zip(x.tolist(), y.tolist(), grid[x, y].tolist(), strict=True)
+        ]
         try:
             table = rate([], totals=totals, method="ml")
         except RatingInputError:
