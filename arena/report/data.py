@@ -234,6 +234,10 @@ def _totals_crosstable(totals: list[PairTotal]) -> Crosstable:
     return Crosstable(tuple(order), points, games)
 
 
+_SHIFT = 1 << 31  # a pair's key: the first version's index times this, plus the second's
+_BATCH = 50_000  # matches read before they are added to the counts, at most
+
+
 def _totals_history(
     session: Session,
     sel: Selection,
@@ -246,11 +250,13 @@ def _totals_history(
     fit made on the sums at each tenth (the same fit as on those results one by one)."""
     cuts = _cuts(sum(t.games for t in sel.totals))
     key_of = {(name, short): key for key, (name, short) in sel.labels.items()}
-    keys: list[str] = []  # rating key of each version's row in ``grid``
-    rows: dict[int, int] = {}  # version id -> its row
-    # the counts so far as a dense array, (first, second, outcome): at a million matches a dict
-    # of the pairs held several hundred megabytes, this a few (issue 29)
-    grid = np.zeros((0, 0, 3), dtype=np.int64)
+    keys: list[str] = []  # rating key of each version, by its index
+    index: dict[int, int] = {}  # version id -> its index
+    # the counts so far as arrays: each ordered pair met (first index * SHIFT + second), sorted,
+    # and its wins, draws, losses; at a million matches of 1000 bots almost every pair met, and
+    # a dict of the pairs held several hundred megabytes, this 32 bytes a pair (issue 29)
+    pairs = np.zeros(0, dtype=np.int64)
+    counts = np.zeros((0, 3), dtype=np.int64)
     firsts: list[int] = []  # the matches since the last cut, as version ids and outcomes
     seconds: list[int] = []
     outcomes: list[int] = []
@@ -262,26 +268,32 @@ def _totals_history(
         seconds.append(b)
         outcomes.append(outcome)
         position += 1
-        if position != cut:
+        if position != cut and len(firsts) < _BATCH:
             continue
-        cut = next(upcoming, None)
-        unknown = {v for v in (*firsts, *seconds) if v not in rows}
+        unknown = {v for v in (*firsts, *seconds) if v not in index}
         for vid, (name, sha) in version_names(session, unknown).items():
-            rows[vid] = len(keys)
+            index[vid] = len(keys)
             keys.append(key_of.get((name, sha[:SHORT_HASH]), name))
-        if len(keys) > grid.shape[0]:
-            size = max(len(keys), 2 * grid.shape[0])
-            grown = np.zeros((size, size, 3), dtype=np.int64)
-            grown[: grid.shape[0], : grid.shape[0]] = grid
-            grid = grown
-        np.add.at(grid, ([rows[v] for v in firsts], [rows[v] for v in seconds], outcomes), 1)
+        met = np.array([index[v] for v in firsts], dtype=np.int64) * _SHIFT + np.array(
+            [index[v] for v in seconds], dtype=np.int64
+        )
+        merged, where = np.unique(np.concatenate([pairs, met]), return_inverse=True)
+        summed = np.zeros((len(merged), 3), dtype=np.int64)
+        summed[where[: len(pairs)]] = counts  # the pairs kept are distinct: one row each
+        np.add.at(summed, (where[len(pairs) :], np.array(outcomes, dtype=np.intp)), 1)
+        pairs, counts = merged, summed
         firsts.clear()
         seconds.clear()
         outcomes.clear()
-        x, y = np.nonzero(grid.any(axis=2))
+        if position != cut:  # merged to bound what the lists hold
+            continue
+        cut = next(upcoming, None)
+        first, second = np.divmod(pairs, _SHIFT)
         totals = [
             PairTotal(keys[i], keys[j], w, d, lost)
-            for i, j, (w, d, lost) in zip(x.tolist(), y.tolist(), grid[x, y].tolist(), strict=True)
+            for i, j, (w, d, lost) in zip(
+                first.tolist(), second.tolist(), counts.tolist(), strict=True
+            )
         ]
         try:
             table = rate([], totals=totals, method="ml")
