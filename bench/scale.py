@@ -10,7 +10,8 @@ one version per bot, every match ``done`` and confined, all of them in one round
 tournament (id 1) whose field is every bot. No moves are stored (the commands timed here read
 none but their count). Targets at 1M matches and 1,000 bots (issue 29):
 ``matches --limit 50`` <= 0.3 s, ``leaderboard`` <= 2 s, ``tournament show`` <= 2 s (at 80
-columns).
+columns), ``report`` <= 30 s and 400 MB; ``export`` is timed too (issue 29: jsonl at least
+20,000 matches/s and at most 200 MB). ``--commands`` picks some of them by name.
 
 Each database is built once into ``--dir`` (default: the temporary folder) and reused while
 it is there; ``--pg URL`` builds and times on PostgreSQL as well (a schema per size, named
@@ -50,9 +51,19 @@ COMMANDS: dict[str, list[str]] = {
     "leaderboard": ["leaderboard"],
     "tournament list": ["tournament", "list"],
     "tournament show 1": ["tournament", "show", "1"],
+    "export -f jsonl": ["export", "-f", "jsonl"],
+    "export -f csv": ["export", "-f", "csv"],
+    "export -f pgn": ["export", "-f", "pgn"],
+    # a file of its own: the report is written to a temporary file renamed over its target
+    "report": ["report", "-o", str(Path(tempfile.gettempdir()) / "arena-scale-report.html")],
 }
 #: seconds of wall time
-TARGETS_1M_1000 = {"matches --limit 50": 0.3, "leaderboard": 2.0, "tournament show 1": 2.0}
+TARGETS_1M_1000 = {
+    "matches --limit 50": 0.3,
+    "leaderboard": 2.0,
+    "tournament show 1": 2.0,
+    "report": 30.0,  # and at most 400 MB peak RSS, 25 MB of HTML
+}
 CHUNK = 20_000  # matches per insert batch
 GAME = "tictactoe"
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -300,6 +311,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
     parser.add_argument("--pg", default=None, help="a PostgreSQL URL to time as well")
+    parser.add_argument(
+        "--commands", default=",".join(COMMANDS), help="names of COMMANDS to time, by commas"
+    )
     options = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "ARENA_DB")}
     env["COLUMNS"] = "80"
@@ -312,7 +326,7 @@ def main() -> None:
             if options.pg:
                 dbs["postgresql"] = pg_database(options.pg, matches, bots)
             for backend, db in dbs.items():
-                for name in COMMANDS:
+                for name in options.commands.split(","):
                     wall, cpu, rss = measure(name, db, options.runs, env)
                     line = f"{backend:<10} {matches:>9,} {bots:>5}  {name:<22}"
                     line += f" {wall:7.2f} {cpu:7.2f} {rss:8.0f}"

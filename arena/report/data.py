@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 from sqlalchemy.orm import Session
 
 from bot_arena import games
@@ -233,6 +234,10 @@ def _totals_crosstable(totals: list[PairTotal]) -> Crosstable:
     return Crosstable(tuple(order), points, games)
 
 
+_SHIFT = 1 << 31  # a pair's key: the first version's index times this, plus the second's
+_BATCH = 50_000  # matches read before they are added to the counts, at most
+
+
 def _totals_history(
     session: Session,
     sel: Selection,
@@ -245,24 +250,51 @@ def _totals_history(
     fit made on the sums at each tenth (the same fit as on those results one by one)."""
     cuts = _cuts(sum(t.games for t in sel.totals))
     key_of = {(name, short): key for key, (name, short) in sel.labels.items()}
-    keys: dict[int, str] = {}  # version id -> rating key
-    counts: dict[tuple[int, int], list[int]] = {}
+    keys: list[str] = []  # rating key of each version, by its index
+    index: dict[int, int] = {}  # version id -> its index
+    # the counts so far as arrays: each ordered pair met (first index * SHIFT + second), sorted,
+    # and its wins, draws, losses; at a million matches of 1000 bots almost every pair met, and
+    # a dict of the pairs held several hundred megabytes, this 32 bytes a pair (issue 29)
+    pairs = np.zeros(0, dtype=np.int64)
+    counts = np.zeros((0, 3), dtype=np.int64)
+    firsts: list[int] = []  # the matches since the last cut, as version ids and outcomes
+    seconds: list[int] = []
+    outcomes: list[int] = []
     out: list[dict[str, Any]] = []
     position, upcoming = 0, iter(cuts)
     cut = next(upcoming, None)
     for a, b, outcome in two_player_outcomes(session, tournament_id=tournament_id, game=game):
-        cell = counts.get((a, b))
-        if cell is None:
-            cell = counts[(a, b)] = [0, 0, 0]
-        cell[outcome] += 1
+        firsts.append(a)
+        seconds.append(b)
+        outcomes.append(outcome)
         position += 1
-        if position != cut:
+        if position != cut and len(firsts) < _BATCH:
+            continue
+        unknown = {v for v in (*firsts, *seconds) if v not in index}
+        for vid, (name, sha) in version_names(session, unknown).items():
+            index[vid] = len(keys)
+            keys.append(key_of.get((name, sha[:SHORT_HASH]), name))
+        met = np.array([index[v] for v in firsts], dtype=np.int64) * _SHIFT + np.array(
+            [index[v] for v in seconds], dtype=np.int64
+        )
+        merged, where = np.unique(np.concatenate([pairs, met]), return_inverse=True)
+        summed = np.zeros((len(merged), 3), dtype=np.int64)
+        summed[where[: len(pairs)]] = counts  # the pairs kept are distinct: one row each
+        np.add.at(summed, (where[len(pairs) :], np.array(outcomes, dtype=np.intp)), 1)
+        pairs, counts = merged, summed
+        firsts.clear()
+        seconds.clear()
+        outcomes.clear()
+        if position != cut:  # merged to bound what the lists hold
             continue
         cut = next(upcoming, None)
-        unknown = {v for pair in counts for v in pair if v not in keys}
-        for vid, (name, sha) in version_names(session, unknown).items():
-            keys[vid] = key_of.get((name, sha[:SHORT_HASH]), name)
-        totals = [PairTotal(keys[x], keys[y], *wdl) for (x, y), wdl in counts.items()]
+        first, second = np.divmod(pairs, _SHIFT)
+        totals = [
+            PairTotal(keys[i], keys[j], w, d, lost)
+            for i, j, (w, d, lost) in zip(
+                first.tolist(), second.tolist(), counts.tolist(), strict=True
+            )
+        ]
         try:
             table = rate([], totals=totals, method="ml")
         except RatingInputError:

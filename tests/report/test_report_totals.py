@@ -99,3 +99,15 @@ def test_a_malformed_fault_leaves_its_match_out_of_both(tmp_path: Path) -> None:
 def test_matches_of_more_seats_are_read_one_by_one(tmp_path: Path) -> None:
     new, old, _ = both(build(tmp_path / "a.db", seats=(2, 3)))
     same(new, old)
+
+
+def test_counts_merged_between_the_cuts_give_the_same_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report adds the matches to its pair counts every ``_BATCH`` of them as well as at
+    each tenth (so what it holds between two cuts is bounded): the same ratings over time."""
+    from bot_arena.arena.report import data
+
+    monkeypatch.setattr(data, "_BATCH", 2)
+    new, old, _ = both(build(tmp_path / "a.db"))
+    same(new, old)
