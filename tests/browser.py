@@ -1,7 +1,8 @@
 """Debian's Chromium driven through Playwright, one per test process: the ``browser`` fixture
 (registered by ``tests/conftest.py``, so the report's and the server's browser tests share one
 Playwright: a second ``sync_playwright()`` in the same process fails), the flags it runs with,
-and ``PageLog``, what a page said while it was open."""
+``PageLog``, what a page said while it was open, and ``confined_page``, a page that may reach
+only what its test names."""
 
 from __future__ import annotations
 
@@ -41,6 +42,30 @@ class PageLog:
 
     errors: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
+
+
+def confined_page(browser: Any, allowed: tuple[str, ...]) -> tuple[Any, Any, PageLog]:
+    """A fresh context and page whose requests go through only to URLs starting with one of
+    ``allowed`` (and the page's own data:, blob: and about: URLs); every other request is
+    refused and recorded in the log, with console errors and uncaught exceptions. The caller
+    closes the context."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    log = PageLog()
+    prefixes = (*allowed, "data:", "blob:", "about:")
+
+    def route(request_route: Any) -> None:
+        url = request_route.request.url
+        if url.startswith(prefixes):
+            request_route.continue_()
+            return
+        log.requests.append(url)
+        request_route.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.on("console", lambda m: log.errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda exc: log.errors.append(f"uncaught: {exc}"))
+    return context, page, log
 
 
 @pytest.fixture(scope="session")

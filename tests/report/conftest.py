@@ -19,6 +19,7 @@ import pytest
 from tests.browser import CHROMIUM_ARGS as CHROMIUM_ARGS
 from tests.browser import PageLog as PageLog
 from tests.browser import chromium_path as chromium_path
+from tests.browser import confined_page
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,24 +40,7 @@ def test_output() -> Path:
 @pytest.fixture
 def page(browser: Any) -> Iterator[tuple[Any, PageLog]]:
     """A fresh page with no network (every request that is not the file itself is refused)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    log = PageLog()
-
-    def route(request_route: Any) -> None:
-        url = request_route.request.url
-        if url.startswith(("file:", "data:", "blob:", "about:")):
-            request_route.continue_()
-            return
-        log.requests.append(url)
-        request_route.abort()
-
-    context.route("**/*", route)
-    page = context.new_page()
-    page.on(
-        "console",
-        lambda message: log.errors.append(message.text) if message.type == "error" else None,
-    )
-    page.on("pageerror", lambda exc: log.errors.append(f"uncaught: {exc}"))
+    context, page, log = confined_page(browser, ("file:",))
     try:
         yield page, log
     finally:

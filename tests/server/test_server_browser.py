@@ -9,28 +9,14 @@ from typing import Any
 
 import pytest
 
-from tests.browser import PageLog
+from tests.browser import PageLog, confined_page
 from tests.server.conftest import GOOD_BOT, PASSWORD, Served
 
 
 @pytest.fixture
 def site(browser: Any, served: Served) -> Iterator[tuple[Any, PageLog]]:
     """A fresh page that may reach the server and nothing else."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    log = PageLog()
-
-    def route(request_route: Any) -> None:
-        url = request_route.request.url
-        if url.startswith((served.url + "/", "data:", "blob:", "about:")):
-            request_route.continue_()
-            return
-        log.requests.append(url)
-        request_route.abort()
-
-    context.route("**/*", route)
-    page = context.new_page()
-    page.on("console", lambda m: log.errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda exc: log.errors.append(f"uncaught: {exc}"))
+    context, page, log = confined_page(browser, (served.url + "/",))
     try:
         yield page, log
     finally:
@@ -85,22 +71,7 @@ def ladder_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 def open_page(browser: Any, served: Served) -> tuple[Any, Any, PageLog]:
     """A fresh context and page that may reach ``served`` and nothing else."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    log = PageLog()
-
-    def route(request_route: Any) -> None:
-        url = request_route.request.url
-        if url.startswith((served.url + "/", "data:", "blob:", "about:")):
-            request_route.continue_()
-            return
-        log.requests.append(url)
-        request_route.abort()
-
-    context.route("**/*", route)
-    page = context.new_page()
-    page.on("console", lambda m: log.errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda exc: log.errors.append(f"uncaught: {exc}"))
-    return context, page, log
+    return confined_page(browser, (served.url + "/",))
 
 
 def sign_in(page: Any, served: Served, user: str) -> None:
