@@ -38,6 +38,7 @@ from pathlib import Path
 
 import chess
 import chess.pgn
+from uci import find_stockfish, option  # the same helper, one home (a sibling script)
 
 # positions after the first moves of common openings (the book both tools take in order)
 BOOK = [
@@ -54,17 +55,6 @@ BOOK = [
 ]
 OPTIONS = ["option.Threads=1", "option.Hash=16"]
 MAX_MOVES = 60
-
-
-def option(name: str, default: str) -> str:
-    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
-
-
-def find_stockfish() -> str:
-    found = shutil.which("stockfish", path=os.environ.get("PATH", "") + os.pathsep + "/usr/games")
-    if found is None:
-        sys.exit("stockfish is not installed (apt-get install stockfish)")
-    return found
 
 
 @dataclass
