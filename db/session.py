@@ -223,7 +223,9 @@ def alembic_config() -> Config:
     """Alembic configuration built in code: the scripts are package data of ``db``."""
     from alembic.config import Config
 
-    cfg = Config()
+    # the stdout of now: Config's default is the sys.stdout of when alembic was imported, which
+    # in a test process may be a command's captured stream, closed since
+    cfg = Config(stdout=sys.stdout)
     cfg.set_main_option("script_location", "bot_arena.db:migrations")
     return cfg
 

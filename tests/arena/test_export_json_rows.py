@@ -24,6 +24,9 @@ from bot_arena.db.session import make_engine, session_factory
 from bot_arena.db.store import save_match
 from tests.db.dbtest import BACKENDS, database
 
+# generated records stored and exported on both backends: about a second a test
+pytestmark = pytest.mark.slow
+
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=8)
 FINITE = st.floats(allow_nan=False, allow_infinity=False)
 JSON = st.recursive(

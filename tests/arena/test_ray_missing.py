@@ -8,6 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+# arena commands as processes: about a second a test
+pytestmark = pytest.mark.slow
+
 # the CLI with ``import ray`` failing, as on a machine without the extra
 WITHOUT_RAY = (
     "import sys; sys.modules['ray'] = None; from bot_arena.arena.cli.app import main; "

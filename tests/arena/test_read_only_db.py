@@ -20,6 +20,9 @@ from bot_arena.db.session import DatabaseOpenError
 from bot_arena.db.sqlite_open import unreadable_log
 from tests.needs import SANDBOX, skip_unless
 
+# arena commands as processes on a read-only file system: seconds a test
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 # $1 the folder, then the command: bound read-only onto itself, in this process's namespace only
 SCRIPT = 'd="$1"; shift; mount --bind "$d" "$d" && mount -o remount,bind,ro "$d" && exec "$@"'

@@ -262,23 +262,17 @@ def runner_pid(db: Db) -> int | None:
     return int(pid) if pid is not None else None
 
 
-SLOW_BOT = """
-import time
-
-def choose_move(game, state, budget):
-    time.sleep(1.0)
-    return game.legal_moves(state)[0]
-"""
-
-
 def test_a_tournament_being_played_is_not_resumed_twice(tmp_path: Path) -> None:
     db = Db(f"sqlite:///{tmp_path / 'twice.db'}")
     log = tmp_path / "log.txt"
-    slow = tmp_path / "slow.py"  # a second per move: the first runner is surely still playing
-    slow.write_text(SLOW_BOT)
-    field = ["--bot", str(slow), "--bot", "random"]
+    # The gated bot, held without tokens: the first runner is still playing its first game
+    # however long the refused resume takes to start (a bot sleeping a second a move finished
+    # both games first at load 30).
+    gate = Gate(tmp_path / "gated")
+    gate.hold()
+    field = ["--bot", gate.bot, "--bot", "random"]
     run = arena_cmd(
-        db, "tournament", "run", "tictactoe", *field, "--jobs", "1", "--move-time", "60"
+        db, "tournament", "run", "tictactoe", *field, "--jobs", "1", "--move-time", "600"
     )
     resume = arena_cmd(db, "tournament", "resume", "1", "--jobs", "1")
     with started(run, log) as proc:
@@ -286,10 +280,11 @@ def test_a_tournament_being_played_is_not_resumed_twice(tmp_path: Path) -> None:
         second = subprocess.run(resume, capture_output=True, text=True, timeout=POLL_LIMIT_S)
         assert second.returncode == 2
         assert f"is being played by process {proc.pid}" in second.stderr
-        assert done(db) < 2
+        assert done(db) == 0
         proc.send_signal(signal.SIGKILL)
     with started(resume, log) as proc:  # the killed runner no longer counts
         wait_until(proc, lambda: runner_pid(db) == proc.pid, log)
+    gate.release()
 
 
 @pytest.fixture(autouse=True)

@@ -28,6 +28,9 @@ from bot_arena.db.tournaments import get_tournament
 from tests.arena.test_leaderboard_db import Filler, ref
 from tests.db.dbtest import BACKENDS, database
 
+# generated databases on both backends: about a second a test
+pytestmark = pytest.mark.slow
+
 BOTS = ["a", "b", "c", "d"]
 FAULTS = [None, None, None, Termination.TIMEOUT, Termination.CRASH]
 

@@ -21,6 +21,9 @@ from bot_arena.db.session import make_engine, session_factory
 from tests.arena.test_leaderboard_db import Filler, ref
 from tests.db.dbtest import BACKENDS, database
 
+# generated tournaments on both backends: seconds a test
+pytestmark = pytest.mark.slow
+
 NAMES = ["a", "b", "c", "z"]  # z never plays: listed all the same
 played = st.lists(
     st.tuples(

@@ -14,8 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.server.conftest import FLAKY_BOT, GOOD_BOT, UPLOADS_PER_HOUR, Served
+
+# a real server process, uploads validated by games: about a second a test
+pytestmark = pytest.mark.slow
 
 HOSTILE = "<script>alert(1)</script>"
 

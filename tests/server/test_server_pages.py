@@ -11,8 +11,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import httpx
+import pytest
 
 from tests.server.conftest import GOOD_BOT, PASSWORD, Served
+
+# a real server process, and sign-ins that hash passwords on purpose slowly: seconds a test
+pytestmark = pytest.mark.slow
 
 SIGNED_IN = re.compile(r'name="csrf" value="([^"]+)"')
 

@@ -11,10 +11,14 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from bot_arena.arena.api import accounts
 from bot_arena.db.session import make_engine, session_factory
 from tests.server.conftest import start
+
+# each test runs arena commands and servers as processes: seconds a test
+pytestmark = pytest.mark.slow
 
 ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 #: run ``arena`` as if the server's packages were not installed
