@@ -206,12 +206,12 @@ def play_command(
     confinement = confinement.for_bots(names)
     if show is None:
         show = not as_json
-    warn_unconfined(confinement)
     with BotPool(limits, sandbox=confinement.settings) as pool:
         # an xboard engine without setboard and a FEN start: refused before the game
         starts = [((), position)]
         checks.check_setboard(refs, game, starts, lambda: contextlib.nullcontext(pool))
         factory = None if no_save else open_writable_db(db)  # before the game, not after it
+        warn_unconfined(confinement)  # after the refusals: a refused command says one line
         on_move = None
         if show and not as_json:
             humans = [i for i, ref in enumerate(refs) if ref.kind == HUMAN]
