@@ -225,11 +225,35 @@ def drop_open_of(db: Db, tournament_id: int, version_ids: Sequence[int]) -> int:
             .distinct()
         )
     ]
+    _delete(db, ids)
+    return len(ids)
+
+
+def drop_unplayed(db: Db, tournament_id: int, match_ids: Sequence[int]) -> list[int]:
+    """Delete those of ``match_ids`` that are the ladder's and still to play, with their
+    seats; their ids. Only matches the caller holds in its line, sent to nobody (a match put
+    back in line after its worker failed may be marked running)."""
+    if not match_ids:
+        return []
+    ids = [
+        int(row[0])
+        for row in db.execute(
+            select(Match.id).where(
+                Match.tournament_id == tournament_id,
+                Match.status.in_(OPEN),
+                Match.id.in_(list(match_ids)),
+            )
+        )
+    ]
+    _delete(db, ids)
+    return ids
+
+
+def _delete(db: Db, ids: Sequence[int]) -> None:
     if ids:
         db.execute(delete(Move).where(Move.match_id.in_(ids)))
         db.execute(delete(Seat).where(Seat.match_id.in_(ids)))
         db.execute(delete(Match).where(Match.id.in_(ids)))
-    return len(ids)
 
 
 def match_counts(db: Db, tournament_id: int) -> dict[str, int]:

@@ -45,27 +45,30 @@ class Batch:
     openings: int
 
 
+@dataclass(frozen=True)
+class Making:
+    """What a maker needs of its tournament, read once by the runner (``Runner._maker_fields``)."""
+
+    game: Game[Any, Any]
+    tournament_id: int
+    settings: dict[str, Any]
+    seed: int
+    time_control: dict[str, Any]
+    book: Sequence[Opening] = ()  # in the order pairs take it (``book.ordered_book``)
+
+
 class Maker:
     """Stores what a director adds and turns it into jobs for the runner."""
 
-    def __init__(
-        self,
-        director: Director,
-        game: Game[Any, Any],
-        tournament_id: int,
-        settings: dict[str, Any],
-        seed: int,
-        time_control: dict[str, Any],
-        book: Sequence[Opening] = (),
-    ) -> None:
+    def __init__(self, director: Director, making: Making) -> None:
         self.director = director
-        self.game = game
-        self.tournament_id = tournament_id
-        self.seed = seed
-        self.time_control = time_control
-        self.book = list(book)  # in the order pairs take it (``book.ordered_book``)
-        self.plies = int(settings.get("opening_plies", 0))
-        made = settings.get(MADE, {})
+        self.game = making.game
+        self.tournament_id = making.tournament_id
+        self.seed = making.seed
+        self.time_control = making.time_control
+        self.book = list(making.book)
+        self.plies = int(making.settings.get("opening_plies", 0))
+        made = making.settings.get(MADE, {})
         self.matches = int(made.get("matches", 0))
         self.openings = int(made.get("openings", 0))
 

@@ -8,8 +8,12 @@ over the field as it stood when the stretch began. After each write the ladder's
 (``LadderMaker``) stores the faults in a row (suspending who reached the limit), reads the
 field's revision (``db.ladders``) in the same transaction, and:
 
-- an entrant retired or suspended gets no new game from that write on (its games made before
-  are played);
+- an entrant retired or suspended gets no new game from that write on; and no game of it
+  starts once its retirement is stored: a ladder's workers hold only the match they play, and
+  before a match leaves the line to be played the field's revision is read (``_gate``), the
+  matches made ahead for an entrant that no longer plays then deleted, as an SPRT that has
+  decided drops the ones it no longer needs (the games in play when it was stored are played
+  and kept);
 - an entrant added ends the stretch: nothing more is made, the games in play are played and
   stored, and the next stretch starts with the new field (a new entrant gets games within the
   time its field's games in play take);
@@ -32,18 +36,18 @@ from sqlalchemy import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena.arena.match.record import MatchRecord
-from bot_arena.arena.tournament.create import load_tournament, this_host, tournament_book
+from bot_arena.arena.tournament.create import load_tournament, this_host
 from bot_arena.arena.tournament.directors.base import Director
 from bot_arena.arena.tournament.directors.ladder import LadderDirector
-from bot_arena.arena.tournament.dynamic import Maker
+from bot_arena.arena.tournament.dynamic import Maker, Making
 from bot_arena.arena.tournament.heartbeat import Heartbeat
-from bot_arena.arena.tournament.job import Job
+from bot_arena.arena.tournament.job import Job, Plan
+from bot_arena.arena.tournament.progress import Progress
+from bot_arena.arena.tournament.run_state import RunState
 from bot_arena.arena.tournament.runner import Runner
 from bot_arena.db import ladders
 from bot_arena.db import tournaments as stored
-from bot_arena.db.models import Tournament
 from bot_arena.db.writer import MatchWriter
-from bot_arena.games.base import Game
 
 if TYPE_CHECKING:
     from bot_arena.arena.match.botref import BotRef
@@ -84,8 +88,8 @@ class LadderMaker(Maker):
     """A ladder's maker: besides storing what the director adds, it keeps the field current
     (see the module) in the transaction of each write."""
 
-    def __init__(self, director: LadderDirector, stretch: Stretch, *args: Any) -> None:
-        super().__init__(director, *args)
+    def __init__(self, director: LadderDirector, stretch: Stretch, making: Making) -> None:
+        super().__init__(director, making)
         self.ladder = director
         self.stretch = stretch
         director.active = list(stretch.active)
@@ -130,24 +134,49 @@ class LadderMaker(Maker):
 
 
 class LadderRunner(Runner):
-    """The tournament runner over one stretch of a ladder."""
+    """The tournament runner over one stretch of a ladder. Its workers hold one match at a
+    time, and before any match leaves the line to be played the field's revision is read
+    (``_gate``): so once a retirement (or a suspension) is stored, the entrant's made matches
+    are dropped, not started."""
 
     def __init__(self, stretch: Stretch, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.stretch = stretch
+        self._gate_revision = stretch.revision
 
-    def _maker(self, director: Director, game: Game[Any, Any], tournament: Tournament) -> Maker:
+    def _state(self, plan: Plan, jobs: list[Job], progress: Progress) -> RunState:
+        state = super()._state(plan, jobs, progress)
+        state.gate = lambda: self._gate(state)
+        state.most_queued = 1
+        return state
+
+    def _gate(self, state: RunState) -> None:
+        """The field read again (one small read while it has not changed); the matches in
+        line that seat an entrant no longer active are taken out of it and deleted (sent to
+        nobody), and the director forgets them."""
+        tid = self.stretch.tournament_id
+        with self.factory() as session:
+            if ladders.revision(session, tid) == self._gate_revision:
+                return
+        with self.factory.begin() as session:
+            self._gate_revision = ladders.revision(session, tid, lock=True)
+            found = ladders.entrants(session, tid)[: self.stretch.size]
+            gone = {e.position for e in found if e.status != "active"}
+            dropped = [j for j in state.todo if gone.intersection(j.seats)]
+            if not dropped:
+                return
+            ids = ladders.drop_unplayed(session, tid, [j.match_id for j in dropped])
+        deleted = set(ids)
+        kept = [j for j in state.todo if j.match_id not in deleted]
+        state.todo.clear()
+        state.todo.extend(kept)
+        if isinstance(self.maker, LadderMaker):
+            self.maker.ladder.dropped(ids)
+            self.maker.ladder.active = [p for p in self.maker.ladder.active if p not in gone]
+
+    def _maker(self, director: Director, making: Making) -> Maker:
         assert isinstance(director, LadderDirector)
-        return LadderMaker(
-            director,
-            self.stretch,
-            game,
-            self.tournament_id,
-            dict(tournament.settings),
-            tournament.seed,
-            dict(tournament.time_control),
-            tournament_book(game, tournament),
-        )
+        return LadderMaker(director, self.stretch, making)
 
 
 @dataclass

@@ -5,6 +5,7 @@ and its output (``runner.py`` makes it; ``serial_loop.py``, ``worker_loop.py`` a
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,20 @@ class RunState:
     todo: deque[Job]
     out: Outcome
     progress: Progress
+    #: Called before matches leave ``todo`` to be played (a ladder reads its field again and
+    #: drops the matches of entrants that no longer play: ``tournament/ladder.py``).
+    gate: Callable[[], None] | None = None
+    #: The most matches a worker holds (None: as its pace asks). A ladder's workers hold the
+    #: match they play and no other, so none waits in a worker for a bot retired meanwhile.
+    most_queued: int | None = None
+
+    def take(self, count: int) -> list[Job]:
+        """Up to ``count`` matches from the line, to be played now (after the gate)."""
+        if count <= 0 or not self.todo:
+            return []
+        if self.gate is not None:
+            self.gate()
+        return [self.todo.popleft() for _ in range(min(count, len(self.todo)))]
 
     def fail(self, text: str) -> None:
         """A match left to resume: noted in the outcome and said in the run's output."""

@@ -44,7 +44,7 @@ from bot_arena.arena.tournament.create import load_tournament, this_host, tourna
 from bot_arena.arena.tournament.directors import director_for, played
 from bot_arena.arena.tournament.directors.base import Director
 from bot_arena.arena.tournament.dynamic import Batch as Made
-from bot_arena.arena.tournament.dynamic import Maker
+from bot_arena.arena.tournament.dynamic import Maker, Making
 from bot_arena.arena.tournament.group_commit import GROUP_MAX, Batch, GroupCommit
 from bot_arena.arena.tournament.heartbeat import Heartbeat
 from bot_arena.arena.tournament.incidents import Incidents
@@ -394,7 +394,7 @@ class Runner:
         if director is None:
             return jobs
         game = games.get(plan.game, **plan.params)
-        self.maker = self._maker(director, game, tournament)
+        self.maker = self._maker(director, self._maker_fields(game, tournament))
         # the director reads each group's results before it adds matches: stored, or as they
         # are handed to the writer thread (``Director.eager``)
         self.commits.in_step = not director.eager
@@ -404,10 +404,9 @@ class Runner:
         conn = session.connection()
         return jobs + self.maker.make(conn, writer_for(conn), self.version_ids, self._ahead())
 
-    def _maker(self, director: Director, game: Game[Any, Any], tournament: Tournament) -> Maker:
-        """What stores the matches ``director`` adds (a ladder's own keeps its field too)."""
-        return Maker(
-            director,
+    def _maker_fields(self, game: Game[Any, Any], tournament: Tournament) -> Making:
+        """What a maker needs of ``tournament``: the one list of its fields."""
+        return Making(
             game,
             self.tournament_id,
             dict(tournament.settings),
@@ -415,6 +414,10 @@ class Runner:
             dict(tournament.time_control),
             tournament_book(game, tournament),
         )
+
+    def _maker(self, director: Director, making: Making) -> Maker:
+        """What stores the matches ``director`` adds (a ladder's own keeps its field too)."""
+        return Maker(director, making)
 
     def _ahead(self) -> int:
         """How many matches a director should keep made and not played: ``PREFETCH + 1`` a

@@ -22,7 +22,10 @@ def play_serially(state: RunState, pool: BotPool, storing: Storing, recovery: Re
     """Play ``state.todo`` on ``pool`` (its bots started) until the line is empty or the run
     must stop (what is still to play is then dropped)."""
     plan, todo, commits = state.plan, state.todo, storing.commits
-    job = todo.popleft()
+    first = state.take(1)
+    if not first:
+        return
+    job = first[0]
     commits.claim(job)
     commits.flush_marks()
     while True:
@@ -36,7 +39,7 @@ def play_serially(state: RunState, pool: BotPool, storing: Storing, recovery: Re
             raise
         except Exception as exc:
             state.fail(f"match {job.match_id}: arena error: {type(exc).__name__}: {exc}")
-        following = todo.popleft() if todo else None
+        following = next(iter(state.take(1)), None)
         if following is not None:
             commits.claim(following)
         commits.collect()
@@ -47,8 +50,9 @@ def play_serially(state: RunState, pool: BotPool, storing: Storing, recovery: Re
             if storing.store(state):
                 return  # decided: what is still to play is dropped
             if following is None and todo:
-                following = todo.popleft()
-                commits.claim(following)
+                following = next(iter(state.take(1)), None)
+                if following is not None:
+                    commits.claim(following)
         if following is None:
             return
         job = following

@@ -177,7 +177,9 @@ class WorkerLoop:
         if not worker.queue:  # idle until now: its pace counts from this match on
             self.pacing.resumed(worker)
         depth = self.pacing.depth(worker)
-        jobs = [todo.popleft() for _ in range(min(len(todo), depth - len(worker.queue)))]
+        if self.state.most_queued is not None:
+            depth = min(depth, self.state.most_queued)
+        jobs = self.state.take(depth - len(worker.queue))
         for job in jobs:
             self.commits.claim(job)
         if jobs:

@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -255,3 +256,66 @@ def test_bad_input_is_one_line_exit_2_and_nothing_is_stored(tmp_path: Path) -> N
     ok(arena(db, "ladder", "retire", "club", "random"))
     one_line_error(arena(db, "ladder", "retire", "club", "random"), "retired already")
     one_line_error(arena(db, "tournament", "resume", "1"), "is a ladder")
+
+
+def test_a_retired_bot_starts_no_game_after_its_retirement_is_stored(
+    tmp_path: Path,
+) -> None:
+    """Games that take a while (a bot's move takes 0.2 s), two jobs, and matches made ahead
+    for several games of each: once ``retire`` has stored the retirement, the retired bot's
+    matches made ahead are dropped, not played (before, they were played after it); the
+    others play on."""
+    db = Db(f"sqlite:///{tmp_path / 'arena.db'}")
+    bots = []
+    for name in ("slow_a", "slow_b", "slow_c"):
+        path = tmp_path / f"{name}.py"
+        path.write_text(
+            "import time\n\n\ndef choose_move(game, state, budget):\n"
+            "    time.sleep(0.2)\n    return game.legal_moves(state)[0]\n"
+        )
+        bots.append(str(path))
+    ok(
+        arena(db, "ladder", "create", "club", "--game", "tictactoe", "--seed", "5",
+              "--move-time", "2")
+    )  # fmt: skip
+    ok(arena(db, "ladder", "add", "club", *bots, "--sandbox", "off"))
+    log = tmp_path / "run.log"
+    with background(db, log, "club", "--jobs", "2", "--sandbox", "off") as run:
+        assert wait_for(lambda: games_of(db, "slow_a") >= 1, LIMIT_S, run, log), log.read_text()
+        # the retirement from another process; the moment it is stored is when this test
+        # first reads it (polling), which may be a little after it, never before
+        retire = subprocess.Popen(
+            [sys.executable, "-m", "bot_arena.arena.cli.app", "ladder", "retire", "club",
+             "slow_a", "--db", db.url],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        status = "SELECT status FROM ladder_entrants WHERE position = 0"  # slow_a, added first
+
+        def stored() -> bool:
+            rows = db.query(status)
+            return bool(rows) and rows[0][0] == "retired"
+
+        assert wait_for(stored, LIMIT_S, run, log)
+        retired = datetime.now(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+        _, err = retire.communicate(timeout=LIMIT_S)
+        assert retire.returncode == 0, err
+
+        def others_played_on() -> bool:
+            return (
+                count(
+                    db,
+                    f"SELECT count(*) FROM matches WHERE status = 'done' AND started > '{retired}'",
+                )
+                >= 4
+            )
+
+        assert wait_for(others_played_on, LIMIT_S, run, log), log.read_text()
+        seated = (
+            "FROM matches m JOIN seats s ON s.match_id = m.id JOIN bot_versions v "
+            "ON v.id = s.bot_version_id JOIN bots b ON b.id = v.bot_id WHERE b.name = 'slow_a'"
+        )
+        # no game of the retired bot began after its retirement was stored ...
+        assert count(db, f"SELECT count(*) {seated} AND m.started > '{retired}'") == 0
+        # ... and none is left to play: the matches made for it ahead were dropped
+        assert count(db, f"SELECT count(*) {seated} AND m.status <> 'done'") == 0
+        assert games_of(db, "slow_a") >= 1  # its results stay

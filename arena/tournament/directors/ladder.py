@@ -69,6 +69,15 @@ class LadderDirector(Director):
             self._points[b, a] += match.scores[1]
             self._counted += 1
 
+    def dropped(self, match_ids: Sequence[int]) -> None:
+        """Matches made and never played were deleted (their entrant no longer plays)."""
+        for match_id in match_ids:
+            match = self.matches.get(match_id)
+            if match is not None and match.scores is None:
+                del self.matches[match_id]
+                self._in_play.pop(match_id, None)
+                self._open -= 1
+
     def fitted(self) -> LadderModel:
         """The fit over the done games, from the prior's start (a function of the totals, so
         kept until a result comes: ``stable`` and ``pairs`` of one write share it). Read it,
