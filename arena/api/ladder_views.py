@@ -131,6 +131,12 @@ class StandingsCache:
             return None
         return found[1]
 
+    def forget(self, name: str) -> None:
+        """A change this process made to the ladder ``name`` (an entrant added, suspended):
+        its next read checks the key, so its maker sees the change at once, not a poll later."""
+        with self._lock:
+            self._recent.pop(name, None)
+
     def get(
         self, session: Session, row: LadderRow, make: Callable[[Session, LadderRow], Any]
     ) -> Any:

@@ -103,6 +103,7 @@ def suspend_bot(state: ServerState, ladder: str, bot: str, suspended: bool) -> d
     from bot_arena.arena.api.ladders import ladder_suspend
 
     changed = _blocking(lambda: ladder_suspend(ladder, bot, suspended, db=state.settings.db))
+    state.standings.forget(ladder)
     status = "suspended" if suspended else "active"
     return {"ladder": ladder, "entrants": [{"name": n, "status": status} for n in changed]}
 

@@ -141,6 +141,7 @@ async def post_bot(request: Request) -> JSONResponse:
     rules = await run_in_threadpool(_rules, state, _name(request))
     upload = await _receive(request, user, rules)
     answer = await run_in_threadpool(uploads.store, state, user, upload, _enter(rules))
+    state.standings.forget(rules.name)
     return JSONResponse(answer, status_code=201)
 
 
@@ -194,6 +195,7 @@ async def upload_page(request: Request) -> Response:
     auth.check_csrf(seen, sent.csrf)
     try:
         await run_in_threadpool(uploads.store, state, seen.user, sent, _enter(rules))
+        state.standings.forget(rules.name)
     except ApiError as exc:
         if exc.status not in (400, 403):
             raise

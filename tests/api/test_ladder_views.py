@@ -107,3 +107,22 @@ def test_recent_answers_are_handed_out_for_max_age_only(factory: Any) -> None:
     with sessions() as session:
         fresh = cache.get(session, row, ladder_views.standings)
     assert fresh is not first and cache.fits == 2
+
+
+def test_a_change_made_here_is_read_at_once(factory: Any) -> None:
+    """The server forgets a ladder's recent answer when it changes the ladder itself (an
+    upload entered, an entrant suspended): its next read checks the key, within max_age."""
+    db, sessions = factory
+    now = [100.0]
+    cache = StandingsCache(max_age=1.0, clock=lambda: now[0])
+    with sessions() as session:
+        row = ladder_views.find(session, "club")
+        first = cache.get(session, row, ladder_views.standings)
+    ladder_retire("club", "random", db=db)
+    cache.forget("other")  # another ladder's change leaves this one's answer
+    assert cache.recent("club") is first
+    cache.forget("club")
+    assert cache.recent("club") is None  # no time has passed: the key is read again
+    with sessions() as session:
+        fresh = cache.get(session, row, ladder_views.standings)
+    assert fresh is not first and cache.fits == 2
