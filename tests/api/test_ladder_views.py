@@ -5,6 +5,7 @@ once fit once."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -126,3 +127,25 @@ def test_a_change_made_here_is_read_at_once(factory: Any) -> None:
     with sessions() as session:
         fresh = cache.get(session, row, ladder_views.standings)
     assert fresh is not first and cache.fits == 2
+
+
+def test_the_standings_carry_the_leaderboards_rows(factory: Any, tmp_path: Path) -> None:
+    """``leaderboard`` is what ``arena leaderboard --tournament ID --json`` prints for the
+    ladder (issue 31: the standings' rows as the leaderboard's); none before any game."""
+    from tests.inprocess import run
+
+    db, sessions = factory
+    with sessions() as session:
+        row = ladder_views.find(session, "club")
+        view = ladder_views.standings(session, row)
+    printed = run(
+        "leaderboard", "--db", db, "--tournament", str(row.tournament_id), "--json", cwd=tmp_path
+    )
+    assert printed.returncode == 0, printed.stderr
+    assert view["leaderboard"] == json.loads(printed.stdout) != []
+    ladder_create("empty", "tictactoe", db=db)
+    with sessions() as session:
+        assert (
+            ladder_views.standings(session, ladder_views.find(session, "empty"))["leaderboard"]
+            == []
+        )
