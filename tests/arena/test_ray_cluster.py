@@ -552,6 +552,41 @@ def test_a_confined_bot_cannot_reach_the_cluster(cluster: Cluster, db: Db) -> No
     assert faults == []
 
 
+def test_a_ladder_on_the_cluster_plays_and_stores_each_game_once(
+    two_nodes: Cluster, db: Db
+) -> None:
+    """``ladder run --executor ray``: the ladder's games are played by the cluster's actors
+    (both nodes'), each stored once with its two seats, and its standings count them."""
+    created = arena(
+        "ladder", "create", "club", "--game", "connect4", "--seed", "5", "--move-time", "5",
+        "--db", db.url,
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    field = ["alphabeta:depth=2", "random:seed=1", "random:seed=2"]  # quick games
+    added = arena("ladder", "add", "club", *field, "--db", db.url)
+    assert added.returncode == 0, added.stderr
+    run = arena(
+        "ladder", "run", "club", "--executor", "ray", "--ray-address", two_nodes.address,
+        "--until-games", "8", "--db", db.url,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "ray: 2 nodes, 2 actors" in run.stderr
+    shown = json.loads(arena("ladder", "show", "club", "--json", "--db", db.url).stdout)
+    total = shown["games"]
+    assert total >= 8 and shown["in_play"] == 0
+    stored_once(db, shown["id"], total)
+    assert sum(row["games"] for row in shown["standings"]) == 2 * total
+    # run again: it goes on from where it stood, nothing played twice
+    again = arena(
+        "ladder", "run", "club", "--executor", "ray", "--ray-address", two_nodes.address,
+        "--until-games", str(total + 4), "--db", db.url,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    more = json.loads(arena("ladder", "show", "club", "--json", "--db", db.url).stdout)
+    assert more["games"] >= total + 4
+    stored_once(db, shown["id"], more["games"])
+
+
 def test_when_the_cluster_goes_away_the_run_stops_in_one_line_and_resumes_later(
     cluster: Cluster, db: Db, tmp_path: Path
 ) -> None:
@@ -593,38 +628,3 @@ def test_when_the_cluster_goes_away_the_run_stops_in_one_line_and_resumes_later(
     stored_once(db, tid, 60)
     after = dict(db.query(f"SELECT id, final_position FROM matches WHERE tournament_id = {tid}"))
     assert all(after[m] == final for m, final in done.items())
-
-
-def test_a_ladder_on_the_cluster_plays_and_stores_each_game_once(
-    two_nodes: Cluster, db: Db
-) -> None:
-    """``ladder run --executor ray``: the ladder's games are played by the cluster's actors
-    (both nodes'), each stored once with its two seats, and its standings count them."""
-    created = arena(
-        "ladder", "create", "club", "--game", "connect4", "--seed", "5", "--move-time", "5",
-        "--db", db.url,
-    )  # fmt: skip
-    assert created.returncode == 0, created.stderr
-    field = ["alphabeta:depth=2", "random:seed=1", "random:seed=2"]  # quick games
-    added = arena("ladder", "add", "club", *field, "--db", db.url)
-    assert added.returncode == 0, added.stderr
-    run = arena(
-        "ladder", "run", "club", "--executor", "ray", "--ray-address", two_nodes.address,
-        "--until-games", "8", "--db", db.url,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
-    assert "ray: 2 nodes, 2 actors" in run.stderr
-    shown = json.loads(arena("ladder", "show", "club", "--json", "--db", db.url).stdout)
-    total = shown["games"]
-    assert total >= 8 and shown["in_play"] == 0
-    stored_once(db, shown["id"], total)
-    assert sum(row["games"] for row in shown["standings"]) == 2 * total
-    # run again: it goes on from where it stood, nothing played twice
-    again = arena(
-        "ladder", "run", "club", "--executor", "ray", "--ray-address", two_nodes.address,
-        "--until-games", str(total + 4), "--db", db.url,
-    )  # fmt: skip
-    assert again.returncode == 0, again.stderr
-    more = json.loads(arena("ladder", "show", "club", "--json", "--db", db.url).stdout)
-    assert more["games"] >= total + 4
-    stored_once(db, shown["id"], more["games"])
