@@ -241,6 +241,22 @@ def _first_line(exc: BaseException) -> str:
     return text[0][:200] if text else type(exc).__name__
 
 
+def _silent(address: str | None, timeout: float = 5.0) -> str | None:
+    """Why nothing answers at a ``host:port`` cluster address (its control store), or None
+    when something does, or when the address is of another form (``auto``, ``ray://``, none:
+    Ray resolves those itself)."""
+    if address is None or "://" in address:
+        return None
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        return None
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            return None
+    except OSError as exc:
+        return f"nothing answers there ({exc.strerror or type(exc).__name__})"
+
+
 class RayExecutor:
     """Ray actors as the run's workers. ``address``: a cluster's (``auto``: the one this machine
     belongs to), or None to start a local Ray for a try-out; ``$ARENA_RAY_ADDRESS`` when not
@@ -255,6 +271,9 @@ class RayExecutor:
         except ImportError:
             raise ClusterError(f"--executor ray needs Ray: {INSTALL}") from None
         self.address = address or os.environ.get(ADDRESS_ENV) or None
+        refused = _silent(self.address)
+        if refused is not None:  # ray.init would retry a dead address for minutes
+            raise ClusterError(f"cannot join the Ray cluster at {self.address}: {refused}")
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         try:
             ray.init(
