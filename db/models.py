@@ -398,7 +398,7 @@ class WebSession(Base):
 
 
 class RateEvent(Base):
-    """An attempt a limit of ``arena serve`` counted (0014): ``kind`` names the limit
+    """An attempt a limit of ``arena serve`` counted (0013): ``kind`` names the limit
     (``upload``: by user id, ``signin``: by name), ``key`` what it counts by. Kept in the
     database so a restart does not reset the counts (``db/ratelimit.py``)."""
 

@@ -1,5 +1,5 @@
 """The SQL of ``arena serve``'s rate limits: the attempts each limit counted, by key, with
-their times (table ``rate_events``, 0014). The rule (how many in which window) is the
+their times (table ``rate_events``, 0013). The rule (how many in which window) is the
 server's (``arena/server/ratelimit.py``); this module only counts and writes rows."""
 
 from __future__ import annotations

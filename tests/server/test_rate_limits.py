@@ -1,4 +1,4 @@
-"""The server's rate limits counted in the database (``rate_events``, 0014): the sliding
+"""The server's rate limits counted in the database (``rate_events``, 0013): the sliding
 window on SQLite and PostgreSQL, and a 429 that a restart of ``arena serve`` (even a kill -9)
 does not lift."""
 

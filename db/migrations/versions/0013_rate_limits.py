@@ -1,6 +1,6 @@
 """rate limits that survive a restart of ``arena serve`` (issue 31)
 
-Revision ID: 0014
+Revision ID: 0013
 Revises: 0012
 Create Date: 2026-11-27
 
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0014"
+revision: str = "0013"
 down_revision: str | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

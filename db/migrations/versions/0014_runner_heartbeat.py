@@ -1,7 +1,7 @@
 """runner heartbeat: a tournament's runner refreshes a time stamp while it runs (issue 32)
 
-Revision ID: 0016
-Revises: 0014
+Revision ID: 0014
+Revises: 0013
 Create Date: 2026-11-27
 
 ``tournaments.heartbeat`` (UTC, NULL when no runner plays it): written by the runner when it
@@ -21,8 +21,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0016"
-down_revision: str | None = "0014"
+revision: str = "0014"
+down_revision: str | None = "0013"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
