@@ -2,7 +2,7 @@
 ladder's standings and the API while the server plays the ladder, against the same ladder
 with no readers in the same run.
 
-    python bench/serve.py [--clients 200] [--seconds 10] [--rounds 2]
+    python bench/serve.py [--clients 200] [--seconds 10] [--rounds 2] [--interval 0]
 
 A ladder of tictactoe bots (built-in, so every game is short) is made in a fresh SQLite
 database and ``arena serve --jobs 1`` is started on a free loopback port: it plays the ladder
@@ -79,7 +79,9 @@ def games_per_s(db: Path, seconds: float) -> float:
     return (done(db) - before) / (time.perf_counter() - start)
 
 
-async def _readers(url: str, clients: int, seconds: float) -> dict[str, list[float]]:
+async def _readers(
+    url: str, clients: int, seconds: float, interval: float
+) -> dict[str, list[float]]:
     found: dict[str, list[float]] = {path: [] for path, _ in ROUTES}
     failed: list[str] = []
     paths = [p for p, w in ROUTES for _ in range(w)]
@@ -89,6 +91,7 @@ async def _readers(url: str, clients: int, seconds: float) -> dict[str, list[flo
 
         async def reader(seed: int) -> None:
             pick = random.Random(seed)
+            await asyncio.sleep(pick.uniform(0.0, interval))  # readers' polls spread out
             while time.monotonic() < stop:
                 path = pick.choice(paths)
                 start = time.perf_counter()
@@ -100,6 +103,7 @@ async def _readers(url: str, clients: int, seconds: float) -> dict[str, list[flo
                 found[path].append(time.perf_counter() - start)
                 if answer.status_code != 200:
                     failed.append(f"{path}: {answer.status_code} {answer.text[:100]}")
+                await asyncio.sleep(max(0.0, interval - (time.perf_counter() - start)))
 
         await asyncio.gather(*(reader(i) for i in range(clients)))
     if failed:
@@ -108,12 +112,12 @@ async def _readers(url: str, clients: int, seconds: float) -> dict[str, list[flo
 
 
 def loaded(
-    url: str, db: Path, clients: int, seconds: float
+    url: str, db: Path, clients: int, seconds: float, interval: float = 0.0
 ) -> tuple[dict[str, list[float]], float]:
     """Latencies by route under ``clients`` readers for ``seconds``, and the games a second
     stored meanwhile."""
     before, start = done(db), time.perf_counter()
-    found = asyncio.run(_readers(url, clients, seconds))
+    found = asyncio.run(_readers(url, clients, seconds, interval))
     return found, (done(db) - before) / (time.perf_counter() - start)
 
 
@@ -196,6 +200,13 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=0.0,
+        help="seconds between one client's requests (0: at once, a closed loop; 2: as the "
+        "ladder page polls)",
+    )
     args = parser.parse_args()
     if not 1 <= args.clients <= MAX_CLIENTS:
         parser.error(f"--clients: give 1 to {MAX_CLIENTS}")
@@ -203,6 +214,8 @@ def main() -> None:
         parser.error(f"--seconds: give more than 0, at most {MAX_SECONDS}")
     if not 1 <= args.rounds <= 10:
         parser.error("--rounds: give 1 to 10")
+    if not 0 <= args.interval <= args.seconds:
+        parser.error("--interval: give 0 to --seconds")
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
         folder = Path(tmp)
         db = folder / "arena.db"
@@ -223,7 +236,7 @@ def main() -> None:
             for _ in range(args.rounds):
                 quiet.append(games_per_s(db, args.seconds))
                 cpu_before, wall_before = cpu_s(process.pid), time.perf_counter()
-                latencies, rate = loaded(url, db, args.clients, args.seconds)
+                latencies, rate = loaded(url, db, args.clients, args.seconds, args.interval)
                 cpu += cpu_s(process.pid) - cpu_before
                 wall += time.perf_counter() - wall_before
                 busy.append(rate)
@@ -253,7 +266,8 @@ def main() -> None:
     print("one client, in a row (server CPU a request, against /api/health):")
     for path, cost in alone.items():
         print(f"  {path:32} {ms(cost)}  x{cost / alone['/api/health']:.2f}")
-    print(f"{args.clients} clients, {args.rounds} x {args.seconds:.0f} s loaded:")
+    every = f", each every {args.interval:g} s" if args.interval else ", each asking at once"
+    print(f"{args.clients} clients{every}, {args.rounds} x {args.seconds:.0f} s loaded:")
     for path, values in found.items():
         q = statistics.quantiles(values, n=100)
         print(

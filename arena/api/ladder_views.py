@@ -129,6 +129,7 @@ class StandingsCache:
     def __init__(self, max_age: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._entries: dict[int, _Entry] = {}
         self._recent: dict[str, tuple[float, Any]] = {}  # by ladder name: (key read at, answer)
+        self._reading: set[str] = set()  # ladders a reader is reading afresh (``claim``)
         self._lock = threading.Lock()
         self._max_age, self._clock = max_age, clock
         self.fits = 0  # how many times ``make`` ran (read by tests and the bench)
@@ -140,6 +141,22 @@ class StandingsCache:
         if found is None or self._clock() - found[0] >= self._max_age:
             return None
         return found[1]
+
+    def claim(self, name: str) -> Any | None:
+        """Whether this reader should read the ladder ``name`` afresh: None, and it is claimed
+        (``release`` when done), unless another reader is doing so already; then the answer
+        read last, which this reader hands out instead of queueing for the database (under
+        many readers, one reads and the rest answer at once; none waits on a busy pool)."""
+        with self._lock:
+            last = self._recent.get(name)
+            if name in self._reading and last is not None:
+                return last[1]
+            self._reading.add(name)
+            return None
+
+    def release(self, name: str) -> None:
+        with self._lock:
+            self._reading.discard(name)
 
     def forget(self, name: str) -> None:
         """A change this process made to the ladder ``name`` (an entrant added, suspended):

@@ -87,10 +87,15 @@ async def _standings(state: ServerState, name: str) -> str:
     recent = state.standings.recent(name)
     if isinstance(recent, str):
         return recent
+    last = state.standings.claim(name)
+    if isinstance(last, str):  # another reader is reading them afresh: the last answer
+        return last
     try:
         return await run_in_threadpool(standings_text, state, name)
     except PoolTimeout:
         raise ApiError(503, "the server is busy: try again") from None
+    finally:
+        state.standings.release(name)
 
 
 async def get_ladders(request: Request) -> JSONResponse:

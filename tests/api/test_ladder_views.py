@@ -149,3 +149,22 @@ def test_the_standings_carry_the_leaderboards_rows(factory: Any, tmp_path: Path)
             ladder_views.standings(session, ladder_views.find(session, "empty"))["leaderboard"]
             == []
         )
+
+
+def test_while_one_reader_reads_afresh_the_others_get_the_last_answer(factory: Any) -> None:
+    """Under many readers only one goes to the database for a ladder at a time (the rest
+    would queue on the connection pool: bench/serve.py measured 4 requests a second)."""
+    _, sessions = factory
+    now = [100.0]
+    cache = StandingsCache(max_age=1.0, clock=lambda: now[0])
+    assert cache.claim("club") is None  # nothing read yet: this reader reads
+    with sessions() as session:
+        first = cache.get(session, ladder_views.find(session, "club"), ladder_views.standings)
+    cache.release("club")
+    now[0] += 2.0  # past max_age
+    assert cache.recent("club") is None
+    assert cache.claim("club") is None  # this reader reads afresh ...
+    assert cache.claim("club") is first  # ... the others answer with the last read meanwhile
+    assert cache.claim("other") is None  # another ladder is claimed on its own
+    cache.release("club")
+    assert cache.claim("club") is None  # released: the next reader reads
