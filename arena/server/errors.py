@@ -48,7 +48,9 @@ async def http_error(request: Request, exc: Exception) -> Response:
 class InternalErrors:
     """ASGI middleware: a bug or a failure of the machine is logged here and answered with
     one line (never a traceback), inside the middleware that adds the security headers (a
-    handler for Exception would answer from Starlette's outermost layer, without them)."""
+    handler for Exception would answer from Starlette's outermost layer, without them). A
+    request no database connection came free for in the pool's time is 503 (the server is
+    busy), on every route."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -66,9 +68,15 @@ class InternalErrors:
 
         try:
             await self.app(scope, receive, watched)
-        except Exception:
+        except Exception as exc:
+            from sqlalchemy.exc import TimeoutError as PoolTimeout
+
             request = Request(scope)
-            log.exception("internal error on %s %s", request.method, request.url.path)
+            if isinstance(exc, PoolTimeout):  # no connection came free: busy, not a bug
+                status, message = 503, "the server is busy: try again"
+            else:
+                log.exception("internal error on %s %s", request.method, request.url.path)
+                status, message = 500, "internal error"
             if started:
                 raise  # the answer is under way: the server closes the connection
-            await _answer(request, 500, "internal error", {})(scope, receive, send)
+            await _answer(request, status, message, {})(scope, receive, send)

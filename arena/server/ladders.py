@@ -45,15 +45,20 @@ def _name(request: Request) -> str:
     return name
 
 
+def _row(session: Session, name: str) -> Any:
+    """The ladder ``name``'s row (404: no such ladder)."""
+    try:
+        return ladder_views.find(session, name)
+    except NoLadder as exc:
+        raise ApiError(404, str(exc)) from None
+
+
 def _rules(state: ServerState, name: str) -> Rules:
     """The ladder ``name``'s game and parameters (404: no such ladder). Blocking."""
     from bot_arena.db.models import Tournament
 
     with state.reads() as session:
-        try:
-            row = ladder_views.find(session, name)
-        except NoLadder as exc:
-            raise ApiError(404, str(exc)) from None
+        row = _row(session, name)
         tournament = session.get(Tournament, row.tournament_id)
         assert tournament is not None
         params = tuple(f"{k}={v}" for k, v in sorted(dict(tournament.params).items()))
@@ -69,21 +74,15 @@ def _standings_text(session: Session, row: Any) -> str:
 def standings_text(state: ServerState, name: str) -> str:
     """The ladder's standings as JSON text, from the cache (404: no such ladder). Blocking."""
     with state.reads() as session:
-        try:
-            row = ladder_views.find(session, name)
-        except NoLadder as exc:
-            raise ApiError(404, str(exc)) from None
-        text = state.standings.get(session, row, _standings_text)
+        text = state.standings.get(session, _row(session, name), _standings_text)
         assert isinstance(text, str)
         return text
 
 
 async def _standings(state: ServerState, name: str) -> str:
     """``standings_text``, or the answer whose key was read a moment ago (no thread, no
-    database: ``StandingsCache.recent``). A server so loaded that no database connection
-    came free in the pool's time answers 503, as a busy database does."""
-    from sqlalchemy.exc import TimeoutError as PoolTimeout
-
+    database: ``StandingsCache.recent``), or the last answer while another reader reads
+    afresh (``claim``). (No connection free in the pool's time: 503, ``InternalErrors``.)"""
     recent = state.standings.recent(name)
     if isinstance(recent, str):
         return recent
@@ -92,8 +91,6 @@ async def _standings(state: ServerState, name: str) -> str:
         return last
     try:
         return await run_in_threadpool(standings_text, state, name)
-    except PoolTimeout:
-        raise ApiError(503, "the server is busy: try again") from None
     finally:
         state.standings.release(name)
 

@@ -11,36 +11,24 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from sqlalchemy.orm import Session
 
 from bot_arena.arena.formats.csv_stored import csv_cells
-from bot_arena.arena.formats.export import ExportNotes, _chunked, csv_rows, export_text
-from bot_arena.arena.formats.json_rows import Canonical
+from bot_arena.arena.formats.export import _chunked, csv_rows
 from bot_arena.arena.match.botref import BotRef
 from bot_arena.arena.match.record import MatchRecord
-from bot_arena.db.exported import ExportFilter, exported_matches, stored_chunks
-from bot_arena.db.session import make_engine, session_factory
-from bot_arena.db.store import save_match
-from tests.arena.test_export_json_rows import one_match, records
+from bot_arena.db.exported import ExportFilter, exported_matches
+from tests.arena.test_export_json_rows import exported_both_ways, one_match, records, store_all
 from tests.arena.test_export_json_rows import url as url  # the fixture: both backends
 
 
 def both_ways(address: str) -> tuple[str, str, int]:
     """(the export's CSV, the record-based writer's, matches the stored-rows writer took)."""
-    engine = make_engine(address)
-    try:
-        with session_factory(engine)() as session:
-            where = ExportFilter()
-            fast = "".join(export_text("csv", session, where, ExportNotes(), str))
-            slow = "".join(_chunked(csv_rows(exported_matches(session, where))))
-            canonical = Canonical()
-            taken = sum(
-                csv_cells(row, chunk.seats[row[0]], chunk.moves[row[0]], canonical) is not None
-                for chunk in stored_chunks(session, where)
-                for row in chunk.matches
-            )
-    finally:
-        engine.dispose()
-    return fast, slow, taken
+
+    def by_records(session: Session, where: ExportFilter) -> str:
+        return "".join(_chunked(csv_rows(exported_matches(session, where))))
+
+    return exported_both_ways(address, "csv", by_records, csv_cells)
 
 
 @settings(
@@ -53,14 +41,7 @@ def both_ways(address: str) -> tuple[str, str, int]:
 def test_the_rows_csv_is_the_records_byte_for_byte(
     url: str, matches: list[tuple[MatchRecord, list[BotRef]]]
 ) -> None:
-    engine = make_engine(url)
-    try:
-        with session_factory(engine).begin() as session:
-            before = sum(1 for _ in exported_matches(session, ExportFilter()))
-            for record, refs in matches:
-                save_match(session, record, refs)
-    finally:
-        engine.dispose()
+    before = store_all(url, matches)
     fast, slow, taken = both_ways(url)
     assert fast == slow
     assert fast.count("\n") >= before + len(matches) + 1  # the header and a row a match at least

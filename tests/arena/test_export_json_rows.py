@@ -8,12 +8,13 @@ leaves the chunk to the record-based writer."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from sqlalchemy.orm import Session
 
 from bot_arena.arena.formats.export import ExportNotes, _record_dict, export_text, strict_text
 from bot_arena.arena.formats.json_rows import Canonical, match_json
@@ -91,25 +92,53 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield address
 
 
-def both_ways(address: str) -> tuple[str, str, int]:
-    """(the export's JSON Lines, the record-based writer's, matches the fast writer took)."""
+def exported_both_ways(
+    address: str,
+    fmt: str,
+    by_records: Callable[[Session, ExportFilter], str],
+    by_rows: Callable[..., object | None],
+) -> tuple[str, str, int]:
+    """(the export's text in ``fmt``, the record-based writer's (``by_records``), matches the
+    stored-rows writer (``by_rows``: None for a row it does not take) took)."""
     engine = make_engine(address)
     try:
         with session_factory(engine)() as session:
             where = ExportFilter()
-            fast = "".join(export_text("jsonl", session, where, ExportNotes(), str))
-            slow = "".join(
-                strict_text(_record_dict(m)) + "\n" for m in exported_matches(session, where)
-            )
+            fast = "".join(export_text(fmt, session, where, ExportNotes(), str))
+            slow = by_records(session, where)
             canonical = Canonical()
             taken = sum(
-                match_json(row, chunk.seats[row[0]], chunk.moves[row[0]], canonical) is not None
+                by_rows(row, chunk.seats[row[0]], chunk.moves[row[0]], canonical) is not None
                 for chunk in stored_chunks(session, where)
                 for row in chunk.matches
             )
     finally:
         engine.dispose()
     return fast, slow, taken
+
+
+def both_ways(address: str) -> tuple[str, str, int]:
+    """(the export's JSON Lines, the record-based writer's, matches the fast writer took)."""
+
+    def by_records(session: Session, where: ExportFilter) -> str:
+        return "".join(
+            strict_text(_record_dict(m)) + "\n" for m in exported_matches(session, where)
+        )
+
+    return exported_both_ways(address, "jsonl", by_records, match_json)
+
+
+def store_all(url: str, matches: list[tuple[MatchRecord, list[BotRef]]]) -> int:
+    """Store ``matches``; how many matches the database held before."""
+    engine = make_engine(url)
+    try:
+        with session_factory(engine).begin() as session:
+            before = sum(1 for _ in exported_matches(session, ExportFilter()))
+            for record, refs in matches:
+                save_match(session, record, refs)
+    finally:
+        engine.dispose()
+    return before
 
 
 @settings(
@@ -122,14 +151,7 @@ def both_ways(address: str) -> tuple[str, str, int]:
 def test_the_rows_json_is_the_records_byte_for_byte(
     url: str, matches: list[tuple[MatchRecord, list[BotRef]]], in_tournament: bool
 ) -> None:
-    engine = make_engine(url)
-    try:
-        with session_factory(engine).begin() as session:
-            before = sum(1 for _ in exported_matches(session, ExportFilter()))
-            for record, refs in matches:
-                save_match(session, record, refs)
-    finally:
-        engine.dispose()
+    before = store_all(url, matches)
     fast, slow, taken = both_ways(url)
     assert fast == slow
     assert taken == before + len(matches)  # every match of Bot Arena's shape took the fast way

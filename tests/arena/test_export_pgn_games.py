@@ -9,26 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import export_db
 import pytest
-from typer.testing import CliRunner
 
-from bot_arena.arena.cli.app import app
-
-FIXTURES = Path(__file__).parent / "fixtures" / "export"
-runner = CliRunner()
-
-
-@pytest.fixture(scope="module")
-def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("export") / "arena.db"
-    export_db.build(f"sqlite:///{path}")
-    return path
-
-
-def export(db: Path, *args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, ["export", "--db", str(db), *args])
-    return result.exit_code, result.stdout, result.stderr
+from tests.arena.test_export_stream import FIXTURES, export
+from tests.arena.test_export_stream import database as database  # the fixture: one built file
 
 
 def games_of(pgn: str, variant: str) -> str:
