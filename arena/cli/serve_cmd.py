@@ -74,6 +74,7 @@ def serve_command(
     import uvicorn
 
     from bot_arena.arena.server.app import create_app
+    from bot_arena.arena.server.scratch import sweep
     from bot_arena.arena.server.settings import ServerSettings
     from bot_arena.games.files import BOT
 
@@ -88,6 +89,7 @@ def serve_command(
         ladder_executor=executor or "local",
     )
     app = create_app(settings, reads, writes)
+    sweep()  # the upload folders dead servers left behind
     typer.echo(f"arena: serving http://{host}:{port}/", err=True)
     uvicorn.run(
         app,
