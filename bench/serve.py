@@ -128,6 +128,7 @@ class Stored:
         import threading
 
         self.db, self.at, self.stop = db, dict[int, float](), threading.Event()
+        self.oldest: list[float] = []  # each event's latency from the first game it newly holds
         self.thread = threading.Thread(target=self._poll, daemon=True)
 
     def _poll(self) -> None:
@@ -153,6 +154,7 @@ async def _followers(url: str, clients: int, seconds: float, stored: Stored) -> 
     failed: list[str] = []
     stop = time.monotonic() + seconds
     path = f"/api/ladders/{LADDER}/events"
+    oldest = stored.oldest
 
     async def follower(http: httpx.AsyncClient) -> None:
         try:
@@ -161,6 +163,7 @@ async def _followers(url: str, clients: int, seconds: float, stored: Stored) -> 
                     failed.append(f"{answer.status_code} {(await answer.aread())[:100]!r}")
                     return
                 lines = answer.aiter_lines()
+                before: int | None = None  # the games of this client's last event
                 while time.monotonic() < stop:
                     try:
                         line = await asyncio.wait_for(anext(lines), stop - time.monotonic())
@@ -169,8 +172,10 @@ async def _followers(url: str, clients: int, seconds: float, stored: Stored) -> 
                     if line.startswith("data: "):
                         now = time.perf_counter()
                         games = json.loads(line[6:])["games"]
-                        if games in stored.at:
+                        if games in stored.at and before is not None and before < games:
                             latencies.append(now - stored.at[games])
+                            oldest.append(now - stored.at.get(before + 1, stored.at[games]))
+                        before = games
         except httpx.HTTPError as exc:
             failed.append(type(exc).__name__)
 
@@ -192,9 +197,12 @@ async def _followers(url: str, clients: int, seconds: float, stored: Stored) -> 
     return latencies
 
 
-def followed(url: str, db: Path, clients: int, seconds: float) -> tuple[list[float], float]:
-    """Event latencies of ``clients`` streams for ``seconds``, and the games a second stored
-    meanwhile."""
+def followed(
+    url: str, db: Path, clients: int, seconds: float
+) -> tuple[list[float], list[float], float]:
+    """Event latencies of ``clients`` streams for ``seconds`` (from the newest game each
+    event holds; ``Stored.oldest``: from the first game it newly holds), and the games a second
+    stored meanwhile."""
     stored = Stored(db)
     stored.thread.start()
     before, start = done(db), time.perf_counter()
@@ -203,7 +211,7 @@ def followed(url: str, db: Path, clients: int, seconds: float) -> tuple[list[flo
     finally:
         stored.stop.set()
         stored.thread.join()
-    return latencies, (done(db) - before) / (time.perf_counter() - start)
+    return latencies, stored.oldest, (done(db) - before) / (time.perf_counter() - start)
 
 
 def loaded(
@@ -334,12 +342,14 @@ def main() -> None:
             cpu = 0.0
             wall = 0.0
             events: list[float] = []
+            firsts: list[float] = []
             for _ in range(args.rounds):
                 quiet.append(games_per_s(db, args.seconds))
                 cpu_before, wall_before = cpu_s(process.pid), time.perf_counter()
                 if args.sse:
-                    late, rate = followed(url, db, args.clients, args.seconds)
+                    late, early, rate = followed(url, db, args.clients, args.seconds)
                     events += late
+                    firsts += early
                 else:
                     latencies, rate = loaded(url, db, args.clients, args.seconds, args.interval)
                     for path, values in latencies.items():
@@ -374,11 +384,13 @@ def main() -> None:
     if args.sse:
         print(f"{args.clients} clients following the events, {args.rounds} x {args.seconds:.0f} s:")
         if len(events) >= 2:
-            q = statistics.quantiles(events, n=100)
-            print(
-                f"  stored game -> its event: p50 {ms(statistics.median(events))}  "
-                f"p99 {ms(q[98])} ({len(events)} events received, {len(events) / wall:.0f}/s)"
-            )
+            for what, values in (("newest", events), ("first new", firsts)):
+                cuts = statistics.quantiles(values, n=100)
+                print(
+                    f"  stored game ({what} in the event) -> the event: "
+                    f"p50 {ms(statistics.median(values))}  p99 {ms(cuts[98])}"
+                )
+            print(f"  {len(events)} events received, {len(events) / wall:.0f}/s")
         else:
             print(f"  only {len(events)} events received")
         print(f"  server CPU while followed: {cpu / wall * 100:.1f}% of a CPU")
