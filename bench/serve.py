@@ -2,7 +2,7 @@
 ladder's standings and the API while the server plays the ladder, against the same ladder
 with no readers in the same run.
 
-    python bench/serve.py [--clients 200] [--seconds 10] [--rounds 2] [--interval 0]
+    python bench/serve.py [--clients 200] [--seconds 10] [--rounds 2] [--interval 0] [--sse]
 
 A ladder of tictactoe bots (built-in, so every game is short) is made in a fresh SQLite
 database and ``arena serve --jobs 1`` is started on a free loopback port: it plays the ladder
@@ -15,8 +15,14 @@ and their ratio (the target: >= 0.9); the server process's CPU milliseconds a re
 sys from /proc), and with one client asking in a row, each route's CPU a request against
 ``/api/health``'s (the trivial route) in the same run. And, in process, what the cache
 saves: the median time of a standings fit against a cached read (``perf_counter``).
-Loopback only, bounded in clients and time. On a shared machine compare the CPU numbers:
-the latencies and games a second depend on what else runs (the load average is printed).
+With ``--sse`` the clients follow the ladder's live standings instead
+(``/api/ladders/{ladder}/events``, as the page's EventSource does: eight to a loopback address,
+the server's cap per address, so 127.0.0.1, .2, ...): reported are the latency from a game
+stored (the first time a thread polling the database every 2 ms sees the ladder's count of
+done games reach an event's ``games``) to that event at each client, p50 and p99, the events
+received, and the server's CPU while they are open. Loopback only, bounded in clients and
+time. On a shared machine compare the CPU numbers: the latencies and games a second depend on
+what else runs (the load average is printed).
 """
 
 from __future__ import annotations
@@ -109,6 +115,103 @@ async def _readers(
     if failed:
         print(f"{len(failed)} requests failed, the first: {failed[0]}", file=sys.stderr)
     return found
+
+
+SSE_PER_ADDRESS = 8  # the server's streams_per_client
+DB_POLL_S = 0.002  # how often the SSE mode looks for newly stored games
+
+
+class Stored:
+    """When each count of done games was first seen (a thread polling the database)."""
+
+    def __init__(self, db: Path) -> None:
+        import threading
+
+        self.db, self.at, self.stop = db, dict[int, float](), threading.Event()
+        self.oldest: list[float] = []  # each event's latency from the first game it newly holds
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self) -> None:
+        conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=30)
+        sql = "SELECT count(*) FROM matches WHERE status = 'done'"
+        try:
+            last = int(conn.execute(sql).fetchone()[0])
+            while not self.stop.wait(DB_POLL_S):
+                now, count = time.perf_counter(), int(conn.execute(sql).fetchone()[0])
+                for seen in range(last + 1, count + 1):
+                    self.at.setdefault(seen, now)
+                last = max(last, count)
+        finally:
+            conn.close()
+
+
+async def _followers(url: str, clients: int, seconds: float, stored: Stored) -> list[float]:
+    """``clients`` streams of the ladder's events for ``seconds``: each event's latency from
+    its games' storing (events whose count was stored before the stretch are not counted)."""
+    import json
+
+    latencies: list[float] = []
+    failed: list[str] = []
+    stop = time.monotonic() + seconds
+    path = f"/api/ladders/{LADDER}/events"
+    oldest = stored.oldest
+
+    async def follower(http: httpx.AsyncClient) -> None:
+        try:
+            async with http.stream("GET", path) as answer:
+                if answer.status_code != 200:
+                    failed.append(f"{answer.status_code} {(await answer.aread())[:100]!r}")
+                    return
+                lines = answer.aiter_lines()
+                before: int | None = None  # the games of this client's last event
+                while time.monotonic() < stop:
+                    try:
+                        line = await asyncio.wait_for(anext(lines), stop - time.monotonic())
+                    except TimeoutError:
+                        return
+                    if line.startswith("data: "):
+                        now = time.perf_counter()
+                        games = json.loads(line[6:])["games"]
+                        if games in stored.at and before is not None and before < games:
+                            latencies.append(now - stored.at[games])
+                            oldest.append(now - stored.at.get(before + 1, stored.at[games]))
+                        before = games
+        except httpx.HTTPError as exc:
+            failed.append(type(exc).__name__)
+
+    https = [
+        httpx.AsyncClient(
+            base_url=url,
+            timeout=60,
+            transport=httpx.AsyncHTTPTransport(local_address=f"127.0.0.{1 + i}"),
+        )
+        for i in range((clients + SSE_PER_ADDRESS - 1) // SSE_PER_ADDRESS)
+    ]
+    try:
+        await asyncio.gather(*(follower(https[i // SSE_PER_ADDRESS]) for i in range(clients)))
+    finally:
+        for http in https:
+            await http.aclose()
+    if failed:
+        print(f"{len(failed)} streams failed, the first: {failed[0]}", file=sys.stderr)
+    return latencies
+
+
+def followed(
+    url: str, db: Path, clients: int, seconds: float
+) -> tuple[list[float], list[float], float]:
+    """Event latencies of ``clients`` streams for ``seconds`` (from the newest game each
+    event holds; ``Stored.oldest``: from the first game it newly holds), and the games a second
+    stored meanwhile."""
+    stored = Stored(db)
+    stored.thread.start()
+    before, start = done(db), time.perf_counter()
+    try:
+        latencies = asyncio.run(_followers(url, clients, seconds, stored))
+    finally:
+        stored.stop.set()
+        stored.thread.join()
+    return latencies, stored.oldest, (done(db) - before) / (time.perf_counter() - start)
 
 
 def loaded(
@@ -207,6 +310,11 @@ def main() -> None:
         help="seconds between one client's requests (0: at once, a closed loop; 2: as the "
         "ladder page polls)",
     )
+    parser.add_argument(
+        "--sse",
+        action="store_true",
+        help="the clients follow the standings' server-sent events instead of asking",
+    )
     args = parser.parse_args()
     if not 1 <= args.clients <= MAX_CLIENTS:
         parser.error(f"--clients: give 1 to {MAX_CLIENTS}")
@@ -233,15 +341,22 @@ def main() -> None:
             found: dict[str, list[float]] = {path: [] for path, _ in ROUTES}
             cpu = 0.0
             wall = 0.0
+            events: list[float] = []
+            firsts: list[float] = []
             for _ in range(args.rounds):
                 quiet.append(games_per_s(db, args.seconds))
                 cpu_before, wall_before = cpu_s(process.pid), time.perf_counter()
-                latencies, rate = loaded(url, db, args.clients, args.seconds, args.interval)
+                if args.sse:
+                    late, early, rate = followed(url, db, args.clients, args.seconds)
+                    events += late
+                    firsts += early
+                else:
+                    latencies, rate = loaded(url, db, args.clients, args.seconds, args.interval)
+                    for path, values in latencies.items():
+                        found[path] += values
                 cpu += cpu_s(process.pid) - cpu_before
                 wall += time.perf_counter() - wall_before
                 busy.append(rate)
-                for path, values in latencies.items():
-                    found[path] += values
         except Exception:
             log = (folder / "serve.log").read_text(errors="replace")
             print(f"the server's log:\n{log[-4000:]}", file=sys.stderr)
@@ -266,16 +381,30 @@ def main() -> None:
     print("one client, in a row (server CPU a request, against /api/health):")
     for path, cost in alone.items():
         print(f"  {path:32} {ms(cost)}  x{cost / alone['/api/health']:.2f}")
-    every = f", each every {args.interval:g} s" if args.interval else ", each asking at once"
-    print(f"{args.clients} clients{every}, {args.rounds} x {args.seconds:.0f} s loaded:")
-    for path, values in found.items():
-        q = statistics.quantiles(values, n=100)
-        print(
-            f"  {path:32} {len(values) / wall:7.0f} req/s  p50 {ms(statistics.median(values))}"
-            f"  p99 {ms(q[98])}"
-        )
-    per = cpu * 1000 / requests
-    print(f"  all routes: {requests / wall:.0f} req/s, server CPU {per:.2f} ms a request")
+    if args.sse:
+        print(f"{args.clients} clients following the events, {args.rounds} x {args.seconds:.0f} s:")
+        if len(events) >= 2:
+            for what, values in (("newest", events), ("first new", firsts)):
+                cuts = statistics.quantiles(values, n=100)
+                print(
+                    f"  stored game ({what} in the event) -> the event: "
+                    f"p50 {ms(statistics.median(values))}  p99 {ms(cuts[98])}"
+                )
+            print(f"  {len(events)} events received, {len(events) / wall:.0f}/s")
+        else:
+            print(f"  only {len(events)} events received")
+        print(f"  server CPU while followed: {cpu / wall * 100:.1f}% of a CPU")
+    else:
+        every = f", each every {args.interval:g} s" if args.interval else ", each asking at once"
+        print(f"{args.clients} clients{every}, {args.rounds} x {args.seconds:.0f} s loaded:")
+        for path, values in found.items():
+            q = statistics.quantiles(values, n=100)
+            print(
+                f"  {path:32} {len(values) / wall:7.0f} req/s  "
+                f"p50 {ms(statistics.median(values))}  p99 {ms(q[98])}"
+            )
+        per = cpu * 1000 / requests
+        print(f"  all routes: {requests / wall:.0f} req/s, server CPU {per:.2f} ms a request")
     q, b = statistics.median(quiet), statistics.median(busy)
     print(
         f"ladder games/s: quiet {q:.1f} (median of {quiet}), loaded {b:.1f} "

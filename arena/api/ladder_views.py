@@ -130,6 +130,8 @@ class StandingsCache:
         self._entries: dict[int, _Entry] = {}
         self._recent: dict[str, tuple[float, Any]] = {}  # by ladder name: (key read at, answer)
         self._reading: set[str] = set()  # ladders a reader is reading afresh (``claim``)
+        self._forgotten: dict[str, int] = {}  # ``forget``s by ladder: a read begun before one
+        # is not kept as the ladder's last answer (it may predate the change)
         self._lock = threading.Lock()
         self._max_age, self._clock = max_age, clock
         self.fits = 0  # how many times ``make`` ran (read by tests and the bench)
@@ -141,6 +143,12 @@ class StandingsCache:
         if found is None or self._clock() - found[0] >= self._max_age:
             return None
         return found[1]
+
+    def last(self, name: str) -> Any | None:
+        """The answer read last for the ladder ``name``, however old (None: none kept, or
+        ``forget`` since)."""
+        found = self._recent.get(name)
+        return None if found is None else found[1]
 
     def claim(self, name: str) -> Any | None:
         """Whether this reader should read the ladder ``name`` afresh: None, and it is claimed
@@ -163,6 +171,7 @@ class StandingsCache:
         its next read checks the key, so its maker sees the change at once, not a poll later."""
         with self._lock:
             self._recent.pop(name, None)
+            self._forgotten[name] = self._forgotten.get(name, 0) + 1
 
     def get(
         self, session: Session, row: LadderRow, make: Callable[[Session, LadderRow], Any]
@@ -170,6 +179,8 @@ class StandingsCache:
         from bot_arena.db.ladders import standings_key
 
         read_at = self._clock()
+        with self._lock:
+            forgotten = self._forgotten.get(row.name, 0)
         key = standings_key(session, row.tournament_id)
         with self._lock:
             entry = self._entries.setdefault(row.tournament_id, _Entry((), None, threading.Lock()))
@@ -183,7 +194,9 @@ class StandingsCache:
         with self._lock:
             if len(self._recent) > MAX_LADDERS:
                 self._recent.clear()
-            self._recent[row.name] = (read_at, value)
+                self._forgotten.clear()
+            if self._forgotten.get(row.name, 0) == forgotten:
+                self._recent[row.name] = (read_at, value)
         return value
 
 

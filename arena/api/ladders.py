@@ -370,7 +370,7 @@ def ladder_run(
     from bot_arena.arena.api.pgn_out import open_pgn_out, pgn_hook
     from bot_arena.arena.api.tournaments import cluster
     from bot_arena.arena.match.confinement import server_env
-    from bot_arena.arena.tournament.create import active_runner, load_tournament
+    from bot_arena.arena.tournament.create import TournamentError, active_runner, load_tournament
     from bot_arena.arena.tournament.job_handle import start_job_server
     from bot_arena.arena.tournament.ladder import Limits, play_ladder
     from bot_arena.arena.tournament.runner import default_jobs
@@ -427,6 +427,8 @@ def ladder_run(
             tty=None if progress else False,
             stored_hook=hook,
         )
+    except TournamentError as exc:  # another runner claimed the ladder since the check above
+        raise ArenaError(str(exc)) from None
     finally:
         if server is not None:
             server.close()

@@ -47,6 +47,13 @@ def serve_command(
         str | None,
         typer.Option("--executor", help="Play the ladders too, on this executor (local, ray)."),
     ] = None,
+    max_streams: Annotated[
+        int,
+        typer.Option(
+            "--max-streams",
+            help="Live standings streams open at once (more: 503); 8 per client address.",
+        ),
+    ] = 1000,
     sandbox: SandboxOption = None,
     allow_read: AllowReadOption = None,
     db: DbOption = None,
@@ -62,6 +69,8 @@ def serve_command(
         fail(f"--port {port}: give a port from 0 to 65535")
     if not 1 <= uploads_per_hour <= 100_000:
         fail(f"--uploads-per-hour {uploads_per_hour}: give 1 to 100000")
+    if not 1 <= max_streams <= 100_000:
+        fail(f"--max-streams {max_streams}: give 1 to 100000")
     if jobs is not None and not 1 <= jobs <= 1024:
         fail(f"--jobs {jobs}: give 1 to 1024")
     if executor is not None and executor not in ("local", "ray"):
@@ -71,9 +80,8 @@ def serve_command(
     reads = open_db(db, write=False)
     warn_unconfined(confinement)
 
-    import uvicorn
-
-    from bot_arena.arena.server.app import create_app
+    from bot_arena.arena.server.app import create_app, serve
+    from bot_arena.arena.server.scratch import sweep
     from bot_arena.arena.server.settings import ServerSettings
     from bot_arena.games.files import BOT
 
@@ -86,15 +94,9 @@ def serve_command(
         play_ladders=jobs is not None or executor is not None,
         ladder_jobs=jobs,
         ladder_executor=executor or "local",
+        max_streams=max_streams,
     )
     app = create_app(settings, reads, writes)
+    sweep()  # the upload folders dead servers left behind
     typer.echo(f"arena: serving http://{host}:{port}/", err=True)
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level="warning",
-        server_header=False,
-        proxy_headers=False,
-        timeout_graceful_shutdown=5,
-    )
+    serve(app, host, port)

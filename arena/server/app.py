@@ -8,8 +8,12 @@ work (the database, hashes, validation games) runs in its thread pool.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import sys
 from collections.abc import AsyncIterator
+from types import FrameType
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.applications import Starlette
@@ -68,3 +72,40 @@ def create_app(
     )
     app.state.arena = ServerState(settings, reads, writes)
     return app
+
+
+def serve(app: Starlette, host: str, port: int) -> None:
+    """Run ``app`` on uvicorn until a signal stops it. On the signal the live standings streams
+    end at once (``Feeds.stop``, on the event loop), so the graceful shutdown does not wait on
+    them; then uvicorn lets the other requests finish (5 s at most)."""
+    import uvicorn
+
+    state = app.state.arena
+    assert isinstance(state, ServerState)
+
+    class Server(uvicorn.Server):
+        loop: asyncio.AbstractEventLoop | None = None
+
+        async def serve(self, sockets: Any = None) -> None:
+            self.loop = asyncio.get_running_loop()
+            await super().serve(sockets)
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if self.loop is not None:
+                self.loop.call_soon_threadsafe(state.feeds.stop)
+            super().handle_exit(sig, frame)
+
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        server_header=False,
+        proxy_headers=False,
+        timeout_graceful_shutdown=5,
+    )
+    server = Server(config)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
+    if not server.started:  # the port was taken, say: uvicorn said why
+        sys.exit(3)

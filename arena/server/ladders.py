@@ -1,13 +1,17 @@
 """The ladders on the web (issue 31): ``GET /api/ladders``, a ladder's standings as JSON
 (from the standings cache: ``api/ladder_views.py``), ``POST /api/ladders/{ladder}/bots`` (an
 upload entered in the ladder: ``uploads.receive`` and ``uploads.store`` with the ladder's
-entry in the same transaction), and the pages ``/ladders`` and ``/ladders/{ladder}`` (live
-standings: ``/static/ladder.js`` polls the JSON; the upload form, CSRF-checked)."""
+entry in the same transaction), ``GET /api/ladders/{ladder}/events`` (the standings as
+server-sent events: ``events.py``), and the pages ``/ladders`` and ``/ladders/{ladder}`` (live
+standings: ``/static/ladder.js`` follows the events, polling the JSON when they fail; the
+upload form, CSRF-checked)."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
+import logging
 from typing import Any
 from urllib.parse import quote
 
@@ -16,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import Receive, Scope, Send
 
 from bot_arena.arena.api import ladder_views
 from bot_arena.arena.api.accounts import Account
@@ -24,6 +29,8 @@ from bot_arena.arena.server import auth, uploads
 from bot_arena.arena.server.auth import Visitor
 from bot_arena.arena.server.errors import ApiError
 from bot_arena.arena.server.state import ServerState, state_of
+
+log = logging.getLogger("arena.server")
 
 MAX_PATH_NAME = 200  # characters of a ladder's name read from a path (longer: no ladder)
 
@@ -80,17 +87,40 @@ def standings_text(state: ServerState, name: str) -> str:
 
 
 async def _standings(state: ServerState, name: str) -> str:
-    """``standings_text``, or the answer whose key was read a moment ago (no thread, no
-    database: ``StandingsCache.recent``), or the last answer while another reader reads
-    afresh (``claim``). (No connection free in the pool's time: 503, ``InternalErrors``.)"""
+    """``standings_text``, never waiting on a fresh read when any answer is kept (stale while
+    revalidate): the answer whose key was read a moment ago (no thread, no database:
+    ``StandingsCache.recent``); else, if another reader is reading afresh, the last answer
+    (``claim``); else, if an answer is kept, that one, while one task in the background reads
+    afresh for the next readers. Only a ladder's first read, or the first after a change this
+    server made (``forget``), waits for the database. (No connection free in the pool's time:
+    503, ``InternalErrors``.)"""
     recent = state.standings.recent(name)
     if isinstance(recent, str):
         return recent
     last = state.standings.claim(name)
     if isinstance(last, str):  # another reader is reading them afresh: the last answer
         return last
+    stale = state.standings.last(name)
+    if isinstance(stale, str):  # answer with it; the next readers get the fresh one
+        task = asyncio.create_task(_refresh(state, name))
+        state.refreshes.add(task)
+        task.add_done_callback(state.refreshes.discard)
+        return stale
     try:
         return await run_in_threadpool(standings_text, state, name)
+    finally:
+        state.standings.release(name)
+
+
+async def _refresh(state: ServerState, name: str) -> None:
+    """Read the ladder's standings afresh into the cache, in the background (the claim
+    released when done; a failure is logged and the next reader tries again)."""
+    try:
+        await run_in_threadpool(standings_text, state, name)
+    except ApiError:  # the ladder is gone: its readers are told by their own read
+        state.standings.forget(name)
+    except Exception:
+        log.exception("reading the standings of %r afresh", name)
     finally:
         state.standings.release(name)
 
@@ -109,6 +139,32 @@ async def get_standings(request: Request) -> Response:
     state = state_of(request)
     name = _name(request)
     return Response(await _standings(state, name), media_type="application/json")
+
+
+class _Events(Response):
+    """The ladder's live standings stream (``events.py``), its slot taken already."""
+
+    def __init__(self, state: ServerState, name: str, client: str, first: str) -> None:
+        self.state, self.name, self.client, self.first = state, name, client, first
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def read(name: str) -> str:  # the key read each poll: a change is seen at once
+            return await run_in_threadpool(standings_text, self.state, name)
+
+        feeds = self.state.feeds
+        await feeds.stream(self.name, self.client, read, self.first, receive, send)
+
+
+async def get_events(request: Request) -> Response:
+    """``GET /api/ladders/{ladder}/events``: the standings as server-sent events, each time
+    they change (404: no such ladder; 503/429: too many streams, on the server or from this
+    address)."""
+    state = state_of(request)
+    name = _name(request)
+    first = await _standings(state, name)  # 404 before a slot is taken
+    client = request.client.host if request.client is not None else ""
+    state.feeds.admit(client)
+    return _Events(state, name, client, first)
 
 
 def _enter(rules: Rules) -> uploads.Enter:
@@ -176,6 +232,7 @@ async def _ladder_page(
     return _render(
         request, seen, "ladder.html.j2", status, ladder=view,
         standings_url=f"/api/ladders/{quote(view['name'], safe='')}/standings",
+        events_url=f"/api/ladders/{quote(view['name'], safe='')}/events",
         upload_url=f"/ladders/{quote(view['name'], safe='')}/upload", **values,
     )  # fmt: skip
 
@@ -212,6 +269,7 @@ def api_routes() -> list[BaseRoute]:
     return [
         Route("/api/ladders", get_ladders, methods=["GET"]),
         Route("/api/ladders/{ladder}/standings", get_standings, methods=["GET"]),
+        Route("/api/ladders/{ladder}/events", get_events, methods=["GET"]),
         Route("/api/ladders/{ladder}/bots", post_bot, methods=["POST"]),
     ]
 

@@ -21,6 +21,10 @@ class ServerSettings:
     play_ladders: bool = False  # run a `ladder run` process for each ladder (ladder_play.py)
     ladder_jobs: int | None = None  # their --jobs
     ladder_executor: str = "local"  # their --executor
+    max_streams: int = 1000  # live standings streams open at once (503 beyond: events.py)
+    streams_per_client: int = 8  # of them from one client address (429 beyond)
+    stream_poll: float = 0.5  # seconds between a watched ladder's reads for its streams
+    stream_heartbeat: float = 15.0  # seconds of silence before a stream sends a comment
 
     @property
     def max_upload_bytes(self) -> int:

@@ -1,8 +1,9 @@
 """What every request handler shares: the settings, the database, the checked tokens, the
-upload limiter."""
+upload limiter, the live standings streams."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import dataclass, field
 
@@ -11,6 +12,7 @@ from starlette.requests import Request
 
 from bot_arena.arena.api.accounts import TokenCache
 from bot_arena.arena.api.ladder_views import StandingsCache
+from bot_arena.arena.server.events import Feeds
 from bot_arena.arena.server.ratelimit import RateLimiter
 from bot_arena.arena.server.settings import ServerSettings
 
@@ -31,11 +33,19 @@ class ServerState:
     limiter: RateLimiter = field(init=False)  # uploads, by user id
     signins: RateLimiter = field(init=False)  # sign-in attempts, by name
     validations: threading.BoundedSemaphore = field(init=False)
+    feeds: Feeds = field(init=False)  # live standings streams (events.py)
+    refreshes: set[asyncio.Task[None]] = field(default_factory=set)  # standings read afresh
 
     def __post_init__(self) -> None:
         self.limiter = RateLimiter("upload", self.settings.uploads_per_hour, self.writes)
         self.signins = RateLimiter("signin", self.settings.signins_per_hour, self.writes)
         self.validations = threading.BoundedSemaphore(self.settings.concurrent_validations)
+        self.feeds = Feeds(
+            max_streams=self.settings.max_streams,
+            per_client=self.settings.streams_per_client,
+            poll=self.settings.stream_poll,
+            heartbeat=self.settings.stream_heartbeat,
+        )
 
 
 def state_of(request: Request) -> ServerState:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +31,7 @@ from bot_arena.arena.api import submit
 from bot_arena.arena.api.accounts import Account
 from bot_arena.arena.api.errors import ArenaError
 from bot_arena.arena.api.evidence import fault_evidence
+from bot_arena.arena.server import scratch
 from bot_arena.arena.server.auth import api_user
 from bot_arena.arena.server.errors import ApiError
 from bot_arena.arena.server.settings import FORM_SLACK
@@ -156,7 +156,7 @@ def store(
             submit.check_owner(session, name, user)
         except submit.NotYours as exc:
             raise ApiError(403, str(exc)) from None
-    folder = tempfile.mkdtemp(prefix="arena-upload-")
+    folder = scratch.make_folder()  # named by this server: swept if it dies
     try:
         path = os.path.join(folder, name + upload.ending)
         with open(path, "xb") as fh:

@@ -213,6 +213,21 @@ def active_runner(tournament: Tournament) -> int | None:
     return pid if b"arena" in cmdline else None
 
 
+def claim_runner(session: Session, tournament_id: int) -> int | None:
+    """Record this process as the one playing the tournament, unless another live one is:
+    the pid of that one (nothing written), else None (claimed). Atomic, in the caller's write
+    transaction: the tournament's row is locked first (``FOR UPDATE`` on PostgreSQL; SQLite's
+    write transactions begin ``IMMEDIATE``, holding the database's lock), so of two processes
+    claiming at the same instant the second reads the first's entry once it has committed."""
+    stored.get_tournament(session, tournament_id, for_update=True)
+    tournament = load_tournament(session, tournament_id)
+    running = active_runner(tournament)
+    if running is not None:
+        return running
+    stored.record_runner(session, tournament, this_host(), os.getpid())
+    return None
+
+
 def interrupted(tournament: Tournament, now: datetime | None = None) -> bool:
     """Whether a tournament marked ``running`` has no runner left: it recorded none, its
     heartbeat is older than the lease at ``now`` (whatever the host: ``heartbeat.stale``), or

@@ -36,7 +36,12 @@ from sqlalchemy import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena.arena.match.record import MatchRecord
-from bot_arena.arena.tournament.create import load_tournament, this_host
+from bot_arena.arena.tournament.create import (
+    TournamentError,
+    claim_runner,
+    load_tournament,
+    this_host,
+)
 from bot_arena.arena.tournament.directors.base import Director
 from bot_arena.arena.tournament.directors.ladder import LadderDirector
 from bot_arena.arena.tournament.dynamic import Maker, Making
@@ -243,6 +248,10 @@ def play_ladder(
         "tty": tty,
         "stored_hook": stored_hook,
     }
+    with factory.begin() as session:  # one runner a ladder: claimed atomically
+        running = claim_runner(session, tournament_id)
+    if running is not None:
+        raise TournamentError(f"ladder {tournament_id} is being played by process {running}")
     try:  # the heartbeat also beats while it waits between stretches
         with Heartbeat(factory.kw["bind"], tournament_id):
             return _stretches(factory, tournament_id, limits, say=say, **runner_options)

@@ -1,5 +1,6 @@
 """kill -9 of ``arena serve`` in the middle of an upload: after a restart the upload is absent
-(no bot row, no version, no source, no owner), and the same upload then stores it whole.
+(no bot row, no version, no source, no owner), the same upload then stores it whole, and the
+restarted server swept the private folder the killed one left (a live server's it keeps).
 
 The kill happens at a known point, not after a guessed pause: the uploaded bot opens a FIFO
 (readable through ``--allow-read``) when it is loaded for its validation game, and that open
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import httpx
 
+from bot_arena.arena.server.scratch import identity
 from tests.server.conftest import GOOD_BOT, READY_S, fill, start
 
 GATED = """import os
@@ -102,6 +104,7 @@ def test_an_upload_killed_in_validation_is_absent_then_whole(tmp_path: Path) -> 
         sender.join(60)
         assert len(answers) == 1 and isinstance(answers[0], httpx.HTTPError)
         # killed with the upload's file written in its private folder, which it left behind
+        left = [p.parent.name for p in scratch.glob("arena-upload-*/*")]
         assert [p.name for p in scratch.glob("arena-upload-*/*")] == ["gated.py"]
         client.close()
     finally:
@@ -109,9 +112,18 @@ def test_an_upload_killed_in_validation_is_absent_then_whole(tmp_path: Path) -> 
             os.close(writer)  # the bot (if it were still alive) would read end-of-file
         server.stop()
     assert stored(db, "gated") == {"bots": 0, "versions": 0, "sources": 0, "owners": 0}
-    again = start(tmp_path, db)
+    # a live server's folder (this test's process stands for it) and a folder of another name
+    live = scratch / f"arena-upload-{identity()}-live"
+    other = scratch / "arena-upload-other"
+    for folder in (live, other):
+        folder.mkdir()
+    again = start(tmp_path, db, env={"TMPDIR": str(scratch)})
     again.tokens = tokens
     try:
+        # the restart swept the killed server's folder, and only it
+        kept = sorted(p.name for p in scratch.glob("arena-upload-*"))
+        assert kept == sorted([live.name, other.name])
+        assert left[0].startswith(f"arena-upload-{identity(server.process.pid)[:9]}")
         assert stored(db, "gated") == {"bots": 0, "versions": 0, "sources": 0, "owners": 0}
         with again.client("alice") as alice:
             answer = alice.post(

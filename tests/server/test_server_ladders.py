@@ -323,6 +323,7 @@ def test_serve_jobs_plays_the_ladders_and_a_second_runner_is_refused(
         (["--jobs", "0"], "error: --jobs 0: give 1 to 1024"),
         (["--jobs", "99999"], "error: --jobs 99999: give 1 to 1024"),
         (["--executor", "<b>x</b>"], "error: --executor '<b>x</b>': use local or ray"),
+        (["--max-streams", "0"], "error: --max-streams 0: give 1 to 100000"),
     ],
 )
 def test_bad_serve_options_are_one_line(tmp_path: Path, args: list[str], line: str) -> None:

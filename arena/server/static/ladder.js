@@ -1,11 +1,14 @@
-/* A ladder's page of arena serve: its standings polled from the JSON API and the table
- * rebuilt from text nodes (names and owners are strangers' text, never markup). */
+/* A ladder's page of arena serve: its standings followed by server-sent events (each change
+ * of the standings as it happens), or polled from the JSON API when the stream is refused
+ * (too many streams: 503/429) or the browser has no EventSource; the table rebuilt from text
+ * nodes (names and owners are strangers' text, never markup). */
 (function () {
   "use strict";
   var POLL_MS = 2000;
   var table = document.getElementById("standings");
   if (!table) return;
   var url = table.getAttribute("data-url");
+  var events = table.getAttribute("data-events");
   var me = table.getAttribute("data-me");
   var body = table.tBodies[0];
   var mine = document.getElementById("my-bots");
@@ -69,5 +72,19 @@
       .catch(function () { /* the next poll tries again */ })
       .then(function () { setTimeout(poll, POLL_MS); });
   }
-  setTimeout(poll, POLL_MS);
+  function follow() {
+    var source = new EventSource(events);
+    source.addEventListener("standings", function (e) {
+      var view = null;
+      try { view = JSON.parse(e.data); } catch (err) { return; }
+      show(view);
+    });
+    source.onerror = function () {
+      // a cut stream reconnects by itself; a refused one is closed for good: poll instead
+      if (source.readyState === EventSource.CLOSED) setTimeout(poll, POLL_MS);
+    };
+  }
+
+  if (events && window.EventSource) follow();
+  else setTimeout(poll, POLL_MS);
 })();
