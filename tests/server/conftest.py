@@ -24,6 +24,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "arena" / "fixtures"
 GOOD_BOT = FIXTURES / "first_legal.py"
 FLAKY_BOT = FIXTURES / "raise_third.py"
 READY_S = 60.0  # the most a server may take to answer its first request
+#: the most a server may take to stop after SIGTERM: its ladder runners get 20 s after SIGINT
+#: (``server.ladder_play.STOP_WAIT``), and a loaded machine is slow to finish their last games
+STOP_S = 90.0
 PASSWORD = "correct horse battery"
 
 
@@ -53,7 +56,7 @@ class Served:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
-                self.process.wait(10)
+                self.process.wait(STOP_S)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(10)

@@ -7,6 +7,7 @@ beside a ``ladder run`` that must be refused."""
 from __future__ import annotations
 
 import json
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from bot_arena.db.tournaments import RUNNER
 
 from tests.server.conftest import (
     FLAKY_BOT,
@@ -302,10 +305,14 @@ def test_serve_jobs_plays_the_ladders_and_a_second_runner_is_refused(
         wait_for(lambda: games() > first, 120, "more games")
     finally:
         server.stop()
+    # stopped by itself, so its runner was stopped and waited for (a kill would leave the
+    # runner finishing its games while this test reads)
+    assert server.process.returncode != -signal.SIGKILL, server.log.read_text()[-2000:]
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        (running,) = conn.execute(
-            "SELECT count(*) FROM matches WHERE status = 'running'"
+        (settings,) = conn.execute(
+            "SELECT t.settings FROM tournaments t JOIN ladders l ON l.tournament_id = t.id "
+            "WHERE l.name = 'live'"
         ).fetchone()
         seats = conn.execute(
             "SELECT count(*) FROM seats s JOIN matches m ON m.id = s.match_id "
@@ -314,7 +321,9 @@ def test_serve_jobs_plays_the_ladders_and_a_second_runner_is_refused(
     finally:
         conn.close()
     assert seats == []
-    assert running == 0  # the runner stopped with the server, as on Ctrl-C
+    # the runner stopped with the server, as on Ctrl-C: it ended its run and cleared its entry
+    # (a game in play at the signal stays 'running', to be played again by the next run)
+    assert RUNNER not in json.loads(settings)
 
 
 @pytest.mark.parametrize(
