@@ -16,6 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 from numpy.typing import NDArray
 
+from bot_arena.arena.ratings.blas import one_blas_thread
 from bot_arena.arena.ratings.design import Design, FloatArray, IntArray, Sparse, aggregate_pairs
 from bot_arena.arena.ratings.elo import ELO_PER_NAT
 from bot_arena.arena.ratings.graph import pools, strong_components
@@ -45,6 +46,7 @@ DENSE_LIMIT = 2000
 CG_MAX_ITER = 2000
 
 
+@one_blas_thread
 def fit_ml(
     results: Iterable[GameResult],
     *,
