@@ -128,6 +128,8 @@ class RatedReads:
     def __init__(self, rows: Rows, *, json_text: bool) -> None:
         self._rows = rows
         self._json_text = json_text
+        self.rows = rows  # other plain reads on the same connection (``match_list``)
+        self.json_text = json_text
         self._versions: dict[int, tuple[str, str]] | None = None
 
     def latest_game(self) -> str | None:
