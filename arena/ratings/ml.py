@@ -443,7 +443,10 @@ def _covariances(
 def _by_pool(
     matrix: Sparse, label: IntArray, count: int
 ) -> list[tuple[IntArray, IntArray, FloatArray]]:
-    """The entries of ``matrix`` split by the pool of their row (in one sort)."""
+    """The entries of ``matrix`` split by the pool of their row (in one sort; none for one
+    pool, the usual field: its entries are all of them, in the same order)."""
+    if count == 1:
+        return [(matrix.rows, matrix.cols, matrix.vals)]
     order = np.argsort(label[matrix.rows], kind="stable")
     bounds = np.searchsorted(label[matrix.rows][order], np.arange(count + 1))
     rows, cols, vals = matrix.rows[order], matrix.cols[order], matrix.vals[order]
