@@ -335,3 +335,26 @@ def test_postgresql_takes_the_plain_way_only_at_the_newest_revision(pg_url: str)
     opened = open_pg_reads(pg_url)
     assert opened is not None
     opened[0].close()
+
+
+def test_a_postgresql_failure_in_the_plain_way_is_one_line(pg_url: str) -> None:
+    """A psycopg error met while the plain way reads (a server gone, say) ends the command with
+    one line and exit 2, as SQLAlchemy's errors do, never a traceback."""
+    probe = (
+        "import sys, runpy, psycopg\n"
+        "import bot_arena.db.match_list as listing\n"
+        "def gone(*args, **kwargs):\n"
+        "    raise psycopg.OperationalError('server closed the connection unexpectedly')\n"
+        "listing.newest_matches = gone\n"
+        "sys.argv = ['arena', *sys.argv[1:]]\n"
+        "runpy.run_module('bot_arena.arena.cli.app', run_name='__main__')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "matches", "--limit", "3", "--db", pg_url],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    assert "server closed the connection" in lines[0]
