@@ -1,11 +1,12 @@
-"""``arena matches --limit N`` on a plain SQLite file, by the standard library's ``sqlite3``.
+"""``arena matches --limit N`` without SQLAlchemy: on a plain SQLite file by the standard
+library's ``sqlite3``, on PostgreSQL by psycopg alone.
 
 The list itself is ``queries.find_matches`` (the ORM, read a page at a time from the newest id
 down); its own reads of the newest matches take milliseconds even at a million, and most of the
 command's time was loading SQLAlchemy and its ORM (issue 29: 1.3 s of CPU, a target of 0.3 s).
-So for the plain case (``sqlite_read.open_reads``: a file at the newest revision, read-only),
-the last ``N`` matches are read here with three statements of SQL text, and nothing of
-SQLAlchemy is loaded.
+So for the plain case (``sqlite_read.open_reads``: a file at the newest revision, read-only;
+``pg_read.open_reads``: PostgreSQL by psycopg alone, at the newest revision), the last ``N``
+matches are read here with three statements of SQL text, and nothing of SQLAlchemy is loaded.
 
 It takes only what Bot Arena stores: every JSON value of the listed matches (those the ORM
 would decode: the match's parameters, time control and adjudication, each seat's fault, each
@@ -16,7 +17,6 @@ as before (``tests/db/test_match_list.py`` checks the two give the same list).
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -25,6 +25,7 @@ from bot_arena.db.decode import StoredDataError, decode
 
 if TYPE_CHECKING:
     from bot_arena.db.models import Match
+    from bot_arena.db.rated_sql import Rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,17 +89,20 @@ class _Refused(Exception):
     """A stored value this reader does not take: the ORM lists the matches instead."""
 
 
-def _json(value: Any, shape: type, nullable: bool) -> None:
+def _json(value: Any, shape: type, nullable: bool, text: bool) -> None:
     try:
-        decode(value, shape, nullable=nullable, text=True)
+        decode(value, shape, nullable=nullable, text=text)
     except StoredDataError:
         raise _Refused from None
 
 
 def _instant(value: Any) -> datetime | None:
-    """A stored timestamp (naive UTC text) as an aware datetime."""
+    """A stored timestamp (naive UTC: SQLite's text, PostgreSQL's datetime) as an aware
+    datetime."""
     if value is None:
         return None
+    if type(value) is datetime and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
     if type(value) is not str:
         raise _Refused
     try:
@@ -111,7 +115,8 @@ def _instant(value: Any) -> datetime | None:
 
 
 def newest_matches(
-    conn: sqlite3.Connection,
+    rows_of: Rows,
+    json_text: bool,
     tournament_id: int | None,
     bot: str | None,
     status: str | None,
@@ -119,7 +124,8 @@ def newest_matches(
 ) -> list[ListedMatch] | None:
     """The last ``last`` matches (of a tournament, with a bot, of a status) by id, oldest
     first, as ``find_matches(..., last=last)`` lists them; None when a stored value is not of
-    the shape Bot Arena stores (see the module docstring)."""
+    the shape Bot Arena stores (see the module docstring). ``rows_of`` runs a statement
+    (``RatedReads.rows``); ``json_text``: its driver gives JSON as text (SQLite)."""
     where: list[str] = ["1 = 1"]
     params: dict[str, Any] = {"limit": last}
     if tournament_id is not None:
@@ -132,22 +138,22 @@ def newest_matches(
         where.append(_WITH_BOT)
         params["bot"] = bot
     try:
-        rows = conn.execute(_NEWEST.format(where=" AND ".join(where)), params).fetchall()
+        rows = list(rows_of(_NEWEST.format(where=" AND ".join(where)), params))
         if not rows:
             return []
         ids = ", ".join(str(int(row[0])) for row in rows)  # ids read from the database
         seats: dict[int, list[Any]] = {int(row[0]): [] for row in rows}
-        for match_id, *seat in conn.execute(_SEATS.format(ids=ids)):
-            _json(seat[3], dict, True)
-            _json(seat[4], list, True)
+        for match_id, *seat in rows_of(_SEATS.format(ids=ids), {}):
+            _json(seat[3], dict, True, json_text)
+            _json(seat[4], list, True, json_text)
             seats[match_id].append(seat)
-        plies = dict(conn.execute(_PLIES.format(ids=ids)).fetchall())
+        plies = {int(mid): int(n) for mid, n in rows_of(_PLIES.format(ids=ids), {})}
         out = []
         for row in reversed(rows):
             mid, tid, rnd, game, stat, term, duration, fault, reason, voided = row[:10]
-            _json(row[10], dict, False)
-            _json(row[11], dict, False)
-            _json(row[12], dict, True)
+            _json(row[10], dict, False, json_text)
+            _json(row[11], dict, False, json_text)
+            _json(row[12], dict, True, json_text)
             found = seats[mid]
             out.append(
                 ListedMatch(

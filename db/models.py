@@ -33,6 +33,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -316,6 +317,14 @@ class Seat(Base):
             name="result_complete",
         ),
         Index("ix_seats_bot_version", "bot_version_id"),
+        # 0015: the faulted seats alone, in match and seat order (a leaderboard's fault counts)
+        Index(
+            "ix_seats_faulted",
+            "match_id",
+            "seat",
+            sqlite_where=text("fault IS NOT NULL"),
+            postgresql_where=text("fault IS NOT NULL"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -8,7 +8,7 @@ import sqlite3
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Protocol
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -186,13 +186,24 @@ def noted_db(url: str | None) -> str | None:
     return url
 
 
-def open_plain_reads(url: str | None) -> tuple[sqlite3.Connection, RatedReads] | None:
+class Closing(Protocol):
+    """A connection, as a read command holds it: closed when done."""
+
+    def close(self) -> None: ...
+
+
+def open_plain_reads(url: str | None) -> tuple[Closing, RatedReads] | None:
     """A read command's reads of a plain SQLite file on the standard library's ``sqlite3``
-    (``db/sqlite_read.py``), or None: open the database with ``open_db`` (which also says why
-    one that is not plain cannot be opened)."""
+    (``db/sqlite_read.py``) or of PostgreSQL on psycopg alone (``db/pg_read.py``), or None:
+    open the database with ``open_db`` (which also says why one that is not plain cannot be
+    opened)."""
     from bot_arena.db.sqlite_read import open_reads
 
-    found = open_reads(url)
+    found: tuple[Closing, RatedReads] | None = open_reads(url)
+    if found is None:
+        from bot_arena.db.pg_read import open_reads as open_pg_reads
+
+        found = open_pg_reads(url)
     if found is not None:
         _opened.append(url)
     return found
@@ -261,8 +272,10 @@ class ArenaGroup(TyperGroup):
 
                 where = display_url(database_url(_opened[-1] if _opened else None))
                 fail(f"database {where}: {err}")
+            psycopg = sys.modules.get("psycopg")  # the plain reads of PostgreSQL (pg_read)
             if not isinstance(err, sqlite3.DatabaseError) and not (
-                alchemy is not None and isinstance(err, alchemy.SQLAlchemyError)
+                (alchemy is not None and isinstance(err, alchemy.SQLAlchemyError))
+                or (psycopg is not None and isinstance(err, psycopg.Error))
             ):
                 raise
             from bot_arena.db.session import describe_error

@@ -42,16 +42,17 @@ matches_app = command_group(
 def _listed(
     db: str | None, tournament: int | None, bot: str | None, status: str | None, last: int | None
 ) -> list[ListedMatch]:
-    """The matches listed: the last ``last`` of a plain SQLite file by ``sqlite3`` alone
-    (``db/match_list.py``: SQLAlchemy is not loaded), else through the ORM."""
+    """The matches listed: the last ``last`` of a plain SQLite file by ``sqlite3`` alone, or of
+    PostgreSQL by psycopg alone (``db/match_list.py``: SQLAlchemy is not loaded), else through
+    the ORM."""
     if last is not None:
         from bot_arena.db.match_list import newest_matches
 
         plain = open_plain_reads(db)
         if plain is not None:
-            connection = plain[0]
+            connection, reads = plain
             try:
-                found = newest_matches(connection, tournament, bot, status, last)
+                found = newest_matches(reads.rows, reads.json_text, tournament, bot, status, last)
             finally:
                 connection.close()
             if found is not None:

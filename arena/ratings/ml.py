@@ -16,6 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 from numpy.typing import NDArray
 
+from bot_arena.arena.ratings.blas import one_blas_thread
 from bot_arena.arena.ratings.design import Design, FloatArray, IntArray, Sparse, aggregate_pairs
 from bot_arena.arena.ratings.elo import ELO_PER_NAT
 from bot_arena.arena.ratings.graph import pools, strong_components
@@ -45,6 +46,7 @@ DENSE_LIMIT = 2000
 CG_MAX_ITER = 2000
 
 
+@one_blas_thread
 def fit_ml(
     results: Iterable[GameResult],
     *,
@@ -441,7 +443,10 @@ def _covariances(
 def _by_pool(
     matrix: Sparse, label: IntArray, count: int
 ) -> list[tuple[IntArray, IntArray, FloatArray]]:
-    """The entries of ``matrix`` split by the pool of their row (in one sort)."""
+    """The entries of ``matrix`` split by the pool of their row (in one sort; none for one
+    pool, the usual field: its entries are all of them, in the same order)."""
+    if count == 1:
+        return [(matrix.rows, matrix.cols, matrix.vals)]
     order = np.argsort(label[matrix.rows], kind="stable")
     bounds = np.searchsorted(label[matrix.rows][order], np.arange(count + 1))
     rows, cols, vals = matrix.rows[order], matrix.cols[order], matrix.vals[order]

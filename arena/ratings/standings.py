@@ -16,7 +16,7 @@ from typing import Any
 
 from bot_arena.arena.ratings.crosstable import Crosstable, crosstable
 from bot_arena.arena.ratings.outcomes import GameResult, pair_points
-from bot_arena.db.queries import PairRecord, Result, SeatFault
+from bot_arena.db.queries import PairRecord, Result, SeatFault, SeatRecord
 
 
 @dataclass(slots=True)
@@ -141,24 +141,61 @@ def totals_tables(
                 st.wins += n
             else:
                 st.draws += n
-    for fault in faults:  # in match and seat order, as ``standings`` meets them
-        st = table.setdefault(fault.bot, Standing(fault.bot))
-        if fault.termination and fault.termination != "resign":
-            st.faults[fault.termination] = st.faults.get(fault.termination, 0) + 1
+    _add_faults(table, faults)
     ranked = _ranked(table, ())
     if width is not None:  # the layout's module (and tabulate) only for a table drawn
         from bot_arena.arena.ratings.grid import cells_asked
 
         top = cells_asked(len(ranked), width)
         if top < len(ranked):
-            return ranked, _pairs_json(records, {s.bot for s in ranked[:top]})
-    return ranked, _pairs_json(records)
+            return ranked, pairs_json(records, {s.bot for s in ranked[:top]})
+    return ranked, pairs_json(records)
 
 
-def _pairs_json(
+def _add_faults(table: dict[str, Standing], faults: Sequence[SeatFault]) -> None:
+    for fault in faults:  # in match and seat order, as ``standings`` meets them
+        st = table.setdefault(fault.bot, Standing(fault.bot))
+        if fault.termination and fault.termination != "resign":
+            st.faults[fault.termination] = st.faults.get(fault.termination, 0) + 1
+
+
+def seats_exact(records: Sequence[SeatRecord]) -> bool:
+    """``exact`` for ``SeatRecord``s: every stored score is 0, 1/2 or 1."""
+    return all(score in EXACT_SCORES for score in {r.score for r in records})
+
+
+def seat_standings(
+    records: Sequence[SeatRecord], faults: Sequence[SeatFault], names: Sequence[str] = ()
+) -> list[Standing]:
+    """The standings of ``totals_tables`` from the same matches summed per seat
+    (``db.queries.seat_records``: a few rows a bot, not a row a pair and outcome): the same
+    table. The records' scores must be exact (``seats_exact``; ValueError)."""
+    if not seats_exact(records):
+        raise ValueError("a stored score is not 0, 1/2 or 1: count match by match")
+    table: dict[str, Standing] = {n: Standing(n) for n in names}
+    for r in records:
+        n = r.games
+        st = table.get(r.bot)
+        if st is None:
+            st = table[r.bot] = Standing(r.bot)
+        st.games += n
+        st.points += r.score * n
+        st.rank_sum += r.rank * n
+        if r.rank != 1:
+            st.losses += n
+        elif r.other_rank != 1:  # first place alone
+            st.wins += n
+        else:
+            st.draws += n
+    _add_faults(table, faults)
+    return _ranked(table, ())
+
+
+def pairs_json(
     records: Sequence[PairRecord], among: set[str] | None = None
 ) -> dict[str, dict[str, dict[str, float]]]:
-    """``crosstable_json`` of the records' matches: each ordered pair where it first played
+    """``crosstable_json`` of the records' matches (of ``totals_tables``, and of a caller that
+    summed only the pairs among some bots): each ordered pair where it first played
     (its first match, the seat-0 bot's row first, as ``crosstable`` meets them); ``among``:
     only the pairs of those bots."""
     # (row bot, column bot) -> [points, games, where it first played: 2 * match + position]

@@ -19,6 +19,9 @@ from bot_arena.arena.ratings.standings import (
     crosstable_json,
     exact,
     match_crosstable,
+    pairs_json,
+    seat_standings,
+    seats_exact,
     standings,
     totals_tables,
 )
@@ -77,6 +80,9 @@ def _tables(
     when every done match has two seats (rows follow the pairs, not the matches), else match
     by match; the same numbers either way."""
     if queries.two_player_only(session, tid):
+        top = None if width is None else _top_tables(session, tid, names, width)
+        if top is not None:
+            return top
         records = queries.pair_records(session, tid)
         if exact(records):
             faults, bad = queries.seat_faults(session, tid)  # says a malformed match, once
@@ -86,6 +92,31 @@ def _tables(
             return [s.to_dict() for s in table], cross
     rows = queries.results(session, tid)
     return [s.to_dict() for s in standings(rows, names)], crosstable_json(match_crosstable(rows))
+
+
+def _top_tables(
+    session: Session, tid: int, names: list[str], width: int
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, dict[str, float]]]] | None:
+    """``_tables`` of a two-player tournament for a table ``width`` wide whose field is larger
+    than it shows whole (``grid.cells_asked``): the standings from totals per seat and outcome
+    (``queries.seat_records``: a few rows a bot) and the crosstable's cells among the top bots
+    only (``pair_records(among=...)``, found from those bots' seats); None (the caller sums
+    every pair) for a field shown whole or a score that is not exact. The same standings, and
+    the same cells of the top bots, as summing every pair (tests/db/test_standings_totals.py).
+    """
+    from bot_arena.arena.ratings.grid import cells_asked
+
+    records = queries.seat_records(session, tid)
+    field = len(set(names) | {r.bot for r in records})
+    if cells_asked(field, width) >= field or not seats_exact(records):
+        return None
+    faults, bad = queries.seat_faults(session, tid)  # says a malformed match, once
+    if bad:
+        records = queries.seat_records(session, tid, bad)
+    table = seat_standings(records, faults, names)
+    among = {s.bot for s in table[: cells_asked(len(table), width)]}
+    pairs = queries.pair_records(session, tid, bad, among=among)
+    return [s.to_dict() for s in table], pairs_json(pairs, among)
 
 
 def format_text(session: Session, tid: int, width: int | None) -> list[str]:

@@ -224,3 +224,26 @@ def test_the_leaderboard_loads_no_sqlalchemy(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Leaderboard, game coins, 1 matches")
     assert done.stdout.rstrip().endswith("sqlalchemy: 0")
+
+
+def test_faulted_seats_are_read_from_their_partial_index(tmp_path: Path) -> None:
+    """On SQLite, whose planner has no statistics, the faulted seats' query walks the partial
+    index of faulted seats (migration 0015) and looks each match up by its key, rather than
+    reading every done match's seats (issue 29: 0.75 s -> 0.05 s of CPU at 1M matches)."""
+    from bot_arena.db.rated_sql import FAULTED, _selection
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'plan.db'}")
+    try:
+        with engine.connect() as conn:
+            for tournament, game in ((None, None), (1, None), (None, "coins"), (1, "coins")):
+                where, params = _selection(tournament, game)
+                plan = [
+                    str(row[-1])
+                    for row in conn.exec_driver_sql(
+                        "EXPLAIN QUERY PLAN " + FAULTED.format(where=where), params
+                    )
+                ]
+                assert plan[0] == "SCAN s USING INDEX ix_seats_faulted", plan
+                assert plan[1].startswith("SEARCH m USING INTEGER PRIMARY KEY"), plan
+    finally:
+        engine.dispose()

@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 
 from bot_arena.arena.match.record import Termination
-from bot_arena.arena.ratings.standings import crosstable_json, match_crosstable, standings
+from bot_arena.arena.ratings import grid
+from bot_arena.arena.ratings.standings import (
+    crosstable_json,
+    exact,
+    match_crosstable,
+    standings,
+    totals_tables,
+)
 from bot_arena.arena.tournament import summary
 from bot_arena.db import queries
 from bot_arena.db.session import make_engine, session_factory
@@ -92,6 +99,29 @@ def test_totals_count_as_every_match(
         expected = per_match(url, t)
         got = summed(url, t)
         assert json.dumps(got) == json.dumps(expected)  # orders too
+        with pytest.MonkeyPatch.context() as patch:  # the top 1, 2, 3 bots of 4 at width 1-3
+            patch.setattr(grid, "cells_asked", lambda field, width: min(field, width))
+            for width in (1, 2, 3):
+                assert json.dumps(narrow(url, t, width)) == json.dumps(pairs_at(url, t, width))
+
+
+def narrow(url: str, tid: int, width: int) -> tuple[object, object]:
+    """``tournament show``'s tables at ``width``: standings per seat, the top's cells only."""
+    with session_factory(make_engine(url, read_only=True))() as session:
+        return summary._tables(session, tid, NAMES, width)
+
+
+def pairs_at(url: str, tid: int, width: int) -> tuple[object, object]:
+    """The same from every pair summed (``totals_tables`` at ``width``), or match by match."""
+    with session_factory(make_engine(url, read_only=True))() as session:
+        if queries.two_player_only(session, tid):
+            records = queries.pair_records(session, tid)
+            if exact(records):
+                faults, bad = queries.seat_faults(session, tid)
+                records = queries.pair_records(session, tid, bad) if bad else records
+                table, cross = totals_tables(records, faults, NAMES, width)
+                return [s.to_dict() for s in table], cross
+        return per_match(url, tid)
 
 
 def test_a_malformed_match_is_said_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
