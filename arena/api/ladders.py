@@ -237,7 +237,8 @@ def ladder_add(
     from bot_arena import games
     from bot_arena.arena.api.validation import validation_games
     from bot_arena.arena.match.botref import HUMAN
-    from bot_arena.arena.tournament.create import load_tournament
+    from bot_arena.arena.match.pool import BotPool
+    from bot_arena.arena.tournament.create import TournamentError, load_tournament, tournament_book
     from bot_arena.db import ladders
     from bot_arena.db.store import lookup_bot, versions_for
 
@@ -267,6 +268,14 @@ def ladder_add(
     confined = sandboxes.confinement(mode, allow_read).for_bots(
         [r.name for r in named] + ["random"]
     )
+    # an xboard engine without setboard and the ladder's FEN openings: refused before its
+    # validation games, as a run refuses it (the engine started once, under these limits)
+    try:
+        book = tournament_book(game, tournament)
+    except TournamentError as exc:
+        raise ArenaError(str(exc)) from None
+    starts = [(o.moves, o.position) for o in book]
+    checks.check_setboard(named, game, starts, lambda: BotPool(limits, sandbox=confined.settings))
     line = confined.warning()
     if line is not None:
         warn(line)
