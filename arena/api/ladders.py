@@ -232,8 +232,10 @@ def ladder_add(
 ) -> list[Added]:
     """Add bots to the ladder (also while it runs: it picks them up within a second or so).
     Each plays its validation games first (one in every seat against ``random``, as ``arena
-    bots add``); if any faults, ArenaError names it with its fault and none is added. A new
-    version of a bot in the ladder enters as a new entrant, ``NAME@2``, beside the old one."""
+    bots add``); if any faults, ArenaError names it with its fault and none is added. An xboard
+    engine without ``setboard`` is refused the same way, before its games, when the ladder's
+    book has a FEN start (``checks.check_setboard``). A new version of a bot in the ladder
+    enters as a new entrant, ``NAME@2``, beside the old one."""
     from bot_arena import games
     from bot_arena.arena.api.validation import validation_games
     from bot_arena.arena.match.botref import HUMAN
