@@ -238,7 +238,7 @@ def ladder_add(
     enters as a new entrant, ``NAME@2``, beside the old one."""
     from bot_arena import games
     from bot_arena.arena.api.validation import validation_games
-    from bot_arena.arena.match.botref import HUMAN
+    from bot_arena.arena.match.botref import HUMAN, XBOARD
     from bot_arena.arena.match.pool import BotPool
     from bot_arena.arena.tournament.create import TournamentError, load_tournament, tournament_book
     from bot_arena.db import ladders
@@ -272,8 +272,8 @@ def ladder_add(
     )
     # an xboard engine without setboard and the ladder's FEN openings: refused before its
     # validation games, as a run refuses it (the engine started once, under these limits)
-    try:
-        book = tournament_book(game, tournament)
+    try:  # the book read again only for an xboard engine (a big book takes a while)
+        book = tournament_book(game, tournament) if any(r.kind == XBOARD for r in named) else []
     except TournamentError as exc:
         raise ArenaError(str(exc)) from None
     starts = [(o.moves, o.position) for o in book]
