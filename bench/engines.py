@@ -18,6 +18,15 @@ the script says so.
 
     FASTCHESS=/path/to/fastchess python bench/engines.py [--quick] [--rounds N] [--games N]
         [--nodes N] [--clock-games N]
+
+The wall-time ratio is only worth reading on a quiet machine (load average below 1, nothing
+else running: under load each of the arena's wake-ups per move waits for a core, and the
+ratio says more about the load than about either tool). The measurement to make there, about
+12 minutes::
+
+    git clone https://github.com/Disservin/fastchess /tmp/fastchess && make -C /tmp/fastchess -j2
+    uptime && FASTCHESS=/tmp/fastchess/fastchess python bench/engines.py --games 20 \
+        --rounds 5 --clock-games 100
 """
 
 from __future__ import annotations

@@ -43,6 +43,17 @@ def status_counts(session: Session, tournament_id: int) -> dict[str, int]:
     return counts
 
 
+def open_starts(session: Session, tournament_id: int) -> list[tuple[str, str | None]]:
+    """The distinct starts of a tournament's matches still to play: each one's opening moves
+    (space-separated) and start position (None: the initial position)."""
+    rows = session.execute(
+        select(Match.opening, Match.start_position)
+        .where(Match.tournament_id == tournament_id, Match.status.in_(("pending", "running")))
+        .distinct()
+    )
+    return [(opening, position) for opening, position in rows]
+
+
 def sandbox_counts(session: Session, tournament_id: int) -> dict[str | None, int]:
     """The done matches of a tournament by the sandbox level their bots ran under (None: stored
     before the arena recorded it); levels without a match are left out."""

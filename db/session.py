@@ -38,6 +38,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, exc, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena.arena.transport.strict_json import dumps
+from bot_arena.db.fresh import create_newest
 from bot_arena.db.schema import Schema, schema_of
 from bot_arena.db.sqlite_open import BUSY_TIMEOUT_S as BUSY_TIMEOUT_S
 from bot_arena.db.sqlite_open import DEFAULT_URL as DEFAULT_URL
@@ -359,9 +360,13 @@ def make_engine(url: str | None = None, *, migrate: bool = True, read_only: bool
     if engine.dialect.name == "sqlite":
         _configure_sqlite(engine, timeout, read_only)
 
+    new_file = path is not None and not _exists(path)
+
     def bring_up_to_date() -> None:
         if path is not None and _exists(path):
             check_sqlite_schema(path, timeout, shown)
+        if new_file and migrate and not read_only and create_newest(engine):
+            return  # made at the newest revision in one step, checked (``db/fresh.py``)
         if at_head(engine):  # one query, without loading Alembic
             with engine.connect():
                 pass

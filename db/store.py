@@ -12,8 +12,6 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
 from sqlalchemy import Connection, Table, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 from sqlalchemy.sql.dml import Insert
@@ -37,9 +35,15 @@ def _ignoring_conflicts(session: Session, table: Table) -> Insert | None:
     """An INSERT into ``table`` that skips a row whose unique key is taken (ON CONFLICT DO
     NOTHING), where the dialect has one (PostgreSQL, SQLite); None elsewhere."""
     dialect = session.get_bind().dialect.name
+    # each dialect's module loaded where it is used: PostgreSQL's pulls in asyncio and its
+    # async drivers' modules (about 40 ms of a SQLite run's start-up)
     if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
         return pg_insert(table).on_conflict_do_nothing()
     if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
         return sqlite_insert(table).on_conflict_do_nothing()
     return None
 

@@ -232,12 +232,15 @@ def ladder_add(
 ) -> list[Added]:
     """Add bots to the ladder (also while it runs: it picks them up within a second or so).
     Each plays its validation games first (one in every seat against ``random``, as ``arena
-    bots add``); if any faults, ArenaError names it with its fault and none is added. A new
-    version of a bot in the ladder enters as a new entrant, ``NAME@2``, beside the old one."""
+    bots add``); if any faults, ArenaError names it with its fault and none is added. An xboard
+    engine without ``setboard`` is refused the same way, before its games, when the ladder's
+    book has a FEN start (``checks.check_setboard``). A new version of a bot in the ladder
+    enters as a new entrant, ``NAME@2``, beside the old one."""
     from bot_arena import games
     from bot_arena.arena.api.validation import validation_games
-    from bot_arena.arena.match.botref import HUMAN
-    from bot_arena.arena.tournament.create import load_tournament
+    from bot_arena.arena.match.botref import HUMAN, XBOARD
+    from bot_arena.arena.match.pool import BotPool
+    from bot_arena.arena.tournament.create import TournamentError, load_tournament, tournament_book
     from bot_arena.db import ladders
     from bot_arena.db.store import lookup_bot, versions_for
 
@@ -267,6 +270,14 @@ def ladder_add(
     confined = sandboxes.confinement(mode, allow_read).for_bots(
         [r.name for r in named] + ["random"]
     )
+    # an xboard engine without setboard and the ladder's FEN openings: refused before its
+    # validation games, as a run refuses it (the engine started once, under these limits)
+    try:  # the book read again only for an xboard engine (a big book takes a while)
+        book = tournament_book(game, tournament) if any(r.kind == XBOARD for r in named) else []
+    except TournamentError as exc:
+        raise ArenaError(str(exc)) from None
+    starts = [(o.moves, o.position) for o in book]
+    checks.check_setboard(named, game, starts, lambda: BotPool(limits, sandbox=confined.settings))
     line = confined.warning()
     if line is not None:
         warn(line)

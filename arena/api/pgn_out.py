@@ -19,9 +19,11 @@ if TYPE_CHECKING:
 def check_pgn_out(path: str | None, game: Game[Any, Any]) -> None:
     """``--pgn-out`` for ``game``'s matches: a game without PGN (more than two players) raises
     ArenaError (before anything is stored or started)."""
+    if path is None:
+        return  # no file: the PGN writer is not even loaded
     from bot_arena.arena.formats.pgn_out import refusal
 
-    why = None if path is None else refusal(game)
+    why = refusal(game)
     if why is not None:
         raise ArenaError(why)
 

@@ -38,6 +38,7 @@ def play(
     once for all or once per seat; ``sandbox``: ``auto``, ``on`` or ``off``. Bad input raises
     ArenaError before any bot starts; a bot that fails loses with a fault in the record."""
     from bot_arena.arena.match.pool import BotPool
+    from bot_arena.arena.match.xboard import moves_from_start
     from bot_arena.arena.transport.sandbox.mode import SandboxSettings
 
     the_game = checks.load_game(game, param_list(params))
@@ -52,13 +53,15 @@ def play(
         tcs = checks.time_controls(refs, floats(move_time), texts(clock), margin, PLAY_MOVE_TIME)
         limits = checks.resource_limits(memory_mb, startup_time)
         with BotPool(limits, sandbox=SandboxSettings(mode)) as pool:
-            starts = [((), position)]
+            opening = moves_from_start(the_game, position)  # told as moves without setboard
+            starts = [(opening, position)]
             checks.check_setboard(refs, the_game, starts, lambda: contextlib.nullcontext(pool))
             return pool.play(
                 the_game,
                 refs,
                 time_control=tcs,
                 start_position=position,
+                opening=opening,
                 seed=random.randrange(2**31) if seed is None else seed,
                 adjudication=rules,
             )

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from bot_arena.arena.match.botref import BotRef
+    from bot_arena.arena.tournament.schedule import Opening
+    from bot_arena.arena.transport.limits import ResourceLimits
     from bot_arena.games.base import Game
 
 MADE = ("swiss", "knockout", "sprt")  # formats whose matches a director makes as they go
@@ -32,6 +34,10 @@ class Resumable:
     left_out: list[str]
     to_play: int
     game: Game[Any, Any]  # what it plays (``--pgn-out`` checks it)
+    # the starts of the matches left to play and of those a director may add (its book):
+    # what a forced resume probes xboard engines against (``checks.check_setboard``)
+    starts: list[Opening]
+    limits: ResourceLimits  # the bots' resource limits the tournament was created with
 
 
 def check_jobs(jobs: int | None) -> None:
@@ -48,7 +54,8 @@ def check_resume(
     force: bool = False,
 ) -> Resumable:
     """Refuse a tournament that is not there, already finished, being played by another live
-    process (unless ``force``) or whose bots changed since it started (unless ``force``). A
+    process of this machine or by a runner on another machine whose heartbeat is fresh (unless
+    ``force``), or whose bots changed since it started (unless ``force``). A
     registered bot whose stored version can no longer be loaded is left out (its remaining
     matches stay pending), as a new tournament leaves it out; in a format made as it goes
     (Swiss, knockout, SPRT), whose next matches depend on every result, it stops the resume."""
@@ -58,7 +65,11 @@ def check_resume(
         active_runner,
         load_tournament,
         resolve_field,
+        runner_elsewhere,
+        tournament_book,
     )
+    from bot_arena.arena.tournament.schedule import Opening
+    from bot_arena.arena.transport.limits import ResourceLimits
     from bot_arena.db import queries
 
     try:
@@ -75,6 +86,14 @@ def check_resume(
                 f"tournament {tournament_id} is being played by process {running}; "
                 "stop it first (--force if that process is not playing it)"
             )
+        elsewhere = runner_elsewhere(tournament)
+        if elsewhere is not None and not force:
+            host, age = elsewhere
+            raise ArenaError(
+                f"tournament {tournament_id} is being played on host {host[:100]!r} (its "
+                f"heartbeat is {age:.0f} s old); stop it there first (--force if that runner "
+                "is gone)"
+            )
         left_out: list[tuple[int, str]] | None = None if tournament.format in MADE else []
         refs, changed = resolve_field(session, tournament, lookup, left_out)
     except TournamentError as exc:
@@ -84,8 +103,17 @@ def check_resume(
     counts = queries.status_counts(session, tournament_id)
     try:
         game = games.get(tournament.game, **tournament.params)
+        book = tournament_book(game, tournament) if force else []
     except games.GameError as exc:
         raise ArenaError(str(exc)) from None
+    except TournamentError as exc:
+        raise ArenaError(str(exc)) from None
+    starts = [
+        Opening(tuple(moves.split()), position)
+        for moves, position in queries.open_starts(session, tournament_id)
+    ]
+    stored_limits = tournament.settings.get("limits")
+    limits = ResourceLimits.from_dict(stored_limits) if stored_limits else ResourceLimits()
     return Resumable(
         refs,
         changed,
@@ -93,4 +121,6 @@ def check_resume(
         [f"{why}: {LEFT_OUT}" for _, why in left_out or []],
         counts["pending"] + counts["running"],
         game,
+        [*starts, *book],
+        limits,
     )

@@ -170,6 +170,7 @@ def play_command(
     from bot_arena.arena.match.botref import HUMAN, BotSpecError
     from bot_arena.arena.match.botspec import resolve_all
     from bot_arena.arena.match.pool import BotPool, ServerDied
+    from bot_arena.arena.match.xboard import moves_from_start
     from bot_arena.arena.transport.sandbox.mode import CONFINED
 
     game = load_game(game_name, param, tree)
@@ -208,7 +209,8 @@ def play_command(
         show = not as_json
     with BotPool(limits, sandbox=confinement.settings) as pool:
         # an xboard engine without setboard and a FEN start: refused before the game
-        starts = [((), position)]
+        opening = moves_from_start(game, position)  # told as moves without setboard
+        starts = [(opening, position)]
         checks.check_setboard(refs, game, starts, lambda: contextlib.nullcontext(pool))
         factory = None if no_save else open_writable_db(db)  # before the game, not after it
         warn_unconfined(confinement)  # after the refusals: a refused command says one line
@@ -223,6 +225,7 @@ def play_command(
                 refs,
                 time_control=tcs,
                 start_position=position,
+                opening=opening,
                 seed=seed,
                 on_move=on_move,
                 adjudication=adjudicated,

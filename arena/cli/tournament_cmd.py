@@ -472,7 +472,11 @@ def _expected_total(session: Session, tid: int) -> str:
 def resume_command(
     tournament_id: Annotated[int, typer.Argument(metavar="ID", help="Tournament id.")],
     force: Annotated[
-        bool, typer.Option("--force", help="Resume even if a bot's source changed since.")
+        bool,
+        typer.Option(
+            "--force",
+            help="Resume even if a bot's source changed since or another runner seems to play it.",
+        ),
     ] = False,
     jobs: Annotated[
         int | None, typer.Option("--jobs", "-j", help="Parallel matches (default: cores).")
@@ -499,6 +503,8 @@ def resume_command(
             session, tournament_id, lambda name: lookup_bot(session, name), force=force
         )
     confinement = confinement.for_bots([r.name for r in field.refs])
+    if force:  # a forced resume may play another version: an xboard engine is asked again
+        _check_setboard(field.refs, field.game, field.starts, field.limits, confinement)
     for line in field.changed:
         typer.echo(f"warning: {shown(line)}", err=True)
     for line in field.left_out:

@@ -92,6 +92,25 @@ def from_start(game: Game[Any, Any], opening: list[str], position: str) -> list[
     return opening if game.format_position(state) == position else None
 
 
+def moves_from_start(game: Game[Any, Any], position: str | None) -> tuple[str, ...]:
+    """The moves a position text plays from the game's standard start (``startpos moves e2e4
+    e7e5``, or the start's FEN and ``moves ...``), else none: a start an engine without
+    ``setboard`` is told as moves after ``new``/``force`` (cutechess's way). The moves are
+    checked by the game when the position is parsed."""
+    if position is None:
+        return ()
+    root, found, history = position.partition(" moves ")
+    if not found:
+        return ()
+    try:
+        state = game.parse_position(root)
+    except GameError:
+        return ()
+    if game.format_position(state) != game.format_position(game.initial_state()):
+        return ()
+    return tuple(history.split())
+
+
 def needs_setboard(game: Game[Any, Any], opening: list[str], position: str) -> bool:
     """Whether a game from ``position`` (``opening``: the moves from the standard start that
     made it, when known) needs ``setboard``: its FEN is not the start and no moves from the

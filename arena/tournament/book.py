@@ -113,13 +113,17 @@ def ordered_book(book: Sequence[Opening], order: str, seed: int) -> list[Opening
 
 
 def _position(game: Game[Any, Any], path: str, number: int, line: str) -> Opening:
+    from bot_arena.arena.match.xboard import moves_from_start
+
     where = f"{path}:{number}"
     text = _epd_as_fen(line) if game.name == "chess" else line
     try:
         state = game.parse_position(text)
     except GameError as exc:
         raise ScheduleError(f"{where}: {exc}") from None
-    return _checked(game, state, (), where)
+    # a line from the standard start and moves (``startpos moves e2e4 e7e5``) is an opening
+    # of those moves, as a PGN game's: an engine without setboard is told them
+    return _checked(game, state, moves_from_start(game, text), where)
 
 
 def _epd_as_fen(line: str) -> str:

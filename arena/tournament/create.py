@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -226,6 +226,22 @@ def claim_runner(session: Session, tournament_id: int) -> int | None:
         return running
     stored.record_runner(session, tournament, this_host(), os.getpid())
     return None
+
+
+def runner_elsewhere(
+    tournament: Tournament, now: datetime | None = None
+) -> tuple[str, float] | None:
+    """The host of a runner on another machine playing ``tournament`` and its heartbeat's age
+    in seconds, while that heartbeat is fresh at ``now`` (``heartbeat.stale``); None when there
+    is none (a runner on this machine is known by its process: ``active_runner``)."""
+    if tournament.status != "running":
+        return None
+    runner = stored.recorded_runner(tournament)
+    stamp = tournament.heartbeat
+    if runner is None or runner[0] == this_host() or stamp is None or stale(stamp, now):
+        return None
+    age = ((now if now is not None else datetime.now(UTC)) - stamp).total_seconds()
+    return runner[0], max(0.0, age)
 
 
 def interrupted(tournament: Tournament, now: datetime | None = None) -> bool:
