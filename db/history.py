@@ -37,10 +37,11 @@ def _malformed(session: Session, tournament_id: int | None, game: str | None) ->
 
 def two_player_outcomes(
     session: Session, *, tournament_id: int | None = None, game: str | None = None
-) -> Iterator[tuple[int, int, int]]:
+) -> Iterator[list[tuple[int, int, int]]]:
     """(first seat's version id, second's, WIN/DRAW/LOSS of the first) of each rated
     two-player done match of the selection, in play order (finish time, then id): the matches
-    ``pair_totals`` sums."""
+    ``pair_totals`` sums. Yielded in lists of at most ``BATCH``, read as plain rows (no ORM
+    row a match)."""
     first, second = aliased(Seat), aliased(Seat)
     outcome = case((first.rank < second.rank, WIN), (first.rank == second.rank, DRAW), else_=LOSS)
     query = (
@@ -51,10 +52,9 @@ def two_player_outcomes(
         .order_by(Match.finished, Match.id)
     )
     bad = _malformed(session, tournament_id, game)
-    result = session.execute(done_in(query, tournament_id, game).execution_options(yield_per=BATCH))
-    for match_id, a, b, how in result:
-        if match_id not in bad:
-            yield a, b, how
+    connection = session.connection().execution_options(yield_per=BATCH)
+    for part in connection.execute(done_in(query, tournament_id, game)).partitions():
+        yield [(a, b, how) for match_id, a, b, how in part if match_id not in bad]
 
 
 def version_names(session: Session, ids: set[int]) -> dict[int, tuple[str, str]]:

@@ -71,9 +71,11 @@ def count_done(session: Session, *, tournament_id: int | None, game: str | None)
 
 
 def match_ids(session: Session, *, tournament_id: int | None, game: str | None) -> Iterator[int]:
-    """The done matches' ids in play order, streamed (ids only, a batch at a time)."""
+    """The done matches' ids in play order, streamed (ids only, a batch at a time, as plain
+    rows: through the ORM a million ids took seconds)."""
     query = done_in(select(Match.id), tournament_id, game).order_by(Match.finished, Match.id)
-    yield from session.execute(query.execution_options(yield_per=10_000)).scalars()
+    connection = session.connection().execution_options(yield_per=10_000)
+    yield from connection.execute(query).scalars()
 
 
 def faulted_ids(

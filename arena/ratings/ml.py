@@ -11,7 +11,7 @@ each match's own gradient, so draws (low score variance) narrow the interval as 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,7 +36,7 @@ from bot_arena.arena.ratings.ml_common import (
     table_notes,
 )
 from bot_arena.arena.ratings.outcomes import GameResult, RatingInputError
-from bot_arena.arena.ratings.prepare import prepare
+from bot_arena.arena.ratings.prepare import Prepared, prepare
 from bot_arena.arena.ratings.table import BotRating, Pool, RatingTable
 from bot_arena.arena.ratings.totals import PairTotal, PairTotalColumns
 
@@ -55,6 +55,8 @@ def fit_ml(
     anchor: tuple[str, float] | None = None,
     prior: float = DEFAULT_PRIOR,
     aggregate: bool = True,
+    start: Mapping[str, float] | None = None,
+    intervals: bool = True,
 ) -> RatingTable:
     """Maximum-likelihood Elo of every bot in ``results`` and in the two-player ``totals``
     (results counted per ordered pair: the same fit as those results one by one, which is what
@@ -66,6 +68,11 @@ def fit_ml(
     there each bot plays ``prior`` virtual draws against a ghost of average strength, and the
     affected rows say so. ``aggregate=False`` routes two-player games through the general
     Plackett-Luce code instead of the pair counts (same numbers; kept for cross-checks).
+
+    ``start`` (Elo by bot, say the ratings of a fit on fewer of the same games) is where
+    Newton's method begins instead of all-equal: the maximum is the same (the stopping rule is
+    unchanged), reached in fewer steps. ``intervals=False`` leaves out the intervals and the
+    LOS (``error`` and ``los_next`` None), which cost two dense products of the field's size.
     """
     prep = prepare(results, totals)
     stats, names = prep.stats, prep.names
@@ -91,7 +98,9 @@ def fit_ml(
     design = Design(k + n_ghosts)
     design.set_pairs(*pairs)
     design.set_matches(multi)
-    theta, info = _newton(design, members)
+    theta, info = _newton(design, members, _start(design, names, start, center))
+    if not intervals:
+        return _points_only(prep, members, theta, notes, anchor, center, n_ghosts, prior)
     meat = design.meat(theta)
     flat = meat.diagonal()[:k] <= 1e-12  # no score variance at all: fall back to the model
 
@@ -137,6 +146,66 @@ def fit_ml(
     return RatingTable("ml", DESCRIPTION, tuple(rows), tuple(pool_rows), notes_out)
 
 
+def _start(
+    design: Design, names: list[str], start: Mapping[str, float] | None, center: float
+) -> FloatArray:
+    """Where Newton's method begins: ``start``'s ratings (others and ghosts at the average),
+    or all equal when there is no start or it is less likely than all equal (a start far from
+    the maximum, where the likelihood's terms overflow, would lead nowhere)."""
+    even = np.zeros(design.k)
+    if start is None:
+        return even
+    theta = even.copy()
+    for i, name in enumerate(names):
+        if name in start:
+            theta[i] = (start[name] - center) / ELO_PER_NAT
+    with np.errstate(all="ignore"):
+        better = bool(design.loglik(theta) >= design.loglik(even))
+    return theta if better else even
+
+
+def _points_only(
+    prep: Prepared,
+    members: list[list[int]],
+    theta: FloatArray,
+    notes: dict[int, str],
+    anchor: tuple[str, float] | None,
+    center: float,
+    n_ghosts: int,
+    prior: float,
+) -> RatingTable:
+    """``fit_ml``'s table without intervals: each pool's ratings as ``_Estimate.of`` places
+    them, rows best first (no interval, no LOS, no note on a flat score variance)."""
+    names, index, k = prep.names, prep.index, len(prep.names)
+    rows: list[BotRating] = []
+    pool_rows: list[Pool] = []
+    for number, pool in enumerate(members, start=1):
+        real = [x for x in pool if x < k]
+        if anchor is not None and index[anchor[0]] in real:
+            ref: int | None = real.index(index[anchor[0]])
+            offset, relative = anchor[1], f"anchor {anchor[0]} = {anchor[1]:g}"
+        else:
+            ref, offset, relative = None, center, f"pool average = {center:g}"
+        elo = _placed(theta[real], ref, offset)
+        order = sorted(range(len(real)), key=lambda a: rank_key(float(elo[a]), names[real[a]]))
+        for a in order:
+            name = names[real[a]]
+            rows.append(
+                BotRating(
+                    name,
+                    float(elo[a]),
+                    None,
+                    prep.stats[name],
+                    number,
+                    None,
+                    notes.get(real[a], ""),
+                )
+            )
+        pool_rows.append(Pool(number, tuple(names[real[a]] for a in order), relative))
+    notes_out = table_notes(len(members), n_ghosts, prior, False)
+    return RatingTable("ml", DESCRIPTION, tuple(rows), tuple(pool_rows), notes_out)
+
+
 Pairs = tuple[IntArray, IntArray, FloatArray, FloatArray, FloatArray]
 
 
@@ -166,7 +235,7 @@ class _Estimate:
         """Ratings centred on the pool mean (or minus the anchor, local index ``ref``) plus
         ``offset``; every row of the transform sums to 0, so the free shift drops out."""
         m = len(theta)
-        elo = offset + ELO_PER_NAT * (theta - (theta.mean() if ref is None else theta[ref]))
+        elo = _placed(theta, ref, offset)
         if model.ndim == 2:
             model, robust = model[:m, :m], robust[:m, :m]  # the ghost, if any, is last
             return cls(
@@ -196,6 +265,13 @@ class _Estimate:
         if cov.ndim == 1:  # large pool: the two estimates taken as independent
             return los(diff, float(cov[a] + cov[b]))
         return los(diff, float(cov[a, a] + cov[b, b] - 2 * cov[a, b]))
+
+
+def _placed(theta: FloatArray, ref: int | None, offset: float) -> FloatArray:
+    """A pool's ratings on the output scale: centred on the pool mean (or minus the anchor,
+    local index ``ref``) plus ``offset``."""
+    out: FloatArray = offset + ELO_PER_NAT * (theta - (theta.mean() if ref is None else theta[ref]))
+    return out
 
 
 def _relative(cov: FloatArray, ref: int | None) -> FloatArray:
@@ -337,19 +413,22 @@ def _note_extremes(
             notes[x] = label if met[x] else NOTE_PRIOR
 
 
-def _newton(design: Design, members: list[list[int]]) -> tuple[FloatArray, Sparse]:
-    """Maximise the concave log-likelihood by Newton's method with step halving.
+def _newton(
+    design: Design, members: list[list[int]], theta: FloatArray
+) -> tuple[FloatArray, Sparse]:
+    """Maximise the concave log-likelihood by Newton's method with step halving, from
+    ``theta``.
 
     The gauge (sum of J/m per pool) fixes each pool's free shift so the Newton system is
-    regular and the steps keep every pool's mean at 0. Up to ``DENSE_LIMIT`` parameters the
-    system is solved densely; above, by conjugate gradients on the sparse information matrix
-    (one product costs the pairs that met), so nothing is parameters squared."""
+    regular and the steps keep every pool's mean where it started. Up to ``DENSE_LIMIT``
+    parameters the system is solved densely; above, by conjugate gradients on the sparse
+    information matrix (one product costs the pairs that met), so nothing is parameters
+    squared."""
     k = design.k
     label = np.zeros(k, dtype=np.intp)
     for number, pool in enumerate(members):
         label[pool] = number
     size = np.bincount(label, minlength=len(members)).astype(np.float64)
-    theta = np.zeros(k)
     ll, grad, info = design.evaluate(theta)
     for _ in range(100):
         if k <= DENSE_LIMIT:

@@ -234,12 +234,15 @@ def rate(
     center: float = 1500.0,
     anchor: tuple[str, float] | None = None,
     k: float = 16.0,
+    start: Mapping[str, float] | None = None,
+    intervals: bool = True,
 ) -> RatingTable:
     """``fit_ml`` or ``fit_sequential`` by name (what the CLI's --method picks); ``totals``
-    only for ``ml`` (sequential Elo follows the play order). The fits (numpy) load here:
-    ``tournament show`` reads this module without rating anything; a small field of pair
-    totals alone (a usual leaderboard) is fitted by ``ml_small`` without numpy, to the same
-    numbers."""
+    only for ``ml`` (sequential Elo follows the play order); ``start`` and ``intervals`` are
+    ``fit_ml``'s (the small fit below ignores them: it is quick as it is). The fits (numpy)
+    load here: ``tournament show`` reads this module without rating anything; a small field of
+    pair totals alone (a usual leaderboard) is fitted by ``ml_small`` without numpy, to the
+    same numbers."""
     if method == "ml":
         if not results:
             from bot_arena.arena.ratings.ml_small import SMALL_LIMIT, fit_small
@@ -253,7 +256,14 @@ def rate(
                 return small
         from bot_arena.arena.ratings.ml import fit_ml
 
-        return fit_ml(results, totals=totals, center=center, anchor=anchor)
+        return fit_ml(
+            results,
+            totals=totals,
+            center=center,
+            anchor=anchor,
+            start=start,
+            intervals=intervals,
+        )
     if method == "elo":
         from bot_arena.arena.ratings.online_elo import fit_sequential
 

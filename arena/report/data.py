@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy.orm import Session
 
 from bot_arena import games
@@ -31,7 +32,7 @@ from bot_arena.arena.ratings.query import (
     rated_table,
 )
 from bot_arena.arena.ratings.render import json_rows
-from bot_arena.arena.ratings.totals import PairTotal
+from bot_arena.arena.ratings.totals import PairTotalColumns
 from bot_arena.arena.report.boards import encode_replay
 from bot_arena.arena.report.picks import DEFAULT_LIMIT, Picks, pick
 from bot_arena.arena.tournament.summary import format_text, settings_rows, tournament_summary
@@ -98,9 +99,14 @@ def collect(
         # seat); a selection that also holds matches of more seats is read one by one, as the
         # ratings over time cut the play order of both kinds
         sel, table = rated_table(
-            session, tournament_id=tournament_id, game=game, method=method, totals=method == "ml"
+            session,
+            tournament_id=tournament_id,
+            game=game,
+            method=method,
+            totals=method == "ml",
+            columnar=True,
         )
-        if sel.totals and sel.results:
+        if sel.columns is not None and sel.columns.first and sel.results:
             sel, table = rated_table(session, tournament_id=tournament_id, game=game, method=method)
     except LeaderboardError as exc:
         raise ReportError(str(exc)) from None
@@ -148,11 +154,11 @@ def collect(
         bots=bots,
         leaderboard=rows,
         crosstable=_heatmap(
-            _totals_crosstable(sel.totals) if sel.totals else crosstable(sel.results), labels
+            _totals_crosstable(sel.columns) if sel.columns else crosstable(sel.results), labels
         ),
         history=(
-            _totals_history(session, sel, tournament_id, game or sel.game, labels)
-            if sel.totals
+            _totals_history(session, sel.columns, sel, tournament_id, game or sel.game, labels)
+            if sel.columns
             else _history(sel.results, labels, method)
         ),
         faults=_faults(played),
@@ -214,93 +220,160 @@ def _cuts(n: int) -> list[int]:
     return sorted({max(1, math.ceil(n * i / HISTORY_STEPS)) for i in range(1, HISTORY_STEPS + 1)})
 
 
-def _totals_crosstable(totals: list[PairTotal]) -> Crosstable:
-    """``crosstable`` of the two-player results these pair totals sum (the same numbers:
-    points are halves, which add up exactly in any order)."""
+def _totals_crosstable(columns: PairTotalColumns) -> Crosstable:
+    """``crosstable`` of the two-player results these pair totals sum, its cells kept for the
+    players the heatmap shows (the best ``HEATMAP_PLAYERS``; at 1,000 bots the whole table is
+    a million cells): the same order and numbers (points are halves, which add up exactly in
+    any order), summed by numpy."""
+    players = list(dict.fromkeys(columns.players.values()))
+    number = {p: i for i, p in enumerate(players)}
+    code = {c: number[p] for c, p in columns.players.items()}
+    first = np.fromiter(map(code.__getitem__, columns.first), np.intp, len(columns.first))
+    second = np.fromiter(map(code.__getitem__, columns.second), np.intp, len(columns.second))
+    wins, draws, losses = (
+        np.asarray(c, dtype=np.float64) for c in (columns.wins, columns.draws, columns.losses)
+    )
+    keep = first != second
+    first, second, wins, draws, losses = (x[keep] for x in (first, second, wins, draws, losses))
+    games = wins + draws + losses
+    got = wins + 0.5 * draws
+    n = len(players)
+    total = np.bincount(first, got, n) + np.bincount(second, games - got, n)
+    count = np.bincount(first, games, n) + np.bincount(second, games, n)
+    met = np.bincount(first, minlength=n) + np.bincount(second, minlength=n) > 0
+    score = {players[i]: (t, c) for i, t, c in zip(*_listed(met, total, count), strict=True)}
+    order = sorted(score, key=lambda p: (-score[p][0] / score[p][1], p))
+    shown = np.zeros(n, dtype=bool)
+    shown[[number[p] for p in order[:HEATMAP_PLAYERS]]] = True
+    both = shown[first] & shown[second]
     points: dict[tuple[str, str], float] = {}
-    games: dict[tuple[str, str], int] = {}
-    total: dict[str, float] = {}
-    count: dict[str, int] = {}
-    for t in totals:
-        if t.first == t.second:
-            continue
-        got = t.wins + 0.5 * t.draws
-        for a, b, p in ((t.first, t.second, got), (t.second, t.first, t.games - got)):
-            points[(a, b)] = points.get((a, b), 0.0) + p
-            games[(a, b)] = games.get((a, b), 0) + t.games
-            total[a] = total.get(a, 0.0) + p
-            count[a] = count.get(a, 0) + t.games
-    order = sorted(total, key=lambda n: (-total[n] / count[n], n))
-    return Crosstable(tuple(order), points, games)
+    played: dict[tuple[str, str], int] = {}
+    for i, j, g, p in zip(
+        first[both].tolist(),
+        second[both].tolist(),
+        games[both].tolist(),
+        got[both].tolist(),
+        strict=True,
+    ):
+        a, b = players[i], players[j]
+        for x, y, q in ((a, b, p), (b, a, g - p)):
+            points[(x, y)] = points.get((x, y), 0.0) + q
+            played[(x, y)] = played.get((x, y), 0) + int(g)
+    return Crosstable(tuple(order), points, played)
+
+
+def _listed(
+    met: NDArray[np.bool_], total: NDArray[Any], count: NDArray[Any]
+) -> tuple[list[int], list[float], list[int]]:
+    """The players that met someone, with their points and games as Python numbers."""
+    where = np.flatnonzero(met)
+    return where.tolist(), total[where].tolist(), count[where].astype(np.int64).tolist()
 
 
 _SHIFT = 1 << 31  # a pair's key: the first version's index times this, plus the second's
 _BATCH = 50_000  # matches read before they are added to the counts, at most
 
 
+class _PairCounts:
+    """Wins, draws and losses per ordered pair of versions, as sorted arrays: each pair met
+    (first index * ``_SHIFT`` + second) and its counts. At a million matches of 1,000 bots
+    almost every pair met: a dict of the pairs held several hundred megabytes, this 32 bytes a
+    pair (issue 29). Versions get their index in the order they are first added."""
+
+    def __init__(self, session: Session, key_of: dict[tuple[str, str | None], str]) -> None:
+        self.session, self.key_of = session, key_of
+        self.keys: list[str] = []  # rating key of each version, by its index
+        self.ids = np.zeros(0, dtype=np.int64)  # version ids known, sorted
+        self.where = np.zeros(0, dtype=np.int64)  # and the index of each
+        self.pairs = np.zeros(0, dtype=np.int64)
+        self.counts = np.zeros((0, 3), dtype=np.int64)
+
+    def _index(self, ids: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Each version id's index (new versions named through the database first)."""
+        unknown = np.setdiff1d(ids, self.ids)
+        if len(unknown):
+            found = version_names(self.session, set(unknown.tolist()))
+            added = np.fromiter(found, np.int64, len(found))
+            first = len(self.keys)
+            for name, sha in found.values():
+                self.keys.append(self.key_of.get((name, sha[:SHORT_HASH]), name))
+            known = np.concatenate([self.ids, added])
+            where = np.concatenate([self.where, np.arange(first, len(self.keys))])
+            order = np.argsort(known)
+            self.ids, self.where = known[order], where[order]
+        found_at: NDArray[np.int64] = self.where[np.searchsorted(self.ids, ids)]
+        return found_at
+
+    def add(self, rows: NDArray[np.int64]) -> None:
+        """Count ``rows`` (first version id, second's, outcome of the first)."""
+        seats = self._index(rows[:, :2].ravel()).reshape(-1, 2)  # new ones named in id order
+        met = seats[:, 0] * _SHIFT + seats[:, 1]
+        merged, where = np.unique(np.concatenate([self.pairs, met]), return_inverse=True)
+        where = where.ravel()
+        summed = np.zeros((len(merged), 3), dtype=np.int64)
+        summed[where[: len(self.pairs)]] = self.counts  # the pairs kept are distinct
+        summed += np.bincount(
+            where[len(self.pairs) :] * 3 + rows[:, 2], minlength=3 * len(merged)
+        ).reshape(-1, 3)
+        self.pairs, self.counts = merged, summed
+
+    def columns(self) -> PairTotalColumns:
+        first, second = np.divmod(self.pairs, _SHIFT)
+        wins, draws, losses = (tuple(self.counts[:, c].tolist()) for c in range(3))
+        return PairTotalColumns(
+            dict(enumerate(self.keys)),
+            tuple(first.tolist()),
+            tuple(second.tolist()),
+            wins,
+            draws,
+            losses,
+        )
+
+
 def _totals_history(
     session: Session,
+    columns: PairTotalColumns,
     sel: Selection,
     tournament_id: int | None,
     game: str | None,
     labels: dict[str, str],
 ) -> list[dict[str, Any]]:
-    """``_history`` of a selection read as pair totals: the matches streamed in play order
-    (``db.history``, three integers a match) and summed per ordered pair of versions, the ML
-    fit made on the sums at each tenth (the same fit as on those results one by one)."""
-    cuts = _cuts(sum(t.games for t in sel.totals))
-    key_of = {(name, short): key for key, (name, short) in sel.labels.items()}
-    keys: list[str] = []  # rating key of each version, by its index
-    index: dict[int, int] = {}  # version id -> its index
-    # the counts so far as arrays: each ordered pair met (first index * SHIFT + second), sorted,
-    # and its wins, draws, losses; at a million matches of 1000 bots almost every pair met, and
-    # a dict of the pairs held several hundred megabytes, this 32 bytes a pair (issue 29)
-    pairs = np.zeros(0, dtype=np.int64)
-    counts = np.zeros((0, 3), dtype=np.int64)
-    firsts: list[int] = []  # the matches since the last cut, as version ids and outcomes
-    seconds: list[int] = []
-    outcomes: list[int] = []
+    """``_history`` of a selection read as pair totals (``columns``): the matches streamed
+    once in play order (``db.history``, three integers a match) and summed per ordered pair of
+    versions as they come, the ML fit made on the sums at each tenth (the same fit as on those
+    results one by one). Each fit starts from the last one's ratings and leaves out the
+    intervals (the plot draws none): the same ratings, to the fit's precision, in a few Newton
+    steps instead of a whole fit from scratch."""
+    cuts = _cuts(columns.games)
+    counts = _PairCounts(session, {(n, s): key for key, (n, s) in sel.labels.items()})
     out: list[dict[str, Any]] = []
     position, upcoming = 0, iter(cuts)
     cut = next(upcoming, None)
-    for a, b, outcome in two_player_outcomes(session, tournament_id=tournament_id, game=game):
-        firsts.append(a)
-        seconds.append(b)
-        outcomes.append(outcome)
-        position += 1
-        if position != cut and len(firsts) < _BATCH:
-            continue
-        unknown = {v for v in (*firsts, *seconds) if v not in index}
-        for vid, (name, sha) in version_names(session, unknown).items():
-            index[vid] = len(keys)
-            keys.append(key_of.get((name, sha[:SHORT_HASH]), name))
-        met = np.array([index[v] for v in firsts], dtype=np.int64) * _SHIFT + np.array(
-            [index[v] for v in seconds], dtype=np.int64
-        )
-        merged, where = np.unique(np.concatenate([pairs, met]), return_inverse=True)
-        summed = np.zeros((len(merged), 3), dtype=np.int64)
-        summed[where[: len(pairs)]] = counts  # the pairs kept are distinct: one row each
-        np.add.at(summed, (where[len(pairs) :], np.array(outcomes, dtype=np.intp)), 1)
-        pairs, counts = merged, summed
-        firsts.clear()
-        seconds.clear()
-        outcomes.clear()
-        if position != cut:  # merged to bound what the lists hold
-            continue
-        cut = next(upcoming, None)
-        first, second = np.divmod(pairs, _SHIFT)
-        totals = [
-            PairTotal(keys[i], keys[j], w, d, lost)
-            for i, j, (w, d, lost) in zip(
-                first.tolist(), second.tolist(), counts.tolist(), strict=True
+    pending: list[NDArray[np.int64]] = []
+    held = 0  # matches in ``pending``
+    previous: dict[str, float] | None = None
+    for batch in two_player_outcomes(session, tournament_id=tournament_id, game=game):
+        rows = np.asarray(batch, dtype=np.int64).reshape(-1, 3)
+        done = 0
+        while done < len(rows) and cut is not None:
+            take = min(len(rows) - done, cut - position, _BATCH - held)
+            pending.append(rows[done : done + take])
+            done, position, held = done + take, position + take, held + take
+            if position != cut and held < _BATCH:
+                continue
+            counts.add(np.concatenate(pending))  # also between cuts: what is held is bounded
+            pending, held = [], 0
+            if position != cut:
+                continue
+            cut = next(upcoming, None)
+            try:
+                table = rate([], totals=counts.columns(), start=previous, intervals=False)
+            except RatingInputError:
+                continue
+            previous = {r.bot: r.elo for r in table.rows}
+            out.append(
+                {"games": position, "elo": {labels.get(b, b): e for b, e in previous.items()}}
             )
-        ]
-        try:
-            table = rate([], totals=totals, method="ml")
-        except RatingInputError:
-            continue
-        elo = {labels.get(r.bot, r.bot): r.elo for r in table.rows}
-        out.append({"games": position, "elo": elo})
     return out
 
 

@@ -22,15 +22,17 @@ from bot_arena.db.store import save_match
 BOTS = ("alpha", "beta", "gamma", "delta", "eps")
 
 
-def build(path: Path, seats: tuple[int, ...] = (2,)) -> str:
+def build(
+    path: Path, seats: tuple[int, ...] = (2,), bots: tuple[str, ...] = BOTS, matches: int = 57
+) -> str:
     url = f"sqlite:///{path}"
     rng = random.Random(7)
-    refs = {b: BotRef(b, "builtin", b, None, sha256_text(b)) for b in BOTS}
+    refs = {b: BotRef(b, "builtin", b, None, sha256_text(b)) for b in bots}
     engine = make_engine(url)
     with session_factory(engine).begin() as session:
-        for number in range(57):
+        for number in range(matches):
             n = rng.choice(seats)
-            names = rng.sample(BOTS, n)
+            names = rng.sample(bots, n)
             ranks = [rng.randint(1, n) for _ in names]
             fault = Fault(Termination.TIMEOUT, "late", {"overrun_ms": 3.0})
             faulted = number % 9 == 0
@@ -72,12 +74,12 @@ def both(url: str) -> tuple[dict[str, Any], dict[str, Any], int]:
     return new, old, len(sel.results)
 
 
-def same(new: dict[str, Any], old: dict[str, Any]) -> None:
+def same(new: dict[str, Any], old: dict[str, Any], within: float = 1e-9) -> None:
     assert new["crosstable"] == old["crosstable"]
     assert [h["games"] for h in new["history"]] == [h["games"] for h in old["history"]]
     for a, b in zip(new["history"], old["history"], strict=True):
         assert a["elo"].keys() == b["elo"].keys()
-        assert all(a["elo"][k] == pytest.approx(b["elo"][k], abs=1e-9) for k in a["elo"])
+        assert all(a["elo"][k] == pytest.approx(b["elo"][k], abs=within) for k in a["elo"])
 
 
 def test_the_pair_totals_report_is_the_per_result_one(tmp_path: Path) -> None:
@@ -111,3 +113,18 @@ def test_counts_merged_between_the_cuts_give_the_same_history(
     monkeypatch.setattr(data, "_BATCH", 2)
     new, old, _ = both(build(tmp_path / "a.db"))
     same(new, old)
+
+
+def test_a_big_field_s_warm_started_history_is_each_fit_from_scratch(tmp_path: Path) -> None:
+    """Past ``SMALL_LIMIT`` players each point over time is fitted from the last one's ratings
+    and without intervals: each equals the fit from scratch on the results up to its cut (to
+    1e-6); the heatmap, summed by numpy for its best ``HEATMAP_PLAYERS`` only, is the one of
+    the results one by one."""
+    from bot_arena.arena.ratings.ml_small import SMALL_LIMIT
+    from bot_arena.arena.report.data import HEATMAP_PLAYERS
+
+    bots = tuple(f"b{i:02d}" for i in range(SMALL_LIMIT + 6))
+    new, old, n = both(build(tmp_path / "a.db", bots=bots, matches=600))
+    assert n == 600 and len(new["history"]) == 10
+    assert len(new["history"][-1]["elo"]) == len(bots) > HEATMAP_PLAYERS
+    same(new, old, within=1e-6)
