@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from unittest import mock
 
@@ -131,10 +131,14 @@ def fake_server(answer: bytes | None) -> Iterator[str]:
         yield f"http://127.0.0.1:{listener.getsockname()[1]}"
     finally:
         stop.set()
+        # a close alone does not wake the thread's accept(): the join waited its whole 10 s
+        with suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)
         listener.close()
         for conn in held:
             conn.close()
         thread.join(10)
+        assert not thread.is_alive(), "the fake server did not stop"
 
 
 def _http(status: int, body: bytes, length: bool = True) -> bytes:
