@@ -87,32 +87,48 @@ def own_postgres_database() -> Iterator[None]:
 # xdist's default hands out the files with the most tests first, and this order was ignored), so
 # a long file collected late (the Ray cluster's) ran alone while the other worker idled; started
 # first, the short files fill in around them and both workers end together. Only the order
-# changes: a file missing here (or gone) runs after these, in its usual place. Ranked by a
-# measured full run (every ``ARENA_*_REQUIRED``, PostgreSQL on; CPU of the test and its
-# children, and the wall of the files that wait: the Ray cluster's, the ladder's runs), after
-# ``tests/inprocess.py`` stopped collecting the whole heap a command.
+# changes: a file missing here (or gone) runs after these, in its usual place. Ranked by the
+# seconds per file (setup, call and teardown, which count the waits: the Ray cluster, the
+# servers, the processes killed) of a full run with ``--durations=0`` (every
+# ``ARENA_*_REQUIRED``, PostgreSQL on; a loaded machine, so the order is near, not exact), then
+# scaled by what each later change measured for its file (the ladder CLI's, the users CLI's and
+# the submit tests' commands run in-process, the submit tests' fake servers no longer wait 10 s
+# each to stop, the match pages and the read-only tests fill once a module).
 LONGEST_FIRST = (
     "tests/arena/test_ray_cluster.py",
-    "tests/arena/test_ladder_cli.py",
+    "tests/report/test_report.py",
+    "tests/arena/test_pgn_out.py",
+    "tests/server/test_server_api.py",
+    "tests/arena/test_export_csv_rows.py",
+    "tests/server/test_server_browser.py",
+    "tests/db/test_db.py",
+    "tests/arena/test_sandbox_cli.py",
+    "tests/arena/test_incidents.py",
+    "tests/arena/test_bounded_inputs.py",
+    "tests/db/test_rated_sql.py",
+    "tests/server/test_rate_limits.py",
+    "tests/db/test_standings_totals.py",
+    "tests/arena/test_ratings_scale.py",
+    "tests/server/test_server_ladders.py",
+    "tests/arena/test_tournament_cli.py",
+    "tests/server/test_admin.py",
+    "tests/arena/test_export_json_rows.py",
+    "tests/api/test_ladder_views.py",
+    "tests/arena/test_read_only_db.py",
+    "tests/arena/test_nonfinite_numbers.py",
+    "tests/db/test_match_pages.py",
+    "tests/arena/test_uci.py",
+    "tests/arena/test_db_errors.py",
+    "tests/server/test_users_cli.py",
+    "tests/server/test_submit.py",
+    "tests/db/test_rated_totals.py",
+    "tests/report/test_replay_browser.py",
+    "tests/arena/test_directors.py",
+    "tests/arena/test_tournament_crash.py",
+    "tests/arena/test_crosstable_top.py",
     "tests/arena/test_sandbox_attacks.py",
     "tests/arena/test_dynamic_formats.py",
-    "tests/arena/test_uci.py",
-    "tests/arena/test_tournament_crash.py",
-    "tests/server/test_server_pages.py",
-    "tests/arena/test_ratings_scale.py",
-    "tests/arena/test_bounded_inputs.py",
-    "tests/arena/test_export_json_rows.py",
-    "tests/arena/test_incidents.py",
-    "tests/report/test_report.py",
-    "tests/server/test_server_api.py",
-    "tests/server/test_users_cli.py",
-    "tests/db/test_standings_totals.py",
-    "tests/arena/test_sandbox_cli.py",
-    "tests/arena/test_directors.py",
-    "tests/arena/test_foreign_db.py",
-    "tests/arena/test_bot_files.py",
-    "tests/arena/test_bot_text_cli.py",
-    "tests/arena/test_db_errors.py",
+    "tests/arena/test_ladder_cli.py",
 )
 
 

@@ -81,12 +81,14 @@ def run(
     cwd: Path | str,
     env: Mapping[str, str] | None = None,
     text: bool = True,
+    input: str | bytes | None = None,
     **_: Any,
 ) -> subprocess.CompletedProcess[Any]:
     """``arena ARGS`` in ``cwd`` with ``env`` added to the environment, in this process: what
-    ``subprocess.run([arena, *ARGS], cwd=cwd, env={**os.environ, **env},
-    capture_output=True, text=text)`` answers. Other keywords of that call (``timeout``) are
-    accepted and left to pytest-timeout."""
+    ``subprocess.run([arena, *ARGS], cwd=cwd, env={**os.environ, **env}, input=input,
+    capture_output=True, text=text)`` answers (``input``: the command's standard input, empty
+    when not given). Other keywords of that call (``timeout``) are accepted and left to
+    pytest-timeout."""
     saved_env = dict(os.environ)
     saved_cwd = os.getcwd()
     saved_handlers = [signal.getsignal(s) for s in _SIGNALS]
@@ -99,7 +101,7 @@ def run(
             _descriptors_captured() as inherited,
             mock.patch.object(typer.testing, "_get_command", lambda _: _click_command()),
         ):
-            result = CliRunner().invoke(app, list(args), prog_name=PROG)
+            result = CliRunner().invoke(app, list(args), input=input, prog_name=PROG)
         stdout, stderr = result.stdout_bytes, result.stderr_bytes
         code = result.exit_code
         if result.exception is not None and not isinstance(result.exception, SystemExit):

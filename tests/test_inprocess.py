@@ -21,18 +21,23 @@ ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 
 
 @pytest.mark.parametrize(
-    "args",
+    ("args", "stdin"),
     [
-        ["leaderboard", "--db", "missing.db"],  # a refusal: one error line, exit 2
-        ["games", "--nope"],  # a usage error: click's message, exit 2
-        ["bots", "list", "--db", "sqlite:///:memory:", "--json"],
+        (["leaderboard", "--db", "missing.db"], ""),  # a refusal: one error line, exit 2
+        (["games", "--nope"], ""),  # a usage error: click's message, exit 2
+        (["bots", "list", "--db", "sqlite:///:memory:", "--json"], ""),
+        # what the command reads from its standard input: no line, then a line too short
+        (["users", "add", "bo", "--password-stdin", "--db", "u.db"], ""),
+        (["users", "add", "bo", "--password-stdin", "--db", "u.db"], "short\n"),
     ],
 )
-def test_the_same_exit_code_and_bytes_as_a_real_process(tmp_path: Path, args: list[str]) -> None:
+def test_the_same_exit_code_and_bytes_as_a_real_process(
+    tmp_path: Path, args: list[str], stdin: str
+) -> None:
     real = subprocess.run(
-        [*ARENA, *args], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        [*ARENA, *args], cwd=tmp_path, input=stdin, capture_output=True, text=True, timeout=120
     )
-    here = inprocess.run(*args, cwd=tmp_path)
+    here = inprocess.run(*args, cwd=tmp_path, input=stdin)
     assert (here.returncode, here.stdout, here.stderr) == (
         real.returncode,
         real.stdout,

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import inprocess
 from tests.db.dbtest import Db
 
 pytestmark = pytest.mark.slow  # each test starts ladder runs and bots: seconds a test
@@ -29,13 +30,11 @@ LIMIT_S = 180.0  # a guard against a hung run, never a guess at how long somethi
 NEWCOMER_S = 5.0  # the issue's bound: a bot added while the ladder runs gets games within it
 
 
-def arena(db: Db, *args: str, timeout: float = LIMIT_S) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot_arena.arena.cli.app", *args, "--db", db.url],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def arena(db: Db, *args: str) -> subprocess.CompletedProcess[str]:
+    """``arena ARGS --db URL``, run in this process (tests/inprocess.py): what a command prints
+    and stores is the subject; the runs that are killed or raced stay real processes
+    (``background``, the racing ``retire``)."""
+    return inprocess.run(*args, "--db", db.url, cwd=Path.cwd())
 
 
 def ok(result: subprocess.CompletedProcess[str]) -> str:

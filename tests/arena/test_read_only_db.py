@@ -8,6 +8,7 @@ namespace, as the sandbox tests need)."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -47,11 +48,11 @@ def read_only(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
 
-@pytest.fixture
-def stored(tmp_path: Path) -> Path:
-    """A folder holding arena.db with a finished tournament (its WAL merged at close)."""
-    folder = tmp_path / "ro"
-    folder.mkdir()
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding arena.db with a finished tournament (its WAL merged at close), played
+    once a module."""
+    folder = tmp_path_factory.mktemp("played")
     db = str(folder / "arena.db")
     args = ["tournament", "run", "tictactoe", "--bot", "random", "--bot", "alphabeta:depth=1"]
     args += ["--games", "2", "--jobs", "1", "--seed", "1", "--db", db]
@@ -60,6 +61,15 @@ def stored(tmp_path: Path) -> Path:
     result = subprocess.run([*arena, *args], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in folder.iterdir()) == ["arena.db"]
+    return folder
+
+
+@pytest.fixture
+def stored(played: Path, tmp_path: Path) -> Path:
+    """A folder of this test's own holding a copy of the played arena.db, and nothing else."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    shutil.copyfile(played / "arena.db", folder / "arena.db")
     return folder
 
 

@@ -8,7 +8,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena.db.session import make_engine, session_factory
-from tests.db.dbtest import BACKENDS, database
+from tests.db.dbtest import BACKENDS, database, from_template
 
 
 @pytest.fixture(params=BACKENDS)
@@ -19,7 +19,8 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture
 def engine(db_url: str) -> Iterator[Engine]:
-    eng = make_engine(db_url)
+    """An engine on the test database, its schema ready (SQLite: a copy of a migrated file)."""
+    eng = make_engine(from_template(db_url))
     yield eng
     eng.dispose()
 

@@ -1,10 +1,19 @@
 """Test databases: a fresh SQLite file, or a fresh schema on the PostgreSQL server named by
-``$ARENA_TEST_PG_URL`` (skipped when it is not set), so tests never see each other's rows."""
+``$ARENA_TEST_PG_URL`` (skipped when it is not set), so tests never see each other's rows.
+
+A test that wants the schema ready, not its making, gets a SQLite file as a copy of one this
+process migrated once (:func:`from_template`): migrating a fresh file took 0.12 s of CPU, a copy
+well under a millisecond, and the copy holds what the migrations made (tests/db/test_db.py
+checks it). The migrations themselves are still run by the tests that open a fresh or an older
+database."""
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
 import sqlite3
+import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -62,6 +71,35 @@ def database(kind: str, tmp_path: Path) -> Iterator[str]:
         with admin.connect() as conn:
             conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         admin.dispose()
+
+
+@functools.cache
+def _template() -> Path:
+    """A SQLite file migrated to the newest revision, made once a process (in a folder removed
+    when the process exits)."""
+    from bot_arena.db.session import make_engine
+
+    folder = tempfile.TemporaryDirectory(prefix="arena-template-")
+    path = Path(folder.name) / "template.db"
+    make_engine(f"sqlite:///{path}").dispose()
+    _template_folders.append(folder)  # kept alive, and so not removed, until exit
+    return path
+
+
+_template_folders: list[tempfile.TemporaryDirectory[str]] = []
+
+
+def from_template(url: str) -> str:
+    """``url`` (of :func:`database`) ready for ``make_engine``: a SQLite file that does not
+    exist yet becomes a copy of this process's migrated template, so ``make_engine`` finds its
+    schema at the newest revision; any other URL is returned as it is (``make_engine`` migrates
+    it)."""
+    from bot_arena.db.session import sqlite_path
+
+    path = sqlite_path(url)
+    if path is not None and not path.exists():
+        shutil.copyfile(_template(), path)
+    return url
 
 
 class Db:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ from bot_arena.db.store import (
     version_for,
     versions_for,
 )
+from tests.db.dbtest import from_template
 
 TABLES = {"bots", "bot_versions", "tournaments", "tournament_entries", "matches", "seats", "moves"}
 
@@ -94,6 +96,38 @@ def test_migration_creates_the_schema_and_reopening_is_idempotent(db_url: str) -
     with session_factory(again)() as s:
         assert s.scalar(select(func.count()).select_from(Match)) == 1
     again.dispose()
+
+
+def test_a_template_copy_is_what_the_migrations_make(tmp_path: Path) -> None:
+    """The tests' SQLite template (``dbtest.from_template``) holds the schema, revision and
+    settings that migrating a fresh file gives, and no row."""
+
+    def described(path: Path) -> list[Any]:
+        conn = sqlite3.connect(path)
+        try:
+            # a table that a migration rebuilt lists its constraints in an order that can
+            # differ from one migration run to the next (Alembic's batch mode): compared as
+            # the set of its definition's lines
+            found: list[Any] = [
+                (*row[:4], sorted(line.strip().rstrip(",") for line in (row[4] or "").split("\n")))
+                for row in conn.execute("SELECT * FROM sqlite_master ORDER BY name")
+            ]
+            found += list(conn.execute("SELECT * FROM alembic_version"))
+            for pragma in ("journal_mode", "user_version", "application_id", "page_size"):
+                found += list(conn.execute(f"PRAGMA {pragma}"))
+            for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+                if table != "alembic_version":
+                    found.append(
+                        (table, conn.execute(f'SELECT count(*) FROM "{table}"').fetchone())
+                    )
+            return found
+        finally:
+            conn.close()
+
+    make_engine(f"sqlite:///{tmp_path / 'fresh.db'}").dispose()
+    copy = from_template(f"sqlite:///{tmp_path / 'copy.db'}")
+    assert copy == f"sqlite:///{tmp_path / 'copy.db'}"
+    assert described(tmp_path / "copy.db") == described(tmp_path / "fresh.db")
 
 
 def test_models_and_migrations_agree(engine: Engine) -> None:

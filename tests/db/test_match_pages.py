@@ -5,6 +5,7 @@ loading the rest, a malformed match left out and its place filled from the next 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import text
@@ -16,6 +17,7 @@ from bot_arena.db.models import Match
 from bot_arena.db.queries import find_matches
 from bot_arena.db.session import make_engine, session_factory
 from tests.arena.test_leaderboard_db import Filler, ref
+from tests.db.dbtest import BACKENDS, database
 
 FILTERS = [
     {},
@@ -41,15 +43,25 @@ def fill(url: str) -> int:
     return t
 
 
+@pytest.fixture(scope="module", params=BACKENDS)
+def filled(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, int]]:
+    """A database of :func:`fill`'s matches and its tournament's id, filled once a module on
+    each backend: the tests only read it."""
+    with database(request.param, tmp_path_factory.mktemp("pages")) as url:
+        yield url, fill(url)
+
+
 def loaded(session: Session) -> int:
     return sum(isinstance(o, Match) for o in session.identity_map.values())
 
 
 @pytest.mark.parametrize("chosen", FILTERS)
 def test_pages_are_the_whole_lists_slice(
-    db_url: str, chosen: dict[str, str], capsys: pytest.CaptureFixture[str]
+    filled: tuple[str, int], chosen: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    t = fill(db_url)
+    db_url, t = filled
     where = {k: (t if v == "t" else v) for k, v in chosen.items()}
     sessions = session_factory(make_engine(db_url, read_only=True))
     with sessions() as session:
@@ -64,8 +76,8 @@ def test_pages_are_the_whole_lists_slice(
         assert "match 22 left out" in capsys.readouterr().err
 
 
-def test_the_cli_lists_the_last_n(db_url: str) -> None:
-    fill(db_url)
+def test_the_cli_lists_the_last_n(filled: tuple[str, int]) -> None:
+    db_url, _ = filled
     run = CliRunner().invoke(app, ["matches", "--limit", "3", "--json", "--db", db_url])
     assert run.exit_code == 0, run.output
     assert [row["match"] for row in json.loads(run.stdout)] == [21, 23, 24]

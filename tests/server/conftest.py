@@ -5,11 +5,15 @@ deadline, stopped (terminate, bounded wait, kill) at the end."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -89,7 +93,30 @@ class Filled:
 def fill(db: Path) -> Filled:
     """Users alice, bob, carol, dave (suspended by a test), erin (rate-limited) and admin,
     with passwords; a bot ``house`` registered as at the terminal; alice's bot ``hostile``;
-    a two-game tournament of random, first_legal and hostile played."""
+    a two-game tournament of random, first_legal and hostile played.
+
+    Made once a process and copied (the database file and ``hostile.py`` beside it): a fill
+    took about 3 s of CPU (six scrypt hashes of 0.3 s each, the tournament), and the suite
+    filled a database for each server module and several tests."""
+    if not _filled:
+        folder = tempfile.TemporaryDirectory(prefix="arena-filled-")
+        made = Path(folder.name) / "arena.db"
+        _filled.append((folder, made, _fill(made)))
+        with contextlib.closing(sqlite3.connect(made)) as conn:  # every page in the file
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    _, made, filled = _filled[0]
+    wal = made.with_name(made.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0, "the template has pages outside its file"
+    shutil.copyfile(made, db)
+    shutil.copyfile(made.parent / "hostile.py", db.parent / "hostile.py")
+    return Filled(dict(filled.tokens), filled.tournament, filled.hostile)  # tokens: a test's own
+
+
+_filled: list[tuple[tempfile.TemporaryDirectory[str], Path, Filled]] = []
+
+
+def _fill(db: Path) -> Filled:
+    """:func:`fill` made afresh in ``db``."""
     from bot_arena.arena.api import accounts, submit
     from bot_arena.arena.api.tournaments import tournament
     from bot_arena.db.session import make_engine, session_factory

@@ -11,14 +11,16 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from unittest import mock
 
 import httpx
 import pytest
 
 from bot_arena.arena.api import remote
 from bot_arena.arena.api.errors import ArenaError
+from tests import inprocess
 from tests.server.conftest import FLAKY_BOT, GOOD_BOT, UPLOADS_PER_HOUR, Served, free_port
 
 
@@ -64,8 +66,8 @@ def test_markup_in_a_name_is_a_400_shown_as_text(served: Served) -> None:
 def test_401_a_wrong_token_and_a_suspended_user(served: Served) -> None:
     served.tokens["nobody"] = "arena_1_" + "A" * 43
     assert refusal(served, "nobody", "x", GOOD_BOT).startswith("the server refused the token")
-    command = [sys.executable, "-m", "bot_arena.arena.cli.app", "users", "suspend", "dave"]
-    subprocess.run([*command, "--db", str(served.db)], check=True, capture_output=True)
+    suspended = inprocess.run("users", "suspend", "dave", "--db", str(served.db), cwd=Path.cwd())
+    assert suspended.returncode == 0, suspended.stderr
     assert "(401)" in refusal(served, "dave", "daves", GOOD_BOT)
 
 
@@ -129,10 +131,14 @@ def fake_server(answer: bytes | None) -> Iterator[str]:
         yield f"http://127.0.0.1:{listener.getsockname()[1]}"
     finally:
         stop.set()
+        # a close alone does not wake the thread's accept(): the join waited its whole 10 s
+        with suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)
         listener.close()
         for conn in held:
             conn.close()
         thread.join(10)
+        assert not thread.is_alive(), "the fake server did not stop"
 
 
 def _http(status: int, body: bytes, length: bool = True) -> bytes:
@@ -168,14 +174,12 @@ def test_a_silent_server_and_a_closed_port() -> None:
     assert "cannot connect" in _fake_refusal(f"http://127.0.0.1:{free_port()}")
 
 
-def arena(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if k != remote.TOKEN_ENV}
-    return subprocess.run(
-        [sys.executable, "-m", "bot_arena.arena.cli.app", *args],
-        capture_output=True, text=True, env=base | (env or {}), cwd=cwd, timeout=300,
-    )  # fmt: skip
+def arena(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``arena ARGS`` run in this process (tests/inprocess.py: the command's lines are the
+    subject), with no token in its environment but one ``env`` gives."""
+    with mock.patch.dict(os.environ):
+        os.environ.pop(remote.TOKEN_ENV, None)
+        return inprocess.run(*args, cwd=Path.cwd(), env=env)
 
 
 def one_error(done: subprocess.CompletedProcess[str]) -> str:

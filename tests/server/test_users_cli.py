@@ -15,12 +15,12 @@ import pytest
 
 from bot_arena.arena.api import accounts
 from bot_arena.db.session import make_engine, session_factory
+from tests import inprocess
 from tests.server.conftest import start
 
-# each test runs arena commands and servers as processes: seconds a test
+# servers and a process without the server's packages: seconds a test
 pytestmark = pytest.mark.slow
 
-ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
 #: run ``arena`` as if the server's packages were not installed
 WITHOUT_SERVER = """
 import sys
@@ -39,10 +39,10 @@ main()
 """
 
 
-def arena(*args: str, stdin: str = "", cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*ARENA, *args], input=stdin, capture_output=True, text=True, cwd=cwd, timeout=120
-    )
+def arena(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """``arena ARGS`` with ``stdin``, run in this process (the commands' output and exit codes
+    are the subject here, not the process: tests/inprocess.py)."""
+    return inprocess.run(*args, cwd=Path.cwd(), input=stdin)
 
 
 def test_users_add_prints_the_token_once_and_stores_its_hash(tmp_path: Path) -> None:
