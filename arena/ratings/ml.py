@@ -112,11 +112,7 @@ def fit_ml(
         zip(members, _covariances(members, info, meat), strict=True), start=1
     ):
         real = [x for x in pool if x < k]
-        if anchor is not None and index[anchor[0]] in real:
-            ref: int | None = real.index(index[anchor[0]])
-            offset, relative = anchor[1], f"anchor {anchor[0]} = {anchor[1]:g}"
-        else:
-            ref, offset, relative = None, center, f"pool average = {center:g}"
+        ref, offset, relative = _reference(real, index, anchor, center)
         approximate |= model.ndim == 1
         estimate = _Estimate.of(theta[real], model, robust, ref, offset, flat[real])
         order = sorted(
@@ -181,11 +177,7 @@ def _points_only(
     pool_rows: list[Pool] = []
     for number, pool in enumerate(members, start=1):
         real = [x for x in pool if x < k]
-        if anchor is not None and index[anchor[0]] in real:
-            ref: int | None = real.index(index[anchor[0]])
-            offset, relative = anchor[1], f"anchor {anchor[0]} = {anchor[1]:g}"
-        else:
-            ref, offset, relative = None, center, f"pool average = {center:g}"
+        ref, offset, relative = _reference(real, index, anchor, center)
         elo = _placed(theta[real], ref, offset)
         order = sorted(range(len(real)), key=lambda a: rank_key(float(elo[a]), names[real[a]]))
         for a in order:
@@ -537,3 +529,14 @@ def _by_pool(
         )
         for p in range(count)
     ]
+
+
+def _reference(
+    real: list[int], index: dict[str, int], anchor: tuple[str, float] | None, center: float
+) -> tuple[int | None, float, str]:
+    """Where a pool's ratings are placed: at its anchor's rating when the anchor plays in it
+    (the anchor's place among ``real``), else with the pool's average at ``center``; and the
+    words saying which."""
+    if anchor is not None and index[anchor[0]] in real:
+        return real.index(index[anchor[0]]), anchor[1], f"anchor {anchor[0]} = {anchor[1]:g}"
+    return None, center, f"pool average = {center:g}"
