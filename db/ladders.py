@@ -108,7 +108,7 @@ class RevisionReader:
 
     def __init__(self, engine: Engine, tournament_id: int) -> None:
         mark = "?" if engine.dialect.paramstyle == "qmark" else "%s"
-        table, column = Ladder.__table__.name, Ladder.revision.key
+        table, column = Ladder.__tablename__, Ladder.revision.key
         key = Ladder.tournament_id.key
         self._sql = f"SELECT {column} FROM {table} WHERE {key} = {mark}"
         self._tournament_id = tournament_id
