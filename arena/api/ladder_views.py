@@ -89,18 +89,12 @@ def standings(session: Session, row: LadderRow) -> dict[str, Any]:
     bot of the house) and ``bot`` (the registered bot's id, for its page; None if none), and
     ``leaderboard``: the rows ``arena leaderboard --tournament ID --json`` prints for the
     ladder (the leaderboard's fit, centred on 1500; empty while nothing is rated)."""
-    import json
-
-    from bot_arena.arena.api.errors import ArenaError
-    from bot_arena.arena.api.ladders import ladder_view
-    from bot_arena.arena.api.views import standings_json
+    from bot_arena.arena.api.ladders import ladder_leaderboard, ladder_view
     from bot_arena.db import accounts, ladders
 
-    view = ladder_view(session, row).to_dict()
-    try:
-        view["leaderboard"] = json.loads(standings_json(session, row.tournament_id))
-    except ArenaError:  # no game stored yet
-        view["leaderboard"] = []
+    board = ladder_leaderboard(session, row.tournament_id)  # empty: no game stored yet
+    view = ladder_view(session, row, board).to_dict()
+    view["leaderboard"] = board
     shas = {e.name: e.sha256 for e in ladders.entrants(session, row.tournament_id)}
     for standing in view["standings"]:
         name = standing["name"]

@@ -454,18 +454,20 @@ def ladder_run(
 
 @dataclass(frozen=True)
 class Standing:
-    """An entrant in ``ladder_show``: its rating (Elo, the field's mean 0) with its 95%
-    interval, its rank with the ranks its 95% interval allows (``settled``: one rank only),
-    its games stored and in play, its status and faults in a row."""
+    """An entrant in ``ladder_show``: its rating with its 95% interval, the leaderboard's
+    (``arena leaderboard --tournament ID``: the pool's mean 1500, its prior; None while the
+    entrant has no rated game), its rank with the ranks its 95% interval allows (``settled``:
+    one rank only; the matchmaking model's, which the ladder plays and ``--until-stable``
+    stops by), its games stored and in play, its status and faults in a row."""
 
     rank: int
     best: int
     worst: int
     name: str
     status: str
-    elo: float
-    low: float
-    high: float
+    elo: float | None
+    low: float | None
+    high: float | None
     games: int
     in_play: int
     faults_in_row: int
@@ -503,9 +505,12 @@ def ladder_show(name: str, *, db: str | None = None) -> LadderView:
         return ladder_view(session, _ladder(session, name))
 
 
-def ladder_view(session: Session, row: LadderRow) -> LadderView:
-    """``ladder_show``'s standings of the ladder ``row`` read in the caller's session."""
-    from bot_arena.arena.ratings.elo import ELO_PER_NAT
+def ladder_view(
+    session: Session, row: LadderRow, leaderboard: list[dict[str, Any]] | None = None
+) -> LadderView:
+    """``ladder_show``'s standings of the ladder ``row`` read in the caller's session.
+    ``leaderboard``: the ladder's ``api.views.standings_rows`` when the caller has them
+    (read here otherwise); each entrant's Elo is its row's."""
     from bot_arena.arena.tournament.create import load_tournament
     from bot_arena.arena.tournament.directors import load_director
     from bot_arena.arena.tournament.directors.ladder import LadderDirector
@@ -519,15 +524,21 @@ def ladder_view(session: Session, row: LadderRow) -> LadderView:
     intervals = model.rank_intervals() if found else []
     in_play = director.in_play_counts()
     games = model.games.sum(axis=1)
+    if leaderboard is None:
+        leaderboard = ladder_leaderboard(session, row.tournament_id) if found else []
+    rated = {r["bot"]: r for r in leaderboard}
     standings = []
     for e in found:
         i = e.position
-        elo = float(model.theta[i] * ELO_PER_NAT)
-        spread = 1.959964 * math.sqrt(max(float(model.cov[i, i]), 0.0)) * ELO_PER_NAT
+        board = rated.get(e.name)
+        elo = None if board is None else float(board["elo"])
+        error = None if board is None else float(board["error"])
         standings.append(
             Standing(
                 intervals[i].rank, intervals[i].best, intervals[i].worst, e.name, e.status,
-                elo, elo - spread, elo + spread, int(games[i]), in_play[i], e.faults_in_row,
+                elo, None if elo is None or error is None else elo - error,
+                None if elo is None or error is None else elo + error,
+                int(games[i]), in_play[i], e.faults_in_row,
             )
         )  # fmt: skip
     standings.sort(key=lambda s: s.rank)
@@ -536,3 +547,13 @@ def ladder_view(session: Session, row: LadderRow) -> LadderView:
         row.tournament_id, row.name, tournament.game, summary["games"], summary["in_play"],
         row.suspend_after, standings,
     )  # fmt: skip
+
+
+def ladder_leaderboard(session: Session, tournament_id: int) -> list[dict[str, Any]]:
+    """The ladder's ``arena leaderboard --tournament ID --json`` rows (none before a game)."""
+    from bot_arena.arena.api.views import standings_rows
+
+    try:
+        return standings_rows(session, tournament_id)
+    except ArenaError:  # nothing rated yet
+        return []

@@ -106,10 +106,17 @@ def match_view(session: Session, match_id: int) -> dict[str, Any] | None:
 def standings_json(session: Session, tournament_id: int) -> str:
     """A tournament's leaderboard as ``arena leaderboard --tournament ID --json`` prints it
     (ArenaError: no such tournament, or nothing to rate)."""
-    from bot_arena.arena.ratings.query import LeaderboardError, render_leaderboard
+    import json
+
+    return json.dumps(standings_rows(session, tournament_id), indent=2)
+
+
+def standings_rows(session: Session, tournament_id: int) -> list[dict[str, Any]]:
+    """``standings_json``'s rows as objects (ArenaError as there)."""
+    from bot_arena.arena.ratings.query import LeaderboardError, leaderboard_json_rows
 
     try:
-        return render_leaderboard(session, tournament_id=tournament_id, fmt="json")
+        return leaderboard_json_rows(session, tournament_id=tournament_id)
     except LeaderboardError as exc:
         raise ArenaError(str(exc)) from None
 

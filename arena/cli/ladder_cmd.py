@@ -236,7 +236,8 @@ def run_command(
 
 @ladder_app.command("show", cls=ArenaCommand)
 def show_command(name: NameArgument, as_json: JsonOption = False, db: DbOption = None) -> None:
-    """The standings: ratings and ranks with 95% intervals, games, games in play, status."""
+    """The standings: ratings and ranks with 95% intervals, games, games in play, status.
+    The Elo is the leaderboard's (arena leaderboard --tournament ID: the pool's mean 1500)."""
     from bot_arena.arena.api.errors import ArenaError
     from bot_arena.arena.api.ladders import ladder_show
 
@@ -261,10 +262,12 @@ def standings_text(view: LadderView) -> list[str]:
     for s in view.standings:
         status = s.status if s.status != "suspended" else f"suspended ({s.faults_in_row} faults)"
         ranks = f"{s.best}" if s.settled else f"{s.best}-{s.worst}"
+        elo = "-" if s.elo is None else f"{s.elo:.0f}"
+        spread = "-" if s.low is None or s.high is None else f"{s.low:.0f}..{s.high:.0f}"
         rows.append(
             (
-                str(s.rank), ranks, shown(s.name), f"{s.elo:+.0f}",
-                f"{s.low:+.0f}..{s.high:+.0f}", str(s.games), str(s.in_play), status,
+                str(s.rank), ranks, shown(s.name), elo, spread, str(s.games), str(s.in_play),
+                status,
             )
         )  # fmt: skip
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]

@@ -23,7 +23,12 @@ gains the most; a bot may play several games of one batch, as it may in a tourna
 Games are chosen for information, so a newcomer, whose contrasts with its neighbours are the
 least certain, is chosen first without a special case; and a **floor** keeps
 anyone from starving: an active bot whose games fall below ``floor`` times the field's mean is
-paired first (with its most informative opponent).
+paired first (with its most informative opponent). Then the bots that **lag** (fewer games than
+the field's mean and a 95% rank interval still wider than their rank +-``SETTLED_PLACES``, once
+the field has played ``MATURE_GAMES`` a bot) seat the next ``LAG_SHARE`` of the batch in turn,
+fewest games first, each with its most informative opponent: a newcomer plays in every batch
+until it is placed, and a bot left behind catches up (bench/ladder.py: fewer games to place a
+newcomer, docs/ratings.md).
 
 Why not Kaggle's online updates: a fit over all games does not depend on the order they
 finished in, and its covariance says how settled each rank is (``rank_intervals``).
@@ -60,6 +65,14 @@ WINDOW = 12
 REACH = 3
 #: A bot whose games fall below this share of the field's mean games is paired first.
 FLOOR = 0.5
+#: A bot *lags* when it has fewer games than the active bots' mean and its 95% rank interval
+#: still spans more than its rank +-``SETTLED_PLACES``, in a field whose mean is at least
+#: ``MATURE_GAMES`` (in a field that has only begun, every bot is new). A newcomer lags until
+#: its rank is placed.
+SETTLED_PLACES = 2
+MATURE_GAMES = 20.0
+#: The share of each batch's games that seat the lagging bots (fewest games first).
+LAG_SHARE = 0.5
 #: Fields up to this size get the contrasts' weighted Gram matrix at once (n^2 memory).
 DIRECT_LIMIT = 400
 #: Newton stops when no strength moves by more than this (natural units).
@@ -267,16 +280,26 @@ class LadderModel:
 
     def rank_interval(self, bot: int, z: float = 1.959964) -> RankInterval:
         """One bot's entry of ``rank_intervals``, in O(n) rather than O(n^2)."""
+        return self.rank_intervals_of([bot], z)[0]
+
+    def rank_intervals_of(self, bots: Sequence[int], z: float = 1.959964) -> list[RankInterval]:
+        """The entries of ``rank_intervals`` for ``bots``, in O(len(bots) n)."""
+        rows = np.asarray(bots, dtype=np.int64)
         cov = self.cov
-        var = cov[bot, bot] + np.diag(cov) - 2.0 * cov[bot]
-        gap = (self.theta - self.theta[bot]) / np.sqrt(np.maximum(var, 1e-300))
-        gap[bot] = 0.0
-        above = self.theta > self.theta[bot]
-        ties = (self.theta == self.theta[bot]) & (np.arange(self.size) < bot)
-        rank = int(np.count_nonzero(above | ties)) + 1
-        certain = int(np.count_nonzero(gap > z))
-        possible = int(np.count_nonzero(gap > -z)) - 1
-        return RankInterval(rank, certain + 1, possible + 1)
+        diag = np.diag(cov)
+        var = diag[rows, None] + diag[None, :] - 2.0 * cov[rows]
+        gap = (self.theta[None, :] - self.theta[rows, None]) / np.sqrt(np.maximum(var, 1e-300))
+        gap[np.arange(len(rows)), rows] = 0.0
+        mine = self.theta[rows, None]
+        above = self.theta[None, :] > mine
+        ties = (self.theta[None, :] == mine) & (np.arange(self.size)[None, :] < rows[:, None])
+        ranks = np.count_nonzero(above | ties, axis=1) + 1
+        certain = np.count_nonzero(gap > z, axis=1)
+        possible = np.count_nonzero(gap > -z, axis=1) - 1
+        return [
+            RankInterval(int(r), int(c) + 1, int(p) + 1)
+            for r, c, p in zip(ranks, certain, possible, strict=True)
+        ]
 
     def rank_intervals(self, z: float = 1.959964) -> list[RankInterval]:
         """Each bot's rank and the ranks its interval allows: a bot ``j`` certainly above ``i``
@@ -322,6 +345,28 @@ def _contrasts(
     if priority is not None:
         weight = weight * np.maximum(priority[upper], priority[lower])
     return d, weight
+
+
+def lagging(model: LadderModel, ranked: IntArray, most: int | None = None) -> list[int]:
+    """The active bots (``ranked``) that lag (see ``SETTLED_PLACES``), fewest games first
+    (ties by index); ``most``: only the first that many (their intervals alone computed)."""
+    played = model.games.sum(axis=1)
+    mean = float(played[ranked].mean()) if len(ranked) else 0.0
+    if mean < MATURE_GAMES:
+        return []
+    behind = sorted((b for b in ranked.tolist() if played[b] < mean), key=lambda i: (played[i], i))
+    out: list[int] = []
+    step = max(16, most or 0)
+    for start in range(0, len(behind), step):
+        chunk = behind[start : start + step]
+        out += [
+            bot
+            for bot, iv in zip(chunk, model.rank_intervals_of(chunk), strict=True)
+            if iv.rank - iv.best > SETTLED_PLACES or iv.worst - iv.rank > SETTLED_PLACES
+        ]
+        if most is not None and len(out) >= most:
+            return out[:most]
+    return out
 
 
 def priorities(model: LadderModel, active: Sequence[int]) -> FloatArray:
@@ -531,6 +576,7 @@ def choose_pairs(
     *,
     window: int = WINDOW,
     floor: float = FLOOR,
+    lag: float = LAG_SHARE,
 ) -> list[tuple[int, int]]:
     """``count`` pairs to play next, best first (none when fewer than two are active).
 
@@ -545,11 +591,17 @@ def choose_pairs(
         (i for i in ranked.tolist() if played[i] < floor * mean), key=lambda i: (played[i], i)
     )
     batch = BatchGains(model, ranked, window, _priorities(played, ranked.tolist()))
+    # the bot each of the first turns must seat: the floor's, then the lagging ones in turn
+    must = starving[:count]
+    turns = max(1, round(lag * count)) if lag > 0 else 0
+    behind = lagging(model, ranked, turns) if turns else []
+    if behind:
+        must += [behind[k % len(behind)] for k in range(turns)]
     chosen: list[tuple[int, int]] = []
     for turn in range(count):
         gains = batch.gains()
-        if turn < len(starving):  # the floor: the neediest first, with its best opponent
-            gains = np.where((batch.a == starving[turn]) | (batch.b == starving[turn]), gains, -1.0)
+        if turn < len(must):  # the neediest first, each with its most informative opponent
+            gains = np.where((batch.a == must[turn]) | (batch.b == must[turn]), gains, -1.0)
         best = int(np.argmax(gains))  # the first of equal gains: the lowest indices
         chosen.append((int(batch.a[best]), int(batch.b[best])))
         if turn + 1 < count:

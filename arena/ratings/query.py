@@ -34,12 +34,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress
 from operator import add
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot_arena.arena.ratings.crosstable import crosstable
 from bot_arena.arena.ratings.crosstable import render_crosstable as _render_crosstable
 from bot_arena.arena.ratings.outcomes import GameResult, RatingInputError
-from bot_arena.arena.ratings.render import Faults, render
+from bot_arena.arena.ratings.render import Faults, json_rows, render
 from bot_arena.arena.ratings.table import RatingTable
 from bot_arena.arena.ratings.totals import PairTotal, PairTotalColumns
 from bot_arena.arena.transport.sandbox.mode import CONFINED, PARTIAL, UNCONFINED
@@ -354,6 +354,19 @@ def render_leaderboard(
         columnar=True,
     )
     return render(table, fmt, title=sel.title(), labels=sel.labels, faults=sel.faults, width=width)
+
+
+def leaderboard_json_rows(
+    session: Session | RatedReads, *, tournament_id: int
+) -> list[dict[str, Any]]:
+    """The rows ``arena leaderboard --tournament ID --json`` prints (its defaults: the ML fit
+    centred on 1500), as objects: what ``arena ladder show`` and the server's standings show
+    of a ladder's Elo."""
+    sel, table = rated_table(
+        session, tournament_id=tournament_id, method="ml", center=1500.0, totals=True,
+        columnar=True,
+    )  # fmt: skip
+    return json_rows(table, labels=sel.labels, faults=sel.faults)
 
 
 def render_crosstable(

@@ -48,7 +48,7 @@ from bot_arena.arena.tournament.dynamic import Maker, Making
 from bot_arena.arena.tournament.heartbeat import Heartbeat
 from bot_arena.arena.tournament.job import Job, Plan
 from bot_arena.arena.tournament.progress import Progress
-from bot_arena.arena.tournament.run_state import RunState
+from bot_arena.arena.tournament.run_state import Outcome, RunState
 from bot_arena.arena.tournament.runner import Runner
 from bot_arena.db import ladders
 from bot_arena.db import tournaments as stored
@@ -148,6 +148,17 @@ class LadderRunner(Runner):
         super().__init__(*args, **kwargs)
         self.stretch = stretch
         self._gate_revision = stretch.revision
+        self._revisions: ladders.RevisionReader | None = None
+
+    def run(self) -> Outcome:
+        """``Runner.run`` with the gate's reader of the revision open meanwhile."""
+        reader = ladders.RevisionReader(self.factory.kw["bind"], self.stretch.tournament_id)
+        self._revisions = reader
+        try:
+            return super().run()
+        finally:
+            self._revisions = None
+            reader.close()
 
     def _state(self, plan: Plan, jobs: list[Job], progress: Progress) -> RunState:
         state = super()._state(plan, jobs, progress)
@@ -160,9 +171,9 @@ class LadderRunner(Runner):
         line that seat an entrant no longer active are taken out of it and deleted (sent to
         nobody), and the director forgets them."""
         tid = self.stretch.tournament_id
-        with self.factory() as session:
-            if ladders.revision(session, tid) == self._gate_revision:
-                return
+        assert self._revisions is not None, "the gate is called while the runner runs"
+        if self._revisions.read() == self._gate_revision:
+            return
         with self.factory.begin() as session:
             self._gate_revision = ladders.revision(session, tid, lock=True)
             found = ladders.entrants(session, tid)[: self.stretch.size]

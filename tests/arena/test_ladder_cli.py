@@ -318,3 +318,34 @@ def test_a_retired_bot_starts_no_game_after_its_retirement_is_stored(
         # ... and none is left to play: the matches made for it ahead were dropped
         assert count(db, f"SELECT count(*) {seated} AND m.status <> 'done'") == 0
         assert games_of(db, "slow_a") >= 1  # its results stay
+
+
+def test_show_prints_the_leaderboards_elo(tmp_path: Path) -> None:
+    """``ladder show`` gives each entrant the Elo and 95% interval that ``arena leaderboard
+    --tournament ID`` gives it (centred on 1500, with the leaderboard's prior), not the
+    matchmaking model's; an entrant with no rated game yet has none."""
+    db = Db(f"sqlite:///{tmp_path / 'arena.db'}")
+    ok(arena(db, "ladder", "create", "club", "--game", "tictactoe", "--seed", "4"))
+    field = ["random:seed=1", "random:seed=2", "alphabeta:depth=2"]
+    ok(arena(db, "ladder", "add", "club", *field, "--sandbox", "off"))
+    ok(arena(db, "ladder", "run", "club", "--jobs", "1", "--until-games", "12", "--quiet",
+             "--sandbox", "off"))  # fmt: skip
+    ok(arena(db, "ladder", "add", "club", "random:seed=9", "--sandbox", "off"))  # no game yet
+    shown = json.loads(ok(arena(db, "ladder", "show", "club", "--json")))
+    board = json.loads(ok(arena(db, "leaderboard", "--tournament", str(shown["id"]), "--json")))
+    rated = {row["bot"]: row for row in board}
+    assert set(rated) == set(field)
+    by_name = {row["name"]: row for row in shown["standings"]}
+    for name in field:
+        row = by_name[name]
+        assert row["elo"] == rated[name]["elo"]
+        assert row["low"] == pytest.approx(rated[name]["elo"] - rated[name]["error"])
+        assert row["high"] == pytest.approx(rated[name]["elo"] + rated[name]["error"])
+    assert sum(by_name[name]["elo"] for name in field) == pytest.approx(1500.0 * len(field))
+    newcomer = by_name["random:seed=9"]
+    assert (newcomer["elo"], newcomer["low"], newcomer["high"]) == (None, None, None)
+    text = ok(arena(db, "ladder", "show", "club"))
+    line = next(x for x in text.splitlines() if "alphabeta:depth=2" in x)
+    assert f"{rated['alphabeta:depth=2']['elo']:.0f}" in line.split()
+    line = next(x for x in text.splitlines() if "random:seed=9" in x)
+    assert line.split()[3:5] == ["-", "-"]

@@ -329,6 +329,64 @@ def test_a_batchs_first_pair_is_the_reference_rules_best(seed: int, n: int, coun
     a, b = _candidates(ranked, mm.WINDOW)
     gains = pair_gains(model, ranked, a, b, priorities(model, range(n)))
     best = int(np.argmax(gains))
-    first = choose_pairs(model, range(n), 3, floor=0.0)[0]
+    first = choose_pairs(model, range(n), 3, floor=0.0, lag=0.0)[0]
     chosen = int(np.flatnonzero((a == first[0]) & (b == first[1]))[0])
     assert gains[chosen] >= gains[best] * (1 - 1e-9)
+
+
+def _graded(n: int, count: int, seed: int) -> list[tuple[int, int, float]]:
+    """Games between bots 600 Elo apart from first to last, won as the strengths say."""
+    rng = np.random.default_rng(seed)
+    elo = np.linspace(0.0, 600.0, n)
+    out = []
+    for _ in range(count):
+        a, b = (int(x) for x in rng.choice(n, 2, replace=False))
+        p = 1.0 / (1.0 + 10.0 ** ((elo[b] - elo[a]) / 400.0))
+        out.append((a, b, 1.0 if rng.random() < p else 0.0))
+    return out
+
+
+def test_half_of_each_batch_seats_the_bots_that_lag() -> None:
+    """In a field that has played (mean games >= MATURE_GAMES), the bots with fewer games than
+    the mean whose rank is not yet within +-SETTLED_PLACES lag: the first half of a batch seats
+    them in turn, fewest games first (a newcomer first), each with its best opponent."""
+    results = _graded(12, 1500, seed=4)
+    few = [i for i, r in enumerate(results) if 6 in r[:2]][:20]  # bot 6: 20 games only
+    model = _model(12, [r for i, r in enumerate(results) if 6 not in r[:2] or i in few])
+    new = model.add_bot()
+    model.record_all([(new, 5, 1.0), (new, 6, 0.0), (new, 7, 0.5)])
+    model.fit()
+    ranked = _ranked(model, range(13))
+    behind = mm.lagging(model, ranked)
+    played = model.games.sum(axis=1)
+    assert behind[:2] == [new, 6]
+    assert mm.lagging(model, ranked, 1) == [new]  # the first ones only, the same
+    assert [played[i] for i in behind] == sorted(played[i] for i in behind)
+    for bot in behind:
+        iv = model.rank_interval(bot)
+        assert played[bot] < played.mean() and iv.worst - iv.best > 2 * mm.SETTLED_PLACES
+    pairs = choose_pairs(model, range(13), 8, floor=0.0)
+    turns = [behind[k % len(behind)] for k in range(4)]
+    assert all(bot in pair for bot, pair in zip(turns, pairs, strict=False))
+    assert choose_pairs(model, range(13), 8, floor=0.0) == pairs  # the same totals, the same pairs
+    without = choose_pairs(model, range(13), 8, floor=0.0, lag=0.0)  # the gains alone
+    assert not all(bot in pair for bot, pair in zip(turns, without, strict=False))
+
+
+def test_no_bot_lags_in_a_young_field_or_once_its_rank_is_placed() -> None:
+    young = _model(12, _graded(12, 60, seed=5))  # 10 games a bot on average
+    assert mm.lagging(young, _ranked(young, range(12))) == []
+    # a bot behind in games whose rank is certain (it lost every game, to everyone) does not lag
+    results = _graded(8, 1200, seed=6) + [(8, i % 8, 0.0) for i in range(120)]
+    model = _model(9, results, sd=400.0)
+    played = model.games.sum(axis=1)
+    assert played[8] < played[:8].mean()
+    assert model.rank_interval(8).best >= 9 - mm.SETTLED_PLACES
+    assert 8 not in mm.lagging(model, _ranked(model, range(9)))
+
+
+def test_several_rank_intervals_at_once_are_each_ones() -> None:
+    model = _model(9, _games(9, 500, seed=8))
+    model.theta[3] = model.theta[5]  # a tie: broken by index, as in the whole table
+    assert model.rank_intervals_of(range(9)) == model.rank_intervals()
+    assert model.rank_intervals_of([4, 1]) == [model.rank_interval(4), model.rank_interval(1)]

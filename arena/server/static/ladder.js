@@ -13,9 +13,8 @@
   var body = table.tBodies[0];
   var mine = document.getElementById("my-bots");
 
-  function signed(x) {
-    var r = Math.round(x);
-    return (r >= 0 ? "+" : "") + r;
+  function rounded(x) {
+    return x === null ? "-" : String(Math.round(x));
   }
 
   function cell(row, text, cls) {
@@ -52,8 +51,8 @@
         name.textContent = s.name;
       }
       cell(tr, s.owner === null ? "(house)" : s.owner);
-      cell(tr, signed(s.elo), "elo");
-      cell(tr, signed(s.low) + ".." + signed(s.high));
+      cell(tr, rounded(s.elo), "elo");
+      cell(tr, s.low === null ? "-" : rounded(s.low) + ".." + rounded(s.high));
       cell(tr, s.games, "games");
       cell(tr, s.in_play);
       cell(tr, s.status);
