@@ -15,6 +15,7 @@ pytest.importorskip("starlette", reason="the server tests need the bot-arena[ser
 
 from bot_arena.arena.server.errors import ApiError
 from bot_arena.arena.server.events import Feeds
+from tests import asyncrun
 
 DEADLINE_S = 30.0
 
@@ -63,7 +64,7 @@ class Ladders:
 
 
 def run(body: Callable[[], Awaitable[None]]) -> None:
-    asyncio.run(body())
+    asyncrun.run(body())
 
 
 def test_each_change_reaches_every_stream_through_one_feed_a_ladder() -> None:

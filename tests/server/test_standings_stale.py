@@ -19,6 +19,7 @@ from bot_arena.arena.server import ladders
 from bot_arena.arena.server.settings import ServerSettings
 from bot_arena.arena.server.state import ServerState
 from bot_arena.db.session import make_engine, session_factory
+from tests import asyncrun
 
 DEADLINE_S = 30.0
 
@@ -68,7 +69,7 @@ def test_a_reader_past_the_age_is_answered_at_once_while_one_read_refreshes(
         assert fresh_reads == ["club", "club"]  # and not read again
 
     try:
-        asyncio.run(body())
+        asyncrun.run(body())
     finally:
         engine.dispose()
         writer.dispose()
