@@ -64,6 +64,7 @@ def check_resume(
         TournamentError,
         active_runner,
         load_tournament,
+        played_by,
         resolve_field,
         runner_elsewhere,
         tournament_book,
@@ -82,10 +83,7 @@ def check_resume(
             raise ArenaError(f"tournament {tournament_id} is already finished")
         running = active_runner(tournament)
         if running is not None and not force:
-            raise ArenaError(
-                f"tournament {tournament_id} is being played by process {running}; "
-                "stop it first (--force if that process is not playing it)"
-            )
+            raise ArenaError(played_by(tournament_id, running))
         elsewhere = runner_elsewhere(tournament)
         if elsewhere is not None and not force:
             host, age = elsewhere

@@ -252,11 +252,26 @@ def cluster(executor: str, address: str | None, allow_unconfined: bool) -> RayEx
     from bot_arena.arena.tournament.ray_executor import ClusterError, RayExecutor
 
     try:
-        return RayExecutor(
-            None if address == "none" else address, allow_unconfined=allow_unconfined
-        )
+        return RayExecutor(_address(address), allow_unconfined=allow_unconfined)
     except ClusterError as exc:
         raise ArenaError(str(exc)) from None
+
+
+def check_cluster(address: str | None) -> None:
+    """What ``cluster`` checks before it joins, without joining (``arena serve`` hands the
+    cluster to its ladder runners): Ray installed, and something answering at a
+    ``host:port`` address; ArenaError (one line) at once otherwise."""
+    from bot_arena.arena.tournament.ray_executor import ClusterError, joinable
+
+    try:
+        joinable(_address(address))
+    except ClusterError as exc:
+        raise ArenaError(str(exc)) from None
+
+
+def _address(address: str | None) -> str | None:
+    """``--ray-address``'s word ``none``: no cluster, a local Ray (``RayExecutor``'s None)."""
+    return None if address == "none" else address
 
 
 @contextlib.contextmanager

@@ -17,6 +17,7 @@ from bot_arena.arena.cli.common import (
     sandbox_options,
     warn_unconfined,
 )
+from bot_arena.arena.cli.tournament_cmd import RayAddressOption
 
 #: the server's packages, by the module each brings (the ``bot-arena[server]`` extra)
 SERVER_MODULES = ("starlette", "uvicorn", "python_multipart", "jinja2")
@@ -47,6 +48,7 @@ def serve_command(
         str | None,
         typer.Option("--executor", help="Play the ladders too, on this executor (local, ray)."),
     ] = None,
+    ray_address: RayAddressOption = None,
     max_streams: Annotated[
         int,
         typer.Option(
@@ -75,6 +77,12 @@ def serve_command(
         fail(f"--jobs {jobs}: give 1 to 1024")
     if executor is not None and executor not in ("local", "ray"):
         fail(f"--executor {executor[:40]!r}: use local or ray")
+    from bot_arena.arena.api.sandbox import check_executor
+    from bot_arena.arena.api.tournaments import check_cluster
+
+    check_executor(executor or "local", ray_address)
+    if executor == "ray":  # its runners would each fail (or wait on a dead address) later
+        check_cluster(ray_address)
     confinement = sandbox_options(sandbox, allow_read)
     writes = open_writable_db(db)  # creates and migrates the database if need be
     reads = open_db(db, write=False)
@@ -94,6 +102,7 @@ def serve_command(
         play_ladders=jobs is not None or executor is not None,
         ladder_jobs=jobs,
         ladder_executor=executor or "local",
+        ladder_ray_address=ray_address,
         max_streams=max_streams,
     )
     app = create_app(settings, reads, writes)

@@ -519,7 +519,7 @@ def resume_command(
         )
         _play(
             factory, tournament_id, field.refs, jobs, as_json, confinement, executor=cluster,
-            left_out=field.left_out, skip=field.skip, pgn=pgn,
+            left_out=field.left_out, skip=field.skip, pgn=pgn, force=force,
         )  # fmt: skip
     finally:
         if pgn is not None:
@@ -539,10 +539,12 @@ def _play(
     left_out: Sequence[str] = (),
     skip: Sequence[int] = (),
     pgn: PgnOut | None = None,
+    force: bool = False,
 ) -> None:
     """Run the tournament and print its summary (``left_out``: a line for each bot left out
     of the field, said after the leaderboard; ``skip``: their field positions on a resume,
-    whose matches stay pending; ``pgn``: ``--pgn-out``'s file, each stored game appended)."""
+    whose matches stay pending; ``pgn``: ``--pgn-out``'s file, each stored game appended;
+    ``force``: ``resume --force``, played even while another process seems to play it)."""
     from bot_arena.arena.api.pgn_out import pgn_hook
     from bot_arena.arena.tournament.create import TournamentError
     from bot_arena.arena.tournament.ray_executor import ClusterError
@@ -562,6 +564,7 @@ def _play(
         stored_hook=pgn_hook(
             factory, pgn, tid, lambda line: typer.echo(f"warning: {line}", err=True)
         ),
+        force=force,
     )
     warn_unconfined(confinement)
     try:
@@ -570,7 +573,7 @@ def _play(
     except KeyboardInterrupt:
         typer.echo(f"interrupted; continue with: arena tournament resume {tid}", err=True)
         raise typer.Exit(130) from None
-    except TournamentError as exc:  # its opening book changed since it started
+    except TournamentError as exc:  # its opening book changed, or another process plays it
         fail(str(exc))
     except ClusterError as exc:  # what was played is stored
         if executor is not None and executor.gone:

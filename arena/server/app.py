@@ -48,7 +48,13 @@ def _playing(settings: ServerSettings, reads: sessionmaker[Session]) -> Lifespan
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        players = LadderPlayers(reads, settings.db, settings.ladder_jobs, settings.ladder_executor)
+        players = LadderPlayers(
+            reads,
+            settings.db,
+            settings.ladder_jobs,
+            settings.ladder_executor,
+            settings.ladder_ray_address,
+        )
         players.start()
         try:
             yield

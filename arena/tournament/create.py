@@ -213,6 +213,14 @@ def active_runner(tournament: Tournament) -> int | None:
     return pid if b"arena" in cmdline else None
 
 
+def played_by(tournament_id: int, pid: int) -> str:
+    """The refusal of a run while live process ``pid`` of this machine plays the tournament."""
+    return (
+        f"tournament {tournament_id} is being played by process {pid}; "
+        "stop it first (--force if that process is not playing it)"
+    )
+
+
 def claim_runner(session: Session, tournament_id: int) -> int | None:
     """Record this process as the one playing the tournament, unless another live one is:
     the pid of that one (nothing written), else None (claimed). Atomic, in the caller's write

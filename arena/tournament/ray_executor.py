@@ -34,6 +34,7 @@ everything stored stays, and ``tournament resume`` plays the rest later.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import itertools
 import logging
 import os
@@ -257,6 +258,24 @@ def _silent(address: str | None, timeout: float = 5.0) -> str | None:
         return f"nothing answers there ({exc.strerror or type(exc).__name__})"
 
 
+def joinable(address: str | None) -> str | None:
+    """The cluster address a run joins: ``address``, else ``$ARENA_RAY_ADDRESS`` (None: a
+    local Ray for a try-out). Checked at once, as every ``--executor ray`` is before anything
+    runs: ClusterError (one line) when Ray is not installed, or when nothing answers at a
+    ``host:port`` address (``ray.init`` would retry a dead address for minutes)."""
+    try:
+        found = importlib.util.find_spec("ray") is not None
+    except ValueError:  # an entry of None in sys.modules: ``import ray`` fails
+        found = False
+    if not found:
+        raise ClusterError(f"--executor ray needs Ray: {INSTALL}")
+    address = address or os.environ.get(ADDRESS_ENV) or None
+    refused = _silent(address)
+    if refused is not None:
+        raise ClusterError(f"cannot join the Ray cluster at {address}: {refused}")
+    return address
+
+
 class RayExecutor:
     """Ray actors as the run's workers. ``address``: a cluster's (``auto``: the one this machine
     belongs to), or None to start a local Ray for a try-out; ``$ARENA_RAY_ADDRESS`` when not
@@ -270,10 +289,7 @@ class RayExecutor:
             import ray
         except ImportError:
             raise ClusterError(f"--executor ray needs Ray: {INSTALL}") from None
-        self.address = address or os.environ.get(ADDRESS_ENV) or None
-        refused = _silent(self.address)
-        if refused is not None:  # ray.init would retry a dead address for minutes
-            raise ClusterError(f"cannot join the Ray cluster at {self.address}: {refused}")
+        self.address = joinable(address)
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         try:
             ray.init(

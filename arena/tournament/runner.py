@@ -40,7 +40,14 @@ from bot_arena.arena.match.record import MatchRecord
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.match.verify import check_record
 from bot_arena.arena.tournament.committer import Committer
-from bot_arena.arena.tournament.create import load_tournament, this_host, tournament_book
+from bot_arena.arena.tournament.create import (
+    TournamentError,
+    claim_runner,
+    load_tournament,
+    played_by,
+    this_host,
+    tournament_book,
+)
 from bot_arena.arena.tournament.directors import director_for, played
 from bot_arena.arena.tournament.directors.base import Director
 from bot_arena.arena.tournament.dynamic import Batch as Made
@@ -116,6 +123,7 @@ class Runner:
         executor: RayExecutor | None = None,
         skip: Collection[int] = (),
         stored_hook: Callable[[list[int]], None] | None = None,
+        force: bool = False,
     ) -> None:
         """``forkserver``: one the caller started early (its imports overlap the creation of
         the tournament) and closes; by default the run starts and closes its own. ``limits``:
@@ -127,8 +135,11 @@ class Runner:
         per CPU the cluster offers by default). ``skip``: field positions of bots left out of
         this run (stored bots that can no longer be loaded): their matches stay pending.
         ``stored_hook``: told the ids of each group's matches once their commit is done (in
-        the loop's thread; ``--pgn-out`` appends them)."""
+        the loop's thread; ``--pgn-out`` appends them). ``force``: play even though another
+        live process seems to play the tournament (``resume --force``); otherwise the run
+        claims it atomically first and is refused (TournamentError) while another plays it."""
         self.factory = factory
+        self.force = force
         self.skip = frozenset(skip)
         self.stored_hook = stored_hook
         self.tournament_id = tournament_id
@@ -325,10 +336,22 @@ class Runner:
         return self.jobs if self.maker is not None else min(self.jobs, len(todo))
 
     # ---- database side
-    def _prepare(self) -> tuple[Plan, list[Job], Progress]:
-        with self.factory.begin() as session:
+    def _claim(self, session: Session) -> None:
+        """Record this process as the tournament's runner, in the transaction that reads what
+        is left: atomically (``claim_runner``), so of two runs started at the same instant
+        exactly one plays; the other is refused here, before it plays or writes anything."""
+        if self.force:  # the operator says the recorded process is not playing it
             tournament = load_tournament(session, self.tournament_id)
             stored.record_runner(session, tournament, this_host(), os.getpid())
+            return
+        running = claim_runner(session, self.tournament_id)
+        if running is not None:
+            raise TournamentError(played_by(self.tournament_id, running))
+
+    def _prepare(self) -> tuple[Plan, list[Job], Progress]:
+        with self.factory.begin() as session:
+            self._claim(session)
+            tournament = load_tournament(session, self.tournament_id)
             self.version_ids = [v.id for v in versions_for(session, self.refs)]
             self.commits.version_ids = self.version_ids
             jobs = pending_jobs(session, tournament)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import socket
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,3 +45,26 @@ def test_a_cluster_address_nobody_answers_is_one_line(tmp_path: Path, command: l
             assert conn.execute(
                 "SELECT COUNT(*) FROM matches WHERE status = 'done'"
             ).fetchone() == (0,)
+
+
+def test_serve_with_a_cluster_address_nobody_answers_is_one_line(tmp_path: Path) -> None:
+    """``arena serve --executor ray --ray-address``: the address its ladder runners would join
+    is checked as ``tournament run`` checks it, before the server starts (a real process: a
+    server that started instead would serve until the deadline)."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        needs.missing(needs.RAY, "Ray is not installed (pip install 'bot-arena[ray]')")
+    address = f"127.0.0.1:{_closed_port()}"
+    db = tmp_path / "arena.db"
+    done = subprocess.run(
+        [sys.executable, "-m", "bot_arena.arena.cli.app", "serve", "--port", "0",
+         "--executor", "ray", "--ray-address", address, "--db", str(db)],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines() == [
+        f"error: cannot join the Ray cluster at {address}: nothing answers there "
+        "(Connection refused)"
+    ]
+    assert not db.exists()  # refused before the database is made

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from bot_arena.arena.transport.process import descendants
+from bot_arena.db.tournaments import RUNNER
 from tests import needs
 from tests.arena.test_tournament_crash import Db, Gate, started, wait_until
 from tests.db.dbtest import database
@@ -585,6 +586,83 @@ def test_a_ladder_on_the_cluster_plays_and_stores_each_game_once(
     more = json.loads(arena("ladder", "show", "club", "--json", "--db", db.url).stdout)
     assert more["games"] >= total + 4
     stored_once(db, shown["id"], more["games"])
+
+
+def _runner(db: Db, ladder: str) -> dict[str, Any] | None:
+    """The runner the ladder's tournament records (host and pid), if any."""
+    rows = db.query(
+        "SELECT t.settings FROM tournaments t JOIN ladders l ON l.tournament_id = t.id "
+        f"WHERE l.name = '{ladder}'"
+    )
+    settings = rows[0][0] if rows else {}
+    settings = json.loads(settings) if isinstance(settings, str) else settings
+    found = settings.get(RUNNER)
+    return found if isinstance(found, dict) else None
+
+
+def test_serve_plays_its_ladder_on_the_cluster_and_stops_its_runner(
+    two_nodes: Cluster, db: Db, tmp_path: Path
+) -> None:
+    """``arena serve --executor ray --ray-address``: the server's own ``ladder run`` (its child,
+    recorded as the ladder's runner) plays the ladder on the cluster's actors (both nodes);
+    every game is stored once; the server's SIGTERM stops the runner as Ctrl-C does (it ends
+    its run and clears its entry) and the server then ends by itself."""
+    from tests.server.conftest import start
+
+    created = arena(
+        "ladder", "create", "club", "--game", "connect4", "--seed", "5", "--move-time", "5",
+        "--db", db.url,
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    added = arena("ladder", "add", "club", "alphabeta:depth=2", "random:seed=1", "random:seed=2",
+                  "--db", db.url)  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    server = start(tmp_path, db.url, "--executor", "ray", "--ray-address", two_nodes.address)
+    try:
+
+        def games() -> int:
+            with server.client() as client:
+                return int(client.get("/api/ladders/club/standings").json()["games"])
+
+        end = time.monotonic() + LIMIT_S * 3  # the actors start, then 6 games are played
+        while games() < 6:
+            assert server.process.poll() is None, server.log.read_text()[-3000:]
+            assert time.monotonic() < end, server.log.read_text()[-3000:]
+            time.sleep(0.2)
+        runner = _runner(db, "club")
+        assert runner is not None, server.log.read_text()[-3000:]
+        pid = int(runner["pid"])
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        assert int(stat.rsplit(")", 1)[1].split()[1]) == server.process.pid  # the server's child
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        address = two_nodes.address.encode()
+        assert argv[3:10] == [b"ladder", b"run", b"club", b"--executor", b"ray",
+                              b"--ray-address", address], argv  # fmt: skip
+    finally:
+        server.stop()
+    log = server.log.read_text()
+    # it stopped by itself after its runner had (uvicorn ends on SIGTERM by that signal), not
+    # killed by ``stop``'s deadline
+    assert server.process.returncode == -signal.SIGTERM, log[-3000:]
+    assert "ray: 2 nodes, 2 actors" in log, log[-3000:]  # the runner's line: on the cluster
+    assert "Traceback" not in log, log[-3000:]
+    assert not Path(f"/proc/{pid}").exists() or _zombie(pid)
+    assert _runner(db, "club") is None  # its run ended and cleared its entry
+    done = db.query(
+        "SELECT COUNT(*) FROM matches m JOIN ladders l ON l.tournament_id = m.tournament_id "
+        "WHERE l.name = 'club' AND m.status = 'done'"
+    )[0][0]
+    assert done >= 6
+    seats = db.query(
+        "SELECT m.id FROM matches m JOIN seats s ON s.match_id = m.id "
+        "WHERE m.status = 'done' GROUP BY m.id HAVING COUNT(*) <> 2"
+    )
+    doubled = db.query(
+        "SELECT mv.match_id, mv.ply FROM moves mv GROUP BY mv.match_id, mv.ply HAVING COUNT(*) > 1"
+    )
+    assert seats == [] and doubled == []  # each game stored once, whole
+    shown = json.loads(arena("ladder", "show", "club", "--json", "--db", db.url).stdout)
+    assert shown["games"] == done and sum(r["games"] for r in shown["standings"]) == 2 * done
 
 
 def test_when_the_cluster_goes_away_the_run_stops_in_one_line_and_resumes_later(

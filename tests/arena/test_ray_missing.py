@@ -31,6 +31,7 @@ def test_executor_ray_without_ray_says_how_to_install_it(tmp_path: Path) -> None
     for args in (
         ["tournament", "run", "tictactoe", "--bot", "random", "--bot", "random:seed=1"],
         ["sprt", "tictactoe", "--bot", "random", "--bot", "random:seed=1"],
+        ["serve", "--port", "0"],  # refused before the server starts (a server would not end)
     ):
         done = arena_without_ray(*args, "--executor", "ray", "--db", str(db))
         assert done.returncode == 2, done.stderr

@@ -45,7 +45,7 @@ class Served:
     """A running server: its URL, its database, the users' tokens."""
 
     url: str
-    db: Path
+    db: Path | str  # a SQLite file, or a database URL (PostgreSQL)
     process: subprocess.Popen[bytes]
     log: Path
     tokens: dict[str, str] = field(default_factory=dict)
@@ -143,8 +143,11 @@ def _fill(db: Path) -> Filled:
     return Filled(tokens, played.id, stored.bot_id)
 
 
-def start(folder: Path, db: Path | None, *args: str, env: dict[str, str] | None = None) -> Served:
-    """``arena serve`` over ``db`` (None: no --db, so arena.db in ``folder``) on a free port,
+def start(
+    folder: Path, db: Path | str | None, *args: str, env: dict[str, str] | None = None
+) -> Served:
+    """``arena serve`` over ``db`` (a file or a URL; None: no --db, so arena.db in ``folder``)
+    on a free port,
     once it answers (a port taken between the probe and the bind: tried again on another)."""
     for _attempt in range(3):
         port = free_port()

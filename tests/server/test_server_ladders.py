@@ -332,6 +332,11 @@ def test_serve_jobs_plays_the_ladders_and_a_second_runner_is_refused(
         (["--jobs", "99999"], "error: --jobs 99999: give 1 to 1024"),
         (["--executor", "<b>x</b>"], "error: --executor '<b>x</b>': use local or ray"),
         (["--max-streams", "0"], "error: --max-streams 0: give 1 to 100000"),
+        (["--ray-address", "127.0.0.1:1"], "error: --ray-address is for --executor ray"),
+        (
+            ["--jobs", "1", "--ray-address", "127.0.0.1:1"],
+            "error: --ray-address is for --executor ray",
+        ),
     ],
 )
 def test_bad_serve_options_are_one_line(tmp_path: Path, args: list[str], line: str) -> None:
