@@ -495,6 +495,8 @@ def _covariances(
     terms (1 / I_ii and B_ii / I_ii^2: the others held at their estimates), which needs no
     inverse. The information and the meat only join players of one pool, so the pools'
     blocks are all there is."""
+    if len(members) == 1:  # the usual field: one pool, the matrices' cells are its own
+        return [_one_pool(members[0], info, meat)]
     k = info.k
     label = np.zeros(k, dtype=np.intp)
     local = np.zeros(k, dtype=np.intp)
@@ -519,16 +521,27 @@ def _covariances(
     return out
 
 
+def _one_pool(pool: list[int], info: Sparse, meat: Sparse) -> tuple[FloatArray, FloatArray]:
+    """``_covariances`` of a field that is one pool: its cells read from the whole matrices
+    (``Sparse.dense`` sums each cell's entries in the order the pools' split would), with no
+    copy of the entries; the pool's order is the one ``members`` gives."""
+    m = len(pool)
+    if m > DENSE_LIMIT:
+        diag, bdiag = info.diagonal()[pool], meat.diagonal()[pool]
+        return 1.0 / diag, bdiag / (diag * diag)
+    cells = np.ix_(pool, pool)
+    model = np.linalg.inv(info.dense()[cells] + 1.0 / m) - 1.0 / m
+    return model, model @ meat.dense()[cells] @ model
+
+
 def _by_pool(
     matrix: Sparse, label: IntArray, count: int
 ) -> list[tuple[IntArray, IntArray, FloatArray]]:
-    """The entries of ``matrix`` split by the pool of their row (in one sort; none for one
-    pool, the usual field: its entries are all of them, in the same order)."""
-    if count == 1:
-        return [(matrix.rows, matrix.cols, matrix.vals)]
-    order = np.argsort(label[matrix.rows], kind="stable")
-    bounds = np.searchsorted(label[matrix.rows][order], np.arange(count + 1))
-    rows, cols, vals = matrix.rows[order], matrix.cols[order], matrix.vals[order]
+    """The entries of ``matrix`` split by the pool of their row (in one sort)."""
+    rows, cols, vals = matrix.entries()
+    order = np.argsort(label[rows], kind="stable")
+    bounds = np.searchsorted(label[rows][order], np.arange(count + 1))
+    rows, cols, vals = rows[order], cols[order], vals[order]
     return [
         (
             rows[bounds[p] : bounds[p + 1]],
