@@ -308,11 +308,11 @@ def aggregate_pairs(
 
     The pairs are found by sorting the games' keys, so the cost follows the games, not k^2."""
     w = np.ones(len(score)) if weight is None else weight
-    swap = first > second
-    lo = np.where(swap, second, first).astype(np.int64)
-    hi = np.where(swap, first, second).astype(np.int64)
-    s = np.where(swap, 1.0 - score, score)
-    keys, inverse = np.unique(lo * k + hi, return_inverse=True)
+    s = np.where(first > second, 1.0 - score, score)
+    met = np.minimum(first, second).astype(np.int64) * k  # the pair's key: lo * k + hi
+    met += np.maximum(first, second)
+    keys, inverse = np.unique(met, return_inverse=True)
+    del met
     inverse = inverse.ravel()
     n = np.bincount(inverse, weights=w, minlength=len(keys))
     pts = np.bincount(inverse, weights=s * w, minlength=len(keys))

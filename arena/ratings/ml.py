@@ -35,8 +35,8 @@ from bot_arena.arena.ratings.ml_common import (
     rank_key,
     table_notes,
 )
-from bot_arena.arena.ratings.outcomes import GameResult, RatingInputError
-from bot_arena.arena.ratings.prepare import Prepared, prepare
+from bot_arena.arena.ratings.outcomes import BotStats, GameResult, RatingInputError
+from bot_arena.arena.ratings.prepare import prepare
 from bot_arena.arena.ratings.table import BotRating, Pool, RatingTable
 from bot_arena.arena.ratings.totals import PairTotal, PairTotalColumns
 
@@ -92,6 +92,9 @@ def fit_ml(
         multi[2] = (np.stack([first, second], axis=1), pair_ranks, np.repeat(prep.two_pos, repeat))
         first, second, score, weight = first[:0], second[:0], score[:0], weight[:0]
     pairs = aggregate_pairs(first, second, score, k, weight)
+    # the games one by one are in the pairs now: not held through the fit (issue 29)
+    index = prep.index
+    del prep, first, second, score, weight
     scored, groups, met = _graph(k, pairs, multi)
     members, pairs, notes, n_ghosts = _add_ghosts(k, scored, met, groups, pairs, prior)
 
@@ -100,11 +103,12 @@ def fit_ml(
     design.set_matches(multi)
     theta, info = _newton(design, members, _start(design, names, start, center))
     if not intervals:
-        return _points_only(prep, members, theta, notes, anchor, center, n_ghosts, prior)
+        return _points_only(
+            names, stats, members, theta, notes, anchor, center, n_ghosts, prior
+        )
     meat = design.meat(theta)
     flat = meat.diagonal()[:k] <= 1e-12  # no score variance at all: fall back to the model
 
-    index = prep.index
     rows: list[BotRating] = []
     pool_rows: list[Pool] = []
     approximate = False
@@ -165,7 +169,8 @@ def _start(
 
 
 def _points_only(
-    prep: Prepared,
+    names: list[str],
+    stats: Mapping[str, BotStats],
     members: list[list[int]],
     theta: FloatArray,
     notes: dict[int, str],
@@ -176,7 +181,7 @@ def _points_only(
 ) -> RatingTable:
     """``fit_ml``'s table without intervals: each pool's ratings as ``_Estimate.of`` places
     them, rows best first (no interval, no LOS, no note on a flat score variance)."""
-    names, index, k = prep.names, prep.index, len(prep.names)
+    index, k = {n: i for i, n in enumerate(names)}, len(names)
     rows: list[BotRating] = []
     pool_rows: list[Pool] = []
     for number, pool in enumerate(members, start=1):
@@ -195,7 +200,7 @@ def _points_only(
                     name,
                     float(elo[a]),
                     None,
-                    prep.stats[name],
+                    stats[name],
                     number,
                     None,
                     notes.get(real[a], ""),

@@ -97,19 +97,24 @@ def prepare(
     t_first, t_second, t_score, t_weight = (
         _entries(counted, index) if columns is None else _column_entries(columns, index)
     )
-    first = np.concatenate([pair_a[seating_of[two]], t_first])
-    second = np.concatenate([pair_b[seating_of[two]], t_second])
-    score = np.concatenate([pair_score[placing_of[two]], t_score])
-    weight = np.concatenate([np.ones(int(two.sum())), t_weight])
-    two_pos = np.concatenate([np.flatnonzero(two), np.full(len(t_first), -1, dtype=np.intp)])
-    keep = first != second  # a two-player game against oneself says nothing
-    first, second, score, weight, two_pos = (
-        first[keep],
-        second[keep],
-        score[keep],
-        weight[keep],
-        two_pos[keep],
-    )
+    if two.any():  # (else the totals' entries are all there is: no copy of them)
+        t_first = np.concatenate([pair_a[seating_of[two]], t_first])
+        t_second = np.concatenate([pair_b[seating_of[two]], t_second])
+        t_score = np.concatenate([pair_score[placing_of[two]], t_score])
+        t_weight = np.concatenate([np.ones(int(two.sum())), t_weight])
+    n_totals = len(t_score) - int(two.sum())
+    two_pos = np.concatenate([np.flatnonzero(two), np.full(n_totals, -1, dtype=np.intp)])
+    keep = t_first != t_second  # a two-player game against oneself says nothing
+    first, second, score, weight = t_first, t_second, t_score, t_weight
+    del t_first, t_second, t_score, t_weight
+    if not keep.all():
+        first, second, score, weight, two_pos = (
+            first[keep],
+            second[keep],
+            score[keep],
+            weight[keep],
+            two_pos[keep],
+        )
     groups: dict[int, Group] = {}
     for n in np.unique(lengths[~two]).tolist():
         pos = np.flatnonzero(lengths == n)
