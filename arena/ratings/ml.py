@@ -103,9 +103,7 @@ def fit_ml(
     design.set_matches(multi)
     theta, info = _newton(design, members, _start(design, names, start, center))
     if not intervals:
-        return _points_only(
-            names, stats, members, theta, notes, anchor, center, n_ghosts, prior
-        )
+        return _points_only(names, stats, members, theta, notes, anchor, center, n_ghosts, prior)
     meat = design.meat(theta)
     flat = meat.diagonal()[:k] <= 1e-12  # no score variance at all: fall back to the model
 
@@ -535,8 +533,10 @@ def _one_pool(pool: list[int], info: Sparse, meat: Sparse) -> tuple[FloatArray, 
         diag, bdiag = info.diagonal()[pool], meat.diagonal()[pool]
         return 1.0 / diag, bdiag / (diag * diag)
     cells = np.ix_(pool, pool)
-    model = np.linalg.inv(info.dense()[cells] + 1.0 / m) - 1.0 / m
-    return model, model @ meat.dense()[cells] @ model
+    inverse = np.linalg.inv(info.dense()[cells] + 1.0 / m).astype(np.float64, copy=False)
+    model: FloatArray = inverse - 1.0 / m
+    robust: FloatArray = model @ meat.dense()[cells] @ model
+    return model, robust
 
 
 def _by_pool(

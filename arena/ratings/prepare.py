@@ -189,8 +189,8 @@ def _column_entries(
     # a code no row uses names no rated player: -1, never read
     lookup[codes - low] = [index.get(columns.players[c], -1) for c in codes.tolist()]
     counts = np.empty((len(columns.first), 3), dtype=np.int64)
-    for outcome, column in enumerate((columns.wins, columns.draws, columns.losses)):
-        counts[:, outcome] = column  # from machine integers: read in place, no Python int
+    for place, column in enumerate((columns.wins, columns.draws, columns.losses)):
+        counts[:, place] = column  # from machine integers: read in place, no Python int
     happened = np.flatnonzero(counts.ravel() > 0)  # row * 3 + outcome, in that order
     row, outcome = np.divmod(happened, 3)
     weight = counts.ravel()[happened].astype(np.float64)
