@@ -10,8 +10,10 @@ versions table (``versions``). The rows are the same as ``results.py``'s ORM que
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from bot_arena.db.decode import Malformed, StoredDataError, decode, malformed_matches
@@ -47,19 +49,55 @@ class PairTotalRow:
     losses: int
 
 
+#: Rows of ``PAIR_TOTALS`` taken from the cursor at a time: only this many are ever held as
+#: Python tuples (issue 29: the 632k rows of 1M matches held as a list reached 300 MB).
+CHUNK_ROWS = 4096
+
+
 @dataclass(frozen=True, slots=True)
 class PairColumns:
     """``pair_totals``' rows as columns (issue 29: at 1,000 bots there are nearly as many pairs
     as matches, so a leaderboard takes them without an object per row): the versions by id
     (``RatedReads.versions`` names them), the sandbox level and the first seat's wins, draws
-    and losses, row by row in one order."""
+    and losses, row by row in one order. The numbers are machine integers (``array('q')``, 8
+    bytes a value, no numpy: a small field's leaderboard loads none); the sandbox level of row
+    r is ``levels[sandbox[r]]``."""
 
-    first: tuple[int, ...]
-    second: tuple[int, ...]
-    sandbox: tuple[str | None, ...]
-    wins: tuple[int, ...]
-    draws: tuple[int, ...]
-    losses: tuple[int, ...]
+    first: array[int]
+    second: array[int]
+    sandbox: array[int]
+    levels: tuple[str | None, ...]
+    wins: array[int]
+    draws: array[int]
+    losses: array[int]
+
+    @classmethod
+    def of_rows(cls, rows: Iterable[Sequence[Any]]) -> PairColumns:
+        """The columns of ``PAIR_TOTALS``' rows, taken ``CHUNK_ROWS`` at a time (each chunk
+        transposed by ``zip`` and appended at C level: no Python step per row)."""
+        first, second, sandbox, wins, draws, losses = (array("q") for _ in range(6))
+        code: dict[str | None, int] = {}
+        found = iter(rows)
+        while chunk := list(islice(found, CHUNK_ROWS)):
+            a, b, level, w, d, lost = zip(*chunk, strict=True)
+            del chunk
+            for name in dict.fromkeys(level):
+                code.setdefault(name, len(code))
+            # SUM of integers is an integer on both backends (PostgreSQL: bigint, never numeric)
+            for column, values in (
+                (first, a),
+                (second, b),
+                (sandbox, map(code.__getitem__, level)),
+                (wins, w),
+                (draws, d),
+                (losses, lost),
+            ):
+                column.extend(values)
+        return cls(first, second, sandbox, tuple(code), wins, draws, losses)
+
+    def level_of(self, row: int) -> str | None:
+        """Row ``row``'s sandbox level."""
+        return self.levels[self.sandbox[row]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,8 +230,8 @@ class RatedReads:
         versions = self.versions()
         found = self.pair_columns(tournament_id=tournament_id, game=game, leave_out=leave_out)
         return [
-            PairTotalRow(versions[a], versions[b], sandbox, int(w), int(d), int(lost))
-            for a, b, sandbox, w, d, lost in zip(
+            PairTotalRow(versions[a], versions[b], found.levels[level], w, d, lost)
+            for a, b, level, w, d, lost in zip(
                 found.first,
                 found.second,
                 found.sandbox,
@@ -211,17 +249,12 @@ class RatedReads:
         game: str | None = None,
         leave_out: set[int] | frozenset[int] = frozenset(),
     ) -> PairColumns:
-        """``pair_totals`` as columns of version ids and counts (see ``PairColumns``): the
-        rows transposed by ``zip``, no Python step per row."""
+        """``pair_totals`` as columns of version ids and counts (see ``PairColumns``), filled
+        from the rows in chunks as they come."""
         where, params = _selection(tournament_id, game)
         if leave_out:  # ids read from the database: integers, written as such
             where += f" AND m.id NOT IN ({', '.join(str(int(i)) for i in sorted(leave_out))})"
-        rows = list(self._rows(PAIR_TOTALS.format(where=where), params))
-        if not rows:
-            return PairColumns((), (), (), (), (), ())
-        first, second, sandbox, wins, draws, losses = zip(*rows, strict=True)
-        # SUM of integers is an integer on both backends (PostgreSQL: bigint, never numeric)
-        return PairColumns(first, second, sandbox, wins, draws, losses)
+        return PairColumns.of_rows(self._rows(PAIR_TOTALS.format(where=where), params))
 
     def rated_seats(
         self, *, tournament_id: int | None = None, game: str | None = None, multi: bool = False

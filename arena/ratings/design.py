@@ -31,7 +31,7 @@ gradient is formed from its seats.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,31 +42,67 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
 
 
+_NO_INDEX = np.zeros(0, dtype=np.intp)
+_NO_VALUE = np.zeros(0)
+
+
 @dataclass(frozen=True, slots=True)
 class Sparse:
-    """A symmetric k x k matrix as (row, column, value) entries; repeated entries add up."""
+    """A symmetric k x k matrix as (row, column, value) entries (repeated entries add up) plus
+    *pair terms*: each (i, j, v) of ``pair_i``, ``pair_j``, ``pair_v`` adds v at (i, i) and
+    (j, j) and -v at (i, j) and (j, i), a two-player pair's block held once. The pairs' i and
+    j are the design's own arrays (not copied), so a pair costs the matrix one value, not four
+    entries of three numbers (issue 29: 1,000 bots, 500k pairs, 48 MB a matrix -> 4 MB).
+
+    ``entries`` spells the pairs out as the four entries they stand for (pairs first, i's
+    diagonal, j's, then (i, j) and (j, i)): every result below is the same, to the last bit,
+    as that sum of entries taken in that order."""
 
     k: int
     rows: IntArray
     cols: IntArray
     vals: FloatArray
+    pair_i: IntArray = field(default_factory=lambda: _NO_INDEX)
+    pair_j: IntArray = field(default_factory=lambda: _NO_INDEX)
+    pair_v: FloatArray = field(default_factory=lambda: _NO_VALUE)
+
+    def entries(self) -> tuple[IntArray, IntArray, FloatArray]:
+        """Every entry, the pairs' four each first (for what needs them one by one)."""
+        i, j, v = self.pair_i, self.pair_j, self.pair_v
+        return (
+            np.concatenate([i, j, i, j, self.rows]),
+            np.concatenate([i, j, j, i, self.cols]),
+            np.concatenate([v, v, -v, -v, self.vals]),
+        )
 
     def dense(self) -> FloatArray:
-        flat = _sum_at(self.rows * self.k + self.cols, self.vals, self.k**2)
-        return flat.reshape(self.k, self.k)
+        k, i, j, v = self.k, self.pair_i, self.pair_j, self.pair_v
+        flat = _sum_at(np.concatenate([i, j]) * (k + 1), np.concatenate([v, v]), k * k)
+        # (i, j) and (j, i) hold no diagonal cell: each adds to zeros, exactly
+        flat += _sum_at(i * k + j, -v, k * k)
+        flat += _sum_at(j * k + i, -v, k * k)
+        np.add.at(flat, self.rows * k + self.cols, self.vals)  # in order, after the pairs
+        return flat.reshape(k, k)
 
     def diagonal(self) -> FloatArray:
         on = self.rows == self.cols
-        return _sum_at(self.rows[on], self.vals[on], self.k)
+        keys = np.concatenate([self.pair_i, self.pair_j, self.rows[on]])
+        return _sum_at(keys, np.concatenate([self.pair_v, self.pair_v, self.vals[on]]), self.k)
 
     def compact(self) -> Sparse:
         """The same matrix with one entry per (row, column): cheaper to multiply often."""
-        keys, inverse = np.unique(self.rows * self.k + self.cols, return_inverse=True)
-        vals = _sum_at(inverse.ravel(), self.vals, len(keys))
-        return Sparse(self.k, keys // self.k, keys % self.k, vals)
+        rows, cols, vals = self.entries()
+        keys, inverse = np.unique(rows * self.k + cols, return_inverse=True)
+        summed = _sum_at(inverse.ravel(), vals, len(keys))
+        return Sparse(self.k, keys // self.k, keys % self.k, summed)
 
     def matvec(self, v: FloatArray) -> FloatArray:
-        return _sum_at(self.rows, self.vals * v[self.cols], self.k)
+        out = _sum_at(self.rows, self.vals * v[self.cols], self.k)
+        if len(self.pair_i):
+            # v at (i, i) and -v at (i, j): row i gets v (x_i - x_j), row j its negative
+            moved = self.pair_v * (v[self.pair_i] - v[self.pair_j])
+            out += _sum_at(self.pair_i, moved, self.k) - _sum_at(self.pair_j, moved, self.k)
+        return out
 
 
 class MatchBlock:
@@ -176,15 +212,13 @@ class Design:
         rows: list[IntArray] = []
         cols: list[IntArray] = []
         vals: list[FloatArray] = []
+        v = _NO_VALUE
         if len(self.pi):
             total, p, _ = self._pair_terms(theta)
             resid = self.ps - self.pn * p
             grad += np.bincount(self.pi, weights=resid, minlength=k)
             grad -= np.bincount(self.pj, weights=resid, minlength=k)
             v = self.pn * p * (1.0 - p)
-            rows += [self.pi, self.pj, self.pi, self.pj]
-            cols += [self.pi, self.pj, self.pj, self.pi]
-            vals += [v, v, -v, -v]
         for block in self.blocks:
             ev, terms = self._block(block, theta)
             total += float(ev.ll.sum())
@@ -194,7 +228,7 @@ class Design:
             rows.append(np.broadcast_to(players[:, :, None], info.shape).ravel())
             cols.append(np.broadcast_to(players[:, None, :], info.shape).ravel())
             vals.append(info.ravel())
-        return total, grad, _join(k, rows, cols, vals)
+        return total, grad, self._with_pairs(_join(k, rows, cols, vals), v)
 
     @staticmethod
     def _block_info(ev: _BlockEval, terms: list[TieTerms], sizes: tuple[int, ...]) -> FloatArray:
@@ -231,12 +265,10 @@ class Design:
         rows: list[IntArray] = []
         cols: list[IntArray] = []
         vals: list[FloatArray] = []
+        v = _NO_VALUE
         if len(self.pi):
             p = 1.0 / (1.0 + np.exp(self.theta_diff(theta)))
             v = np.maximum(self.pq - 2.0 * p * self.ps + self.pn * p * p, 0.0)
-            rows += [self.pi, self.pj, self.pi, self.pj]
-            cols += [self.pi, self.pj, self.pj, self.pi]
-            vals += [v, v, -v, -v]
         for block in self.blocks:
             g = self._block(block, theta)[0].grad
             outer = g[:, :, None] * g[:, None, :]
@@ -244,7 +276,13 @@ class Design:
             rows.append(np.broadcast_to(players[:, :, None], outer.shape).ravel())
             cols.append(np.broadcast_to(players[:, None, :], outer.shape).ravel())
             vals.append(outer.ravel())
-        return _join(k, rows, cols, vals)
+        return self._with_pairs(_join(k, rows, cols, vals), v)
+
+    def _with_pairs(self, entries: Sparse, v: FloatArray) -> Sparse:
+        """``entries`` (the multi-seat matches') plus the pairs' terms of value ``v``."""
+        if not len(self.pi):
+            return entries
+        return Sparse(self.k, entries.rows, entries.cols, entries.vals, self.pi, self.pj, v)
 
     def theta_diff(self, theta: FloatArray) -> FloatArray:
         """theta_j - theta_i per aggregated pair (so that sigmoid(-diff) is i's expectation)."""
@@ -258,8 +296,7 @@ def _sum_at(keys: IntArray, weights: FloatArray, length: int) -> FloatArray:
 
 def _join(k: int, rows: list[IntArray], cols: list[IntArray], vals: list[FloatArray]) -> Sparse:
     if not rows:
-        empty = np.zeros(0, dtype=np.intp)
-        return Sparse(k, empty, empty, np.zeros(0))
+        return Sparse(k, _NO_INDEX, _NO_INDEX, _NO_VALUE)
     return Sparse(k, np.concatenate(rows), np.concatenate(cols), np.concatenate(vals))
 
 
@@ -271,11 +308,11 @@ def aggregate_pairs(
 
     The pairs are found by sorting the games' keys, so the cost follows the games, not k^2."""
     w = np.ones(len(score)) if weight is None else weight
-    swap = first > second
-    lo = np.where(swap, second, first).astype(np.int64)
-    hi = np.where(swap, first, second).astype(np.int64)
-    s = np.where(swap, 1.0 - score, score)
-    keys, inverse = np.unique(lo * k + hi, return_inverse=True)
+    s = np.where(first > second, 1.0 - score, score)
+    met = np.minimum(first, second).astype(np.int64) * k  # the pair's key: lo * k + hi
+    met += np.maximum(first, second)
+    keys, inverse = np.unique(met, return_inverse=True)
+    del met
     inverse = inverse.ravel()
     n = np.bincount(inverse, weights=w, minlength=len(keys))
     pts = np.bincount(inverse, weights=s * w, minlength=len(keys))

@@ -35,8 +35,8 @@ from bot_arena.arena.ratings.ml_common import (
     rank_key,
     table_notes,
 )
-from bot_arena.arena.ratings.outcomes import GameResult, RatingInputError
-from bot_arena.arena.ratings.prepare import Prepared, prepare
+from bot_arena.arena.ratings.outcomes import BotStats, GameResult, RatingInputError
+from bot_arena.arena.ratings.prepare import prepare
 from bot_arena.arena.ratings.table import BotRating, Pool, RatingTable
 from bot_arena.arena.ratings.totals import PairTotal, PairTotalColumns
 
@@ -92,6 +92,9 @@ def fit_ml(
         multi[2] = (np.stack([first, second], axis=1), pair_ranks, np.repeat(prep.two_pos, repeat))
         first, second, score, weight = first[:0], second[:0], score[:0], weight[:0]
     pairs = aggregate_pairs(first, second, score, k, weight)
+    # the games one by one are in the pairs now: not held through the fit (issue 29)
+    index = prep.index
+    del prep, first, second, score, weight
     scored, groups, met = _graph(k, pairs, multi)
     members, pairs, notes, n_ghosts = _add_ghosts(k, scored, met, groups, pairs, prior)
 
@@ -100,11 +103,10 @@ def fit_ml(
     design.set_matches(multi)
     theta, info = _newton(design, members, _start(design, names, start, center))
     if not intervals:
-        return _points_only(prep, members, theta, notes, anchor, center, n_ghosts, prior)
+        return _points_only(names, stats, members, theta, notes, anchor, center, n_ghosts, prior)
     meat = design.meat(theta)
     flat = meat.diagonal()[:k] <= 1e-12  # no score variance at all: fall back to the model
 
-    index = prep.index
     rows: list[BotRating] = []
     pool_rows: list[Pool] = []
     approximate = False
@@ -161,7 +163,8 @@ def _start(
 
 
 def _points_only(
-    prep: Prepared,
+    names: list[str],
+    stats: Mapping[str, BotStats],
     members: list[list[int]],
     theta: FloatArray,
     notes: dict[int, str],
@@ -172,7 +175,7 @@ def _points_only(
 ) -> RatingTable:
     """``fit_ml``'s table without intervals: each pool's ratings as ``_Estimate.of`` places
     them, rows best first (no interval, no LOS, no note on a flat score variance)."""
-    names, index, k = prep.names, prep.index, len(prep.names)
+    index, k = {n: i for i, n in enumerate(names)}, len(names)
     rows: list[BotRating] = []
     pool_rows: list[Pool] = []
     for number, pool in enumerate(members, start=1):
@@ -187,7 +190,7 @@ def _points_only(
                     name,
                     float(elo[a]),
                     None,
-                    prep.stats[name],
+                    stats[name],
                     number,
                     None,
                     notes.get(real[a], ""),
@@ -487,6 +490,8 @@ def _covariances(
     terms (1 / I_ii and B_ii / I_ii^2: the others held at their estimates), which needs no
     inverse. The information and the meat only join players of one pool, so the pools'
     blocks are all there is."""
+    if len(members) == 1:  # the usual field: one pool, the matrices' cells are its own
+        return [_one_pool(members[0], info, meat)]
     k = info.k
     label = np.zeros(k, dtype=np.intp)
     local = np.zeros(k, dtype=np.intp)
@@ -511,16 +516,29 @@ def _covariances(
     return out
 
 
+def _one_pool(pool: list[int], info: Sparse, meat: Sparse) -> tuple[FloatArray, FloatArray]:
+    """``_covariances`` of a field that is one pool: its cells read from the whole matrices
+    (``Sparse.dense`` sums each cell's entries in the order the pools' split would), with no
+    copy of the entries; the pool's order is the one ``members`` gives."""
+    m = len(pool)
+    if m > DENSE_LIMIT:
+        diag, bdiag = info.diagonal()[pool], meat.diagonal()[pool]
+        return 1.0 / diag, bdiag / (diag * diag)
+    cells = np.ix_(pool, pool)
+    inverse = np.linalg.inv(info.dense()[cells] + 1.0 / m).astype(np.float64, copy=False)
+    model: FloatArray = inverse - 1.0 / m
+    robust: FloatArray = model @ meat.dense()[cells] @ model
+    return model, robust
+
+
 def _by_pool(
     matrix: Sparse, label: IntArray, count: int
 ) -> list[tuple[IntArray, IntArray, FloatArray]]:
-    """The entries of ``matrix`` split by the pool of their row (in one sort; none for one
-    pool, the usual field: its entries are all of them, in the same order)."""
-    if count == 1:
-        return [(matrix.rows, matrix.cols, matrix.vals)]
-    order = np.argsort(label[matrix.rows], kind="stable")
-    bounds = np.searchsorted(label[matrix.rows][order], np.arange(count + 1))
-    rows, cols, vals = matrix.rows[order], matrix.cols[order], matrix.vals[order]
+    """The entries of ``matrix`` split by the pool of their row (in one sort)."""
+    rows, cols, vals = matrix.entries()
+    order = np.argsort(label[rows], kind="stable")
+    bounds = np.searchsorted(label[rows][order], np.arange(count + 1))
+    rows, cols, vals = rows[order], cols[order], vals[order]
     return [
         (
             rows[bounds[p] : bounds[p + 1]],

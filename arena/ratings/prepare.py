@@ -97,19 +97,24 @@ def prepare(
     t_first, t_second, t_score, t_weight = (
         _entries(counted, index) if columns is None else _column_entries(columns, index)
     )
-    first = np.concatenate([pair_a[seating_of[two]], t_first])
-    second = np.concatenate([pair_b[seating_of[two]], t_second])
-    score = np.concatenate([pair_score[placing_of[two]], t_score])
-    weight = np.concatenate([np.ones(int(two.sum())), t_weight])
-    two_pos = np.concatenate([np.flatnonzero(two), np.full(len(t_first), -1, dtype=np.intp)])
-    keep = first != second  # a two-player game against oneself says nothing
-    first, second, score, weight, two_pos = (
-        first[keep],
-        second[keep],
-        score[keep],
-        weight[keep],
-        two_pos[keep],
-    )
+    if two.any():  # (else the totals' entries are all there is: no copy of them)
+        t_first = np.concatenate([pair_a[seating_of[two]], t_first])
+        t_second = np.concatenate([pair_b[seating_of[two]], t_second])
+        t_score = np.concatenate([pair_score[placing_of[two]], t_score])
+        t_weight = np.concatenate([np.ones(int(two.sum())), t_weight])
+    n_totals = len(t_score) - int(two.sum())
+    two_pos = np.concatenate([np.flatnonzero(two), np.full(n_totals, -1, dtype=np.intp)])
+    keep = t_first != t_second  # a two-player game against oneself says nothing
+    first, second, score, weight = t_first, t_second, t_score, t_weight
+    del t_first, t_second, t_score, t_weight
+    if not keep.all():
+        first, second, score, weight, two_pos = (
+            first[keep],
+            second[keep],
+            score[keep],
+            weight[keep],
+            two_pos[keep],
+        )
     groups: dict[int, Group] = {}
     for n in np.unique(lengths[~two]).tolist():
         pos = np.flatnonzero(lengths == n)
@@ -166,8 +171,8 @@ def _column_players(columns: PairTotalColumns | None) -> set[str]:
     """The players the columns' rows name (a code that no row uses names nobody)."""
     if columns is None or not columns.first:
         return set()
-    used = set(columns.first) | set(columns.second)
-    return {columns.players[code] for code in used}
+    used = np.union1d(np.asarray(columns.first), np.asarray(columns.second))
+    return {columns.players[code] for code in used.tolist()}
 
 
 def _column_entries(
@@ -183,40 +188,37 @@ def _column_entries(
     low = int(codes.min())
     # a code no row uses names no rated player: -1, never read
     lookup[codes - low] = [index.get(columns.players[c], -1) for c in codes.tolist()]
-    first = lookup[np.asarray(columns.first, dtype=np.int64) - low]
-    second = lookup[np.asarray(columns.second, dtype=np.int64) - low]
-    counts = np.stack(
-        [np.asarray(c, dtype=np.float64) for c in (columns.wins, columns.draws, columns.losses)],
-        axis=1,
-    ).ravel()
-    happened = counts > 0
+    counts = np.empty((len(columns.first), 3), dtype=np.int64)
+    for place, column in enumerate((columns.wins, columns.draws, columns.losses)):
+        counts[:, place] = column  # from machine integers: read in place, no Python int
+    happened = np.flatnonzero(counts.ravel() > 0)  # row * 3 + outcome, in that order
+    row, outcome = np.divmod(happened, 3)
+    weight = counts.ravel()[happened].astype(np.float64)
+    del counts, happened
     return (
-        np.repeat(first, 3)[happened],
-        np.repeat(second, 3)[happened],
-        np.tile(np.asarray([1.0, 0.5, 0.0]), len(first))[happened],
-        counts[happened],
+        lookup[np.asarray(columns.first, dtype=np.int64)[row] - low],
+        lookup[np.asarray(columns.second, dtype=np.int64)[row] - low],
+        np.asarray([1.0, 0.5, 0.0])[outcome],
+        weight,
     )
 
 
 def _two_player_stats(
     names: list[str], first: IntArray, second: IntArray, score: FloatArray, weight: FloatArray
 ) -> dict[str, BotStats]:
+    """Each bot's games, points, wins, draws and losses: two weighted bincounts of (player,
+    outcome), the first's and the second's (no array per outcome: at 1M matches the entries
+    are a million). Counts and points are sums of integers and halves: exact in any order."""
     k = len(names)
-
-    def count(weights_first: FloatArray, weights_second: FloatArray) -> list[float]:
-        a = np.bincount(first, weights=weights_first * weight, minlength=k)
-        b = np.bincount(second, weights=weights_second * weight, minlength=k)
-        return (a + b).tolist()  # type: ignore[no-any-return]
-
-    win = (score == 1.0).astype(np.float64)
-    draw = (score == 0.5).astype(np.float64)
-    loss = (score == 0.0).astype(np.float64)
-    ones = np.ones(len(score))
-    games = count(ones, ones)
-    wins = count(win, loss)
-    draws = count(draw, draw)
-    losses = count(loss, win)
-    points = count(score, 1.0 - score)
+    outcome = (2.0 - 2.0 * score).astype(np.intp)  # the first's: 0 win, 1 draw, 2 loss
+    # (k, 3): each bot's weighted wins, draws and losses, as first and as second
+    as_first = np.bincount(first * 3 + outcome, weights=weight, minlength=3 * k).reshape(k, 3)
+    as_second = np.bincount(second * 3 + outcome, weights=weight, minlength=3 * k).reshape(k, 3)
+    del outcome
+    record = as_first + as_second[:, ::-1]  # the second's win is the first's loss
+    wins, draws, losses = (record[:, c].tolist() for c in range(3))
+    games = record.sum(axis=1).tolist()
+    points = (record[:, 0] + 0.5 * record[:, 1]).tolist()
     return {
         n: BotStats(
             games=int(games[i]),

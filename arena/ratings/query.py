@@ -30,6 +30,7 @@ Markdown formats end with one note saying how many (``confinement_summary``).
 from __future__ import annotations
 
 import dataclasses
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress
@@ -204,9 +205,9 @@ def _columns(
 ) -> PairTotalColumns:
     """The database's columns with their players (``players``: version id -> key); each
     sandbox level's games added to ``sandbox`` (C-level passes, a few per level)."""
-    games = list(map(add, map(add, found.wins, found.draws), found.losses))
-    for level in dict.fromkeys(found.sandbox):
-        counted = sum(compress(games, [x == level for x in found.sandbox]))
+    games = array("q", map(add, map(add, found.wins, found.draws), found.losses))
+    for code, level in enumerate(found.levels):
+        counted = sum(compress(games, map(code.__eq__, found.sandbox)))
         sandbox[level] = sandbox.get(level, 0) + counted
     return PairTotalColumns(
         players, found.first, found.second, found.wins, found.draws, found.losses

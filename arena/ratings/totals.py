@@ -6,6 +6,7 @@ them (``tournament show``, ``crosstable``) does not load numpy.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -30,14 +31,16 @@ class PairTotalColumns:
     """Many ``PairTotal``s as columns (issue 29: a leaderboard of 1,000 bots reads nearly as
     many pairs as matches, so no object per pair): row r is ``PairTotal(players[first[r]],
     players[second[r]], wins[r], draws[r], losses[r])``. ``players`` maps a code (the
-    database's version id) to its player; several codes may name one player."""
+    database's version id) to its player; several codes may name one player. The columns are
+    any sequences of ints: tuples, or machine integers (``array('q')``: 8 bytes a value, what
+    the database's columns come as) that numpy reads without a copy."""
 
     players: dict[int, str]
-    first: tuple[int, ...]
-    second: tuple[int, ...]
-    wins: tuple[int, ...]
-    draws: tuple[int, ...]
-    losses: tuple[int, ...]
+    first: Sequence[int]
+    second: Sequence[int]
+    wins: Sequence[int]
+    draws: Sequence[int]
+    losses: Sequence[int]
 
     @property
     def games(self) -> int:

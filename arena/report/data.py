@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import shlex
+from array import array
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -318,16 +319,19 @@ class _PairCounts:
         self.pairs, self.counts = merged, summed
 
     def columns(self) -> PairTotalColumns:
+        """The counts as the fit takes them: machine integers (no Python int a value)."""
         first, second = np.divmod(self.pairs, _SHIFT)
-        wins, draws, losses = (tuple(self.counts[:, c].tolist()) for c in range(3))
+        wins, draws, losses = (self.counts[:, c] for c in range(3))
         return PairTotalColumns(
-            dict(enumerate(self.keys)),
-            tuple(first.tolist()),
-            tuple(second.tolist()),
-            wins,
-            draws,
-            losses,
+            dict(enumerate(self.keys)), *map(_machine, (first, second, wins, draws, losses))
         )
+
+
+def _machine(values: NDArray[np.int64]) -> array[int]:
+    """``values`` as ``array('q')``: 8 bytes a value, as the database's columns come."""
+    out = array("q")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.int64).tobytes())
+    return out
 
 
 def _totals_history(
