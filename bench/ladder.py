@@ -42,7 +42,8 @@ did).
 About 7 s of CPU a seed for the three schemes and both parts; ``--log`` keeps each seed's counts
 as it finishes and ``--from-log`` summarises them, so a long run can be read while it goes.
 
-    python bench/ladder.py [--bots 50] [--seeds 200] [--jobs 2] [--warmup 400] [--log FILE]
+    python bench/ladder.py [--bots 50] [--seeds 200] [--first-seed 0] [--jobs 2] [--warmup 400]
+        [--log FILE]
 """
 
 from __future__ import annotations
@@ -239,6 +240,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bots", type=int, default=50)
     parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="seeds first..first+seeds-1 (a run in parts)"
+    )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--schemes", default="information,uniform,kaggle")
     parser.add_argument("--parts", default="ab", help="a: the newcomer, b: from scratch")
@@ -257,11 +261,10 @@ def main() -> None:
         results, caps = read_logs(args.from_log, schemes)
     else:
         results, caps = [], dict.fromkeys(schemes, args.cap)
-        jobs = [
-            (s, args.bots, schemes, args.parts, args.warmup, args.cap) for s in range(args.seeds)
-        ]
+        seeds = range(args.first_seed, args.first_seed + args.seeds)
+        jobs = [(s, args.bots, schemes, args.parts, args.warmup, args.cap) for s in seeds]
         with ProcessPoolExecutor(args.jobs) as pool:
-            for seed, result in zip(range(args.seeds), pool.map(trial, jobs), strict=True):
+            for seed, result in zip(seeds, pool.map(trial, jobs), strict=True):
                 results.append(result)
                 if args.log:
                     with open(args.log, "a", encoding="utf-8") as log:
