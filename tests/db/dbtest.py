@@ -127,7 +127,8 @@ def example_database(kind: str) -> Iterator[str]:
                     "AND tablename <> 'alembic_version'"
                 )
             ]
-            if tables:
+            if tables:  # a test that left a transaction open is an error, not a hang
+                conn.exec_driver_sql("SET LOCAL lock_timeout = '30s'")
                 listed = ", ".join(f'"{name}"' for name in tables)
                 conn.exec_driver_sql(f"TRUNCATE {listed} RESTART IDENTITY CASCADE")
     finally:
