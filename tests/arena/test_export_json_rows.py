@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from bot_arena.arena.formats.export import ExportNotes, _record_dict, export_text, strict_text
@@ -85,11 +87,33 @@ def records(draw: st.DrawFn) -> tuple[MatchRecord, list[BotRef]]:
     return record, refs
 
 
+# The fixture's database opened once a test (by make_engine, as a command opens it) and kept
+# for its examples' stores and exports: on PostgreSQL two new engines an example (each
+# connecting and reading the server's settings) were a third of the test's CPU
+_opened: dict[str, Engine] = {}
+
+
 @pytest.fixture(params=BACKENDS)
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     with database(request.param, tmp_path) as address:
-        make_engine(address).dispose()  # the schema, made by the migrations
-        yield address
+        _opened[address] = make_engine(address)  # the schema, made by the migrations
+        try:
+            yield address
+        finally:
+            _opened.pop(address).dispose()
+
+
+@contextmanager
+def opened(address: str) -> Iterator[Engine]:
+    """The fixture's engine on ``address``, else one made for this use and disposed after it."""
+    if address in _opened:
+        yield _opened[address]
+        return
+    engine = make_engine(address)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
 
 
 def exported_both_ways(
@@ -100,20 +124,16 @@ def exported_both_ways(
 ) -> tuple[str, str, int]:
     """(the export's text in ``fmt``, the record-based writer's (``by_records``), matches the
     stored-rows writer (``by_rows``: None for a row it does not take) took)."""
-    engine = make_engine(address)
-    try:
-        with session_factory(engine)() as session:
-            where = ExportFilter()
-            fast = "".join(export_text(fmt, session, where, ExportNotes(), str))
-            slow = by_records(session, where)
-            canonical = Canonical()
-            taken = sum(
-                by_rows(row, chunk.seats[row[0]], chunk.moves[row[0]], canonical) is not None
-                for chunk in stored_chunks(session, where)
-                for row in chunk.matches
-            )
-    finally:
-        engine.dispose()
+    with opened(address) as engine, session_factory(engine)() as session:
+        where = ExportFilter()
+        fast = "".join(export_text(fmt, session, where, ExportNotes(), str))
+        slow = by_records(session, where)
+        canonical = Canonical()
+        taken = sum(
+            by_rows(row, chunk.seats[row[0]], chunk.moves[row[0]], canonical) is not None
+            for chunk in stored_chunks(session, where)
+            for row in chunk.matches
+        )
     return fast, slow, taken
 
 
@@ -130,14 +150,10 @@ def both_ways(address: str) -> tuple[str, str, int]:
 
 def store_all(url: str, matches: list[tuple[MatchRecord, list[BotRef]]]) -> int:
     """Store ``matches``; how many matches the database held before."""
-    engine = make_engine(url)
-    try:
-        with session_factory(engine).begin() as session:
-            before = sum(1 for _ in exported_matches(session, ExportFilter()))
-            for record, refs in matches:
-                save_match(session, record, refs)
-    finally:
-        engine.dispose()
+    with opened(url) as engine, session_factory(engine).begin() as session:
+        before = sum(1 for _ in exported_matches(session, ExportFilter()))
+        for record, refs in matches:
+            save_match(session, record, refs)
     return before
 
 

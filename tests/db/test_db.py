@@ -44,7 +44,7 @@ from bot_arena.db.store import (
     version_for,
     versions_for,
 )
-from tests.db.dbtest import from_template
+from tests.db.dbtest import BACKENDS, example_database, from_template
 
 TABLES = {"bots", "bot_versions", "tournaments", "tournament_entries", "matches", "seats", "moves"}
 
@@ -128,6 +128,28 @@ def test_a_template_copy_is_what_the_migrations_make(tmp_path: Path) -> None:
     copy = from_template(f"sqlite:///{tmp_path / 'copy.db'}")
     assert copy == f"sqlite:///{tmp_path / 'copy.db'}"
     assert described(tmp_path / "copy.db") == described(tmp_path / "fresh.db")
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_each_example_database_is_empty_at_the_newest_revision(kind: str) -> None:
+    """``dbtest.example_database`` (one a hypothesis example) gives what a new database gives:
+    the newest revision, no row, ids from 1; on PostgreSQL the same schema emptied each time,
+    whatever the example before left in it."""
+    for _ in range(2):
+        with example_database(kind) as url:
+            engine = make_engine(url)
+            try:
+                assert current_revision(engine) == head_revision()
+                with session_factory(engine).begin() as session:
+                    for table in sorted(TABLES):
+                        assert session.execute(text(f"SELECT count(*) FROM {table}")).scalar() == 0
+                    tournament = Tournament(name="t", game="coins", format="round-robin", seed=1)
+                    session.add(tournament)
+                    session.flush()
+                    assert tournament.id == 1
+                    save_match(session, make_record(), REFS, tournament.id)
+            finally:
+                engine.dispose()
 
 
 def test_models_and_migrations_agree(engine: Engine) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,7 +25,7 @@ from bot_arena.db.session import database_url, make_engine, session_factory, sql
 from bot_arena.db.sqlite_read import open_reads, plain_file
 from bot_arena.db.tournaments import get_tournament
 from tests.arena.test_leaderboard_db import Filler, ref
-from tests.db.dbtest import BACKENDS, database
+from tests.db.dbtest import BACKENDS, example_database
 
 # generated databases on both backends: about a second a test
 pytestmark = pytest.mark.slow
@@ -137,7 +136,7 @@ def compare(url: str, tournament: int, sqlite: bool) -> None:
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(played=histories, malformed=st.booleans())
 def test_sql_reads_give_the_orm_rows(kind: str, played: list[Played], malformed: bool) -> None:
-    with tempfile.TemporaryDirectory() as folder, database(kind, Path(folder)) as url:
+    with example_database(kind) as url:
         t = fill(url, played)
         if malformed:  # a fault that is not an object: its match is left out, and said
             engine = make_engine(url)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,7 +16,7 @@ from bot_arena.arena.ratings.render import render
 from bot_arena.db.session import make_engine, session_factory
 from tests.arena.test_leaderboard_db import Filler, ref
 from tests.arena.test_ratings_totals import assert_same
-from tests.db.dbtest import BACKENDS, database
+from tests.db.dbtest import BACKENDS, example_database
 
 SELECTIONS = [(None, None), (None, "coins"), ("t", None), (None, "nim")]
 
@@ -105,7 +103,7 @@ matches = st.lists(
 def test_generated_results_read_alike(
     kind: str, played: list[tuple[str, str, tuple[int, int], Termination | None]]
 ) -> None:
-    with tempfile.TemporaryDirectory() as folder, database(kind, Path(folder)) as url:
+    with example_database(kind) as url:
         fill = Filler(url)
         for first, second, (r1, r2), fault in played:
             bad = (0 if r1 > r2 else 1, fault) if fault is not None and r1 != r2 else None

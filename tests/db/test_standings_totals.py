@@ -5,7 +5,6 @@ SQLite and PostgreSQL: the same dicts, in the same orders (what ``--json`` print
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,7 @@ from bot_arena.arena.tournament import summary
 from bot_arena.db import queries
 from bot_arena.db.session import make_engine, session_factory
 from tests.arena.test_leaderboard_db import Filler, ref
-from tests.db.dbtest import BACKENDS, database
+from tests.db.dbtest import BACKENDS, example_database
 
 # generated tournaments on both backends: seconds a test
 pytestmark = pytest.mark.slow
@@ -81,7 +80,7 @@ def test_totals_count_as_every_match(
     matches: list[tuple[str, str, tuple[int, int], Termination | None, bool]],
     extra: str,
 ) -> None:
-    with tempfile.TemporaryDirectory() as folder, database(kind, Path(folder)) as url:
+    with example_database(kind) as url:
         fill = Filler(url)
         t = fill.tournament("coins")
         for first, second, (r1, r2), fault, in_t in matches:

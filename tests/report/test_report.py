@@ -64,20 +64,35 @@ def played(
             "--bot", "random", "--bot", "maxn", "--bot", "paranoid:depth=2",
             "--games", "1", "--seed", "3", "--db", url,
         )  # fmt: skip
-        yield {"url": url, "folder": folder, "ttt": 1, "c4": 2, "coins3": 3}
+        yield {
+            "url": url,
+            "folder": folder,
+            "ttt": 1,
+            "c4": 2,
+            "coins3": 3,
+            "built": {},
+            "boards": {},
+        }
 
 
 def build(played: dict[str, Any], *args: str, name: str = "report.html") -> Path:
-    out = played["folder"] / name
-    result = ok("report", *args, "-o", str(out), "--db", played["url"])
-    assert result.output.startswith(f"wrote {out} (")
-    return out
+    """The report of ``args`` on the played database, written once a module: the database
+    does not change after the fixture, so the same arguments make the same file, and the tests
+    that read one report (the file's checks, the browser's, the replays) share it."""
+    built: dict[tuple[str, ...], Path] = played["built"]
+    if args not in built:
+        out = played["folder"] / name
+        result = ok("report", *args, "-o", str(out), "--db", played["url"])
+        assert result.output.startswith(f"wrote {out} (")
+        built[args] = out
+    return built[args]
 
 
 def leaderboard_json(played: dict[str, Any], *args: str) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = json.loads(
-        ok("leaderboard", *args, "--json", "--db", played["url"]).output
-    )
+    boards: dict[tuple[str, ...], str] = played["boards"]  # read once a module, as the reports
+    if args not in boards:
+        boards[args] = ok("leaderboard", *args, "--json", "--db", played["url"]).output
+    rows: list[dict[str, Any]] = json.loads(boards[args])
     return rows
 
 
