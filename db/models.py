@@ -366,6 +366,43 @@ class Move(Base):
     match: Mapped[Match] = relationship(back_populates="moves")
 
 
+class PairTotal(Base):
+    """The first seat's wins, draws and losses over the done two-player matches of one
+    tournament (NULL: outside any), game, ordered pair of versions and sandbox level, kept by
+    every write in its transaction (``db.pair_totals``; migration 0016). Unique on the key with
+    NULLs made comparable (``COALESCE``), so an upsert finds the row of unconfined or
+    tournament-less matches too."""
+
+    __tablename__ = "pair_totals"
+    __table_args__ = (
+        Index(
+            "ux_pair_totals_key",
+            text("(COALESCE(tournament_id, 0))"),
+            "game",
+            "first_version_id",
+            "second_version_id",
+            text("(COALESCE(sandbox, ''))"),
+            unique=True,
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tournament_id: Mapped[int | None] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE")
+    )
+    game: Mapped[str] = mapped_column(String(100))
+    first_version_id: Mapped[int] = mapped_column(
+        ForeignKey("bot_versions.id", ondelete="CASCADE")
+    )
+    second_version_id: Mapped[int] = mapped_column(
+        ForeignKey("bot_versions.id", ondelete="CASCADE")
+    )
+    sandbox: Mapped[str | None] = mapped_column(String(16))
+    wins: Mapped[int]
+    draws: Mapped[int]
+    losses: Mapped[int]
+
+
 class User(Base):
     """An account of ``arena serve`` (0012): who uploads bots and signs in. The API token and
     the password are stored only as salted scrypt hashes (``arena/api/passwords.py``); a

@@ -1,0 +1,98 @@
+"""The pair totals a leaderboard rates (issue 29), kept by every write instead of summed from
+every match on each read.
+
+``pair_totals`` holds, per tournament (NULL: matches played outside one), game, ordered pair of
+bot versions (first seat, second seat) and sandbox level, the first seat's wins, draws and
+losses by rank over the done two-player matches whose seats are both ranked: exactly the GROUP
+BY ``results.pair_totals`` makes over the matches (the reference it is tested against).
+
+The rule lives here, in one statement (``change``): the contribution of some matches, counted
+from their stored rows as that GROUP BY counts them, added (+1) or taken away (-1) by an
+upsert. Every path that makes a match done calls it with +1 in the same transaction, after the
+match and its seats are written (``db.core_writer``, ``db.sqlite_fast``, ``db.pg_fast``,
+``db.store.save_match``); voiding calls it with -1 before the status leaves 'done'
+(``db.voiding``). Deleting a tournament or a bot version cascades. A row whose counts fall to
+zero stays, and the reads leave it out (``ROWS``' HAVING).
+
+The statements are plain SQL text with the ids written in as integers and no parameters, so
+any driver's cursor runs them (SQLAlchemy's ``exec_driver_sql``, ``sqlite3``, psycopg). The
+conflict target is the unique index over ``COALESCE(tournament_id, 0)`` and
+``COALESCE(sandbox, '')`` (migration 0016): a NULL never equals another in a plain key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+#: Runs one statement that takes no parameters (the caller's connection, in its transaction).
+Execute = Callable[[str], object]
+
+KEY = (
+    "(COALESCE(tournament_id, 0)), game, first_version_id, second_version_id,"
+    " (COALESCE(sandbox, ''))"
+)
+_PER_STATEMENT = 500  # ids written into one statement
+
+_CHANGE = (
+    "INSERT INTO pair_totals (tournament_id, game, first_version_id, second_version_id,"
+    " sandbox, wins, draws, losses) "
+    "SELECT m.tournament_id, m.game, a.bot_version_id, b.bot_version_id, m.sandbox, "
+    "{sign} * SUM(CASE WHEN a.rank < b.rank THEN 1 ELSE 0 END), "
+    "{sign} * SUM(CASE WHEN a.rank = b.rank THEN 1 ELSE 0 END), "
+    "{sign} * SUM(CASE WHEN a.rank > b.rank THEN 1 ELSE 0 END) "
+    "FROM matches m "
+    "JOIN seats a ON a.match_id = m.id AND a.seat = 0 "
+    "JOIN seats b ON b.match_id = m.id AND b.seat = 1 "
+    "WHERE m.status = 'done' AND m.players = 2 AND a.rank IS NOT NULL AND b.rank IS NOT NULL"
+    "{where} "
+    "GROUP BY m.tournament_id, m.game, a.bot_version_id, b.bot_version_id, m.sandbox "
+    f"ON CONFLICT ({KEY}) DO UPDATE SET wins = pair_totals.wins + excluded.wins,"
+    " draws = pair_totals.draws + excluded.draws, losses = pair_totals.losses + excluded.losses"
+)
+
+#: The whole table's fill from the stored matches (migration 0016; ``db check``'s comparison).
+FILL = _CHANGE.format(sign=1, where="")
+
+
+def change_statements(match_ids: Iterable[int], sign: int) -> list[str]:
+    """The statements that add (``sign`` 1) or take away (-1) the contribution of the done
+    two-player matches among ``match_ids`` (others count nothing)."""
+    if sign not in (1, -1):
+        raise ValueError(f"sign {sign}: 1 or -1")
+    ids = sorted({int(i) for i in match_ids})
+    return [
+        _CHANGE.format(
+            sign=sign,
+            where=f" AND m.id IN ({', '.join(str(i) for i in ids[at : at + _PER_STATEMENT])})",
+        )
+        for at in range(0, len(ids), _PER_STATEMENT)
+    ]
+
+
+def change(execute: Execute, match_ids: Iterable[int], sign: int) -> None:
+    """Add (1) or take away (-1) the contribution of ``match_ids`` (see the module)."""
+    for statement in change_statements(match_ids, sign):
+        execute(statement)
+
+
+def selection(tournament_id: int | None, game: str | None) -> tuple[str, dict[str, object]]:
+    """The WHERE clause over ``p`` (this table) of a tournament, a game, or all."""
+    where = "1 = 1"
+    params: dict[str, object] = {}
+    if tournament_id is not None:
+        where += " AND p.tournament_id = :tournament"
+        params["tournament"] = tournament_id
+    if game is not None:
+        where += " AND p.game = :game"
+        params["game"] = game
+    return where, params
+
+
+#: The selection's totals per ordered pair of versions and sandbox level, summed over the
+#: tournaments and games it spans (one row each for a tournament's): O(pairs), no match read.
+ROWS = (
+    "SELECT p.first_version_id, p.second_version_id, p.sandbox, "
+    "SUM(p.wins), SUM(p.draws), SUM(p.losses) FROM pair_totals p WHERE {where} "
+    "GROUP BY p.first_version_id, p.second_version_id, p.sandbox "
+    "HAVING SUM(p.wins) + SUM(p.draws) + SUM(p.losses) > 0"
+)
