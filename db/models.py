@@ -391,9 +391,7 @@ class PairTotal(Base):
         ForeignKey("tournaments.id", ondelete="CASCADE")
     )
     game: Mapped[str] = mapped_column(String(100))
-    first_version_id: Mapped[int] = mapped_column(
-        ForeignKey("bot_versions.id", ondelete="CASCADE")
-    )
+    first_version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id", ondelete="CASCADE"))
     second_version_id: Mapped[int] = mapped_column(
         ForeignKey("bot_versions.id", ondelete="CASCADE")
     )

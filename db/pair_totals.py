@@ -22,7 +22,7 @@ conflict target is the unique index over ``COALESCE(tournament_id, 0)`` and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 #: Runs one statement that takes no parameters (the caller's connection, in its transaction).
 Execute = Callable[[str], object]
@@ -33,9 +33,8 @@ KEY = (
 )
 _PER_STATEMENT = 500  # ids written into one statement
 
-_CHANGE = (
-    "INSERT INTO pair_totals (tournament_id, game, first_version_id, second_version_id,"
-    " sandbox, wins, draws, losses) "
+#: The matches' totals by the key (``{sign}``: 1 or -1; ``{where}``: more conditions on ``m``).
+_SUMMED = (
     "SELECT m.tournament_id, m.game, a.bot_version_id, b.bot_version_id, m.sandbox, "
     "{sign} * SUM(CASE WHEN a.rank < b.rank THEN 1 ELSE 0 END), "
     "{sign} * SUM(CASE WHEN a.rank = b.rank THEN 1 ELSE 0 END), "
@@ -45,7 +44,11 @@ _CHANGE = (
     "JOIN seats b ON b.match_id = m.id AND b.seat = 1 "
     "WHERE m.status = 'done' AND m.players = 2 AND a.rank IS NOT NULL AND b.rank IS NOT NULL"
     "{where} "
-    "GROUP BY m.tournament_id, m.game, a.bot_version_id, b.bot_version_id, m.sandbox "
+    "GROUP BY m.tournament_id, m.game, a.bot_version_id, b.bot_version_id, m.sandbox"
+)
+_CHANGE = (
+    "INSERT INTO pair_totals (tournament_id, game, first_version_id, second_version_id,"
+    f" sandbox, wins, draws, losses) {_SUMMED} "
     f"ON CONFLICT ({KEY}) DO UPDATE SET wins = pair_totals.wins + excluded.wins,"
     " draws = pair_totals.draws + excluded.draws, losses = pair_totals.losses + excluded.losses"
 )
@@ -96,3 +99,24 @@ ROWS = (
     "GROUP BY p.first_version_id, p.second_version_id, p.sandbox "
     "HAVING SUM(p.wins) + SUM(p.draws) + SUM(p.losses) > 0"
 )
+
+#: The table as the matches give it: the GROUP BY the writes keep, over every done match.
+BY_MATCHES = _SUMMED.format(sign=1, where="")
+#: The table's rows that count (a row whose counts fell to zero is as good as absent).
+STORED = (
+    "SELECT tournament_id, game, first_version_id, second_version_id, sandbox, wins, draws,"
+    " losses FROM pair_totals WHERE wins + draws + losses > 0"
+)
+
+Row = tuple[object, ...]
+
+
+def differences(read: Callable[[str], Iterable[Sequence[object]]]) -> list[tuple[str, Row]]:
+    """Where the table and the matches disagree (``read``: one statement's rows): each row
+    only the table holds ("table") or only the matches give ("matches"); empty when exact."""
+    stored = {tuple(int(v) if isinstance(v, int) else v for v in row) for row in read(STORED)}
+    summed = {tuple(int(v) if isinstance(v, int) else v for v in row) for row in read(BY_MATCHES)}
+    return sorted(
+        [("table", row) for row in stored - summed] + [("matches", row) for row in summed - stored],
+        key=repr,
+    )

@@ -244,7 +244,9 @@ class RatedReads:
         where += f" AND m.id IN ({', '.join(str(int(i)) for i in sorted(leave_out))})"
         taken: dict[tuple[Any, Any, Any], tuple[int, int, int]] = {
             (a, b, sandbox): (int(w), int(d), int(lost))
-            for a, b, sandbox, w, d, lost in self._rows(MATCH_PAIR_TOTALS.format(where=where), params)
+            for a, b, sandbox, w, d, lost in self._rows(
+                MATCH_PAIR_TOTALS.format(where=where), params
+            )
         }
         if not taken:
             return rows
