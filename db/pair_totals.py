@@ -91,6 +91,18 @@ def selection(tournament_id: int | None, game: str | None) -> tuple[str, dict[st
     return where, params
 
 
+#: The scopes (tournament, game) the selection's rows span, as their least and greatest: one
+#: scope when both pairs agree (a tournament's leaderboard, or a database of one tournament).
+SCOPES = (
+    "SELECT MIN(COALESCE(p.tournament_id, 0)), MAX(COALESCE(p.tournament_id, 0)),"
+    " MIN(p.game), MAX(p.game) FROM pair_totals p WHERE {where}"
+)
+#: The selection's rows as they are, when they span one scope (``SCOPES``): a row per key
+#: already, so no GROUP BY (half the time of ``ROWS`` at 632k rows on SQLite, which sorts).
+ONE_SCOPE_ROWS = (
+    "SELECT p.first_version_id, p.second_version_id, p.sandbox, p.wins, p.draws, p.losses"
+    " FROM pair_totals p WHERE {where} AND p.wins + p.draws + p.losses > 0"
+)
 #: The selection's totals per ordered pair of versions and sandbox level, summed over the
 #: tournaments and games it spans (one row each for a tournament's): O(pairs), no match read.
 ROWS = (

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot_arena.db.decode import Malformed, StoredDataError, decode, malformed_matches
-from bot_arena.db.pair_totals import ROWS, selection
+from bot_arena.db.pair_totals import ONE_SCOPE_ROWS, ROWS, SCOPES, selection
 
 #: Runs one statement with its parameters and gives its rows.
 Rows = Callable[[str, Mapping[str, Any]], Iterable[Sequence[Any]]]
@@ -221,7 +221,11 @@ class RatedReads:
         totals taken away (a few rows: malformed matches are rare); the rows transposed by
         ``zip``, no Python step per row."""
         where, params = selection(tournament_id, game)
-        rows = list(self._rows(ROWS.format(where=where), params))
+        scopes = list(self._rows(SCOPES.format(where=where), params))
+        low_t, high_t, low_g, high_g = scopes[0] if scopes else (None, None, None, None)
+        one_scope = low_t == high_t and low_g == high_g
+        query = ONE_SCOPE_ROWS if one_scope else ROWS
+        rows = list(self._rows(query.format(where=where), params))
         if leave_out:
             rows = self._without(rows, tournament_id, game, leave_out)
         if not rows:

@@ -154,6 +154,30 @@ def test_the_kept_totals_equal_the_matches_grouped(kind: str, steps: list[Any]) 
             engine.dispose()
 
 
+@pytest.mark.parametrize("fast", [True, False])
+def test_each_writer_and_a_void_keep_the_totals(db_url: str, fast: bool) -> None:
+    """One history through one writer (fast: SQLite's or PostgreSQL's own; else SQLAlchemy
+    Core): a group of results, an interrupted match replayed, a void with its replay, a game
+    outside any tournament; the table checked after each step."""
+    engine = make_engine(db_url)
+    try:
+        run(
+            engine,
+            [
+                ("schedule", 0, [(0, 1), (1, 0), (0, 1), (2, 1)], False, fast),
+                ("schedule", 1, [(0, 1)], True, fast),
+                ("complete", [(0, [1, 2], [], False), (1, [1, 1], [], False)], None, fast),
+                ("running", [2], fast),
+                ("complete", [(2, [2, 1], [], True), (4, [], [1, 2, 3], False)], "off", fast),
+                ("void", 0, True),
+                ("complete", [(3, [1, 2], [], False), (5, [2, 1], [], False)], "off", fast),
+                ("play", 1, 2, [1, 1], "confined"),
+            ],
+        )
+    finally:
+        engine.dispose()
+
+
 def test_a_match_counted_twice_or_not_at_all_is_found(db_url: str) -> None:
     """The comparison itself sees a wrong table (a count kept twice, a row left behind)."""
     engine = make_engine(db_url)
