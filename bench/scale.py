@@ -207,7 +207,8 @@ def build(url: str, matches: int, bots: int) -> float:
                     conn.execute(insert(Match), match_rows)
                     conn.execute(insert(Seat), seat_rows)
         with engine.begin() as conn:  # what the writers keep, summed once for the bulk rows
-            conn.exec_driver_sql(pair_totals.FILL)
+            for fill in pair_totals.FILLS:
+                conn.exec_driver_sql(fill)
         if engine.dialect.name == "postgresql":
             with engine.connect() as conn:
                 conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("ANALYZE")

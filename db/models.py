@@ -401,6 +401,32 @@ class PairTotal(Base):
     losses: Mapped[int]
 
 
+class SeatTotal(Base):
+    """A tournament's done two-player matches counted by one seat's version, its rank and
+    score and the other seat's rank (``tournament show``'s standings), kept by every write in
+    its transaction (``db.pair_totals``; migration 0016)."""
+
+    __tablename__ = "seat_totals"
+    __table_args__ = (
+        UniqueConstraint(
+            "tournament_id",
+            "bot_version_id",
+            "rank",
+            "score",
+            "other_rank",
+            name="uq_seat_totals_key",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id", ondelete="CASCADE"))
+    bot_version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id", ondelete="CASCADE"))
+    rank: Mapped[int]
+    score: Mapped[float]
+    other_rank: Mapped[int]
+    games: Mapped[int]
+
+
 class User(Base):
     """An account of ``arena serve`` (0012): who uploads bots and signs in. The API token and
     the password are stored only as salted scrypt hashes (``arena/api/passwords.py``); a

@@ -4,12 +4,13 @@ Revision ID: 0016
 Revises: 0015
 Create Date: 2026-11-27
 
-One new table, nothing existing rebuilt: ``pair_totals``, the first seat's wins, draws and
+Two new tables, nothing existing rebuilt. ``pair_totals``, the first seat's wins, draws and
 losses per tournament, game, ordered pair of bot versions and sandbox level over the done
 two-player matches (``db/pair_totals.py`` says which matches count and who keeps it), unique on
 that key with NULLs made comparable (``COALESCE``), which the writers' upsert names. Filled here
 from the stored matches by the same statement the writers run, so an upgraded database reads
-the same leaderboard as before.
+the same leaderboard as before. ``seat_totals``: a tournament's two-player matches by one
+seat's version, rank and score and the other seat's rank (``tournament show``'s standings).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from bot_arena.db.pair_totals import FILL
+from bot_arena.db.pair_totals import FILLS
 
 revision: str = "0016"
 down_revision: str | None = "0015"
@@ -71,9 +72,42 @@ def upgrade() -> None:
         ],
         unique=True,
     )
-    op.execute(FILL)
+    op.create_table(
+        "seat_totals",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("tournament_id", sa.Integer(), nullable=False),
+        sa.Column("bot_version_id", sa.Integer(), nullable=False),
+        sa.Column("rank", sa.Integer(), nullable=False),
+        sa.Column("score", sa.Double(), nullable=False),
+        sa.Column("other_rank", sa.Integer(), nullable=False),
+        sa.Column("games", sa.Integer(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["tournament_id"],
+            ["tournaments.id"],
+            name=op.f("fk_seat_totals_tournament_id_tournaments"),
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["bot_version_id"],
+            ["bot_versions.id"],
+            name=op.f("fk_seat_totals_bot_version_id_bot_versions"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_seat_totals")),
+        sa.UniqueConstraint(
+            "tournament_id",
+            "bot_version_id",
+            "rank",
+            "score",
+            "other_rank",
+            name=op.f("uq_seat_totals_key"),
+        ),
+    )
+    for fill in FILLS:
+        op.execute(fill)
 
 
 def downgrade() -> None:
+    op.drop_table("seat_totals")
     op.drop_index("ux_pair_totals_key", table_name="pair_totals")
     op.drop_table("pair_totals")
