@@ -210,9 +210,10 @@ def _seat_counts(
         .where(Match.id.in_(sorted(among)))
         .group_by(*keys)
     )
+    rows: list[Any] = list(session.execute(query))  # a done match's seats are ranked (CHECK)
     return {
         (int(v), int(rank), float(score), int(other_rank)): int(games)
-        for v, rank, score, other_rank, games in session.execute(query)
+        for v, rank, score, other_rank, games in rows
     }
 
 

@@ -19,7 +19,6 @@ import httpx
 import pytest
 
 from bot_arena.db.tournaments import RUNNER
-
 from tests.server.conftest import (
     FLAKY_BOT,
     GOOD_BOT,
