@@ -254,6 +254,8 @@ class Match(Base):
         Index("ix_matches_tournament_status", "tournament_id", "status"),
         Index("ix_matches_status_finished", "status", "finished", "id"),  # 0010: latest game
         Index("ix_matches_status_id", "status", "id"),  # 0010: pages of one status
+        # 0016: a tournament's done matches by sandbox level from the index alone (show)
+        Index("ix_matches_tournament_status_sandbox", "tournament_id", "status", "sandbox"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -11,6 +11,8 @@ that key with NULLs made comparable (``COALESCE``), which the writers' upsert na
 from the stored matches by the same statement the writers run, so an upgraded database reads
 the same leaderboard as before. ``seat_totals``: a tournament's two-player matches by one
 seat's version, rank and score and the other seat's rank (``tournament show``'s standings).
+And an index of matches by (tournament, status, sandbox level): ``tournament show`` counts a
+tournament's done matches by level from the index alone (0.4 s of CPU at 1M matches without).
 """
 
 from __future__ import annotations
@@ -105,9 +107,13 @@ def upgrade() -> None:
     )
     for fill in FILLS:
         op.execute(fill)
+    op.create_index(
+        "ix_matches_tournament_status_sandbox", "matches", ["tournament_id", "status", "sandbox"]
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("ix_matches_tournament_status_sandbox", table_name="matches")
     op.drop_table("seat_totals")
     op.drop_index("ux_pair_totals_key", table_name="pair_totals")
     op.drop_table("pair_totals")
