@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, create_engine, insert, make_url, text
 
+from bot_arena.db import pair_totals
 from bot_arena.db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
 from bot_arena.db.session import make_engine
 
@@ -205,6 +206,9 @@ def build(url: str, matches: int, bots: int) -> float:
                 else:
                     conn.execute(insert(Match), match_rows)
                     conn.execute(insert(Seat), seat_rows)
+        with engine.begin() as conn:  # what the writers keep, summed once for the bulk rows
+            for fill in pair_totals.FILLS:
+                conn.exec_driver_sql(fill)
         if engine.dialect.name == "postgresql":
             with engine.connect() as conn:
                 conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("ANALYZE")

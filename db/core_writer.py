@@ -15,6 +15,7 @@ from sqlalchemy import Connection, Table, bindparam, insert, select
 
 from bot_arena.arena.match.record import MatchRecord, MoveRecord
 from bot_arena.db.models import Match, Move, Seat
+from bot_arena.db.pair_totals import change as change_pair_totals
 
 if TYPE_CHECKING:  # db.writer imports this module
     from bot_arena.db.writer import Completion, ScheduledMatch
@@ -233,4 +234,5 @@ class CoreWriter:
         ]
         if moves:
             conn.execute(_INSERT_MOVES, moves)
+        change_pair_totals(conn.exec_driver_sql, [item[0] for item in chosen], 1)
         return stored

@@ -254,6 +254,8 @@ class Match(Base):
         Index("ix_matches_tournament_status", "tournament_id", "status"),
         Index("ix_matches_status_finished", "status", "finished", "id"),  # 0010: latest game
         Index("ix_matches_status_id", "status", "id"),  # 0010: pages of one status
+        # 0016: a tournament's done matches by sandbox level from the index alone (show)
+        Index("ix_matches_tournament_status_sandbox", "tournament_id", "status", "sandbox"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -364,6 +366,67 @@ class Move(Base):
     forced: Mapped[bool] = mapped_column(default=False)
 
     match: Mapped[Match] = relationship(back_populates="moves")
+
+
+class PairTotal(Base):
+    """The first seat's wins, draws and losses over the done two-player matches of one
+    tournament (NULL: outside any), game, ordered pair of versions and sandbox level, kept by
+    every write in its transaction (``db.pair_totals``; migration 0016). Unique on the key with
+    NULLs made comparable (``COALESCE``), so an upsert finds the row of unconfined or
+    tournament-less matches too."""
+
+    __tablename__ = "pair_totals"
+    __table_args__ = (
+        Index(
+            "ux_pair_totals_key",
+            text("(COALESCE(tournament_id, 0))"),
+            "game",
+            "first_version_id",
+            "second_version_id",
+            text("(COALESCE(sandbox, ''))"),
+            unique=True,
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tournament_id: Mapped[int | None] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE")
+    )
+    game: Mapped[str] = mapped_column(String(100))
+    first_version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id", ondelete="CASCADE"))
+    second_version_id: Mapped[int] = mapped_column(
+        ForeignKey("bot_versions.id", ondelete="CASCADE")
+    )
+    sandbox: Mapped[str | None] = mapped_column(String(16))
+    wins: Mapped[int]
+    draws: Mapped[int]
+    losses: Mapped[int]
+
+
+class SeatTotal(Base):
+    """A tournament's done two-player matches counted by one seat's version, its rank and
+    score and the other seat's rank (``tournament show``'s standings), kept by every write in
+    its transaction (``db.pair_totals``; migration 0016)."""
+
+    __tablename__ = "seat_totals"
+    __table_args__ = (
+        UniqueConstraint(
+            "tournament_id",
+            "bot_version_id",
+            "rank",
+            "score",
+            "other_rank",
+            name="uq_seat_totals_key",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id", ondelete="CASCADE"))
+    bot_version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id", ondelete="CASCADE"))
+    rank: Mapped[int]
+    score: Mapped[float]
+    other_rank: Mapped[int]
+    games: Mapped[int]
 
 
 class User(Base):

@@ -26,6 +26,7 @@ from sqlalchemy.exc import DBAPIError
 
 from bot_arena.arena.transport.strict_json import dumps
 from bot_arena.db.core_writer import CoreWriter, match_values
+from bot_arena.db.pair_totals import change as change_pair_totals
 
 if TYPE_CHECKING:  # db.writer imports this module
     from bot_arena.db.writer import Completion, ScheduledMatch
@@ -186,4 +187,5 @@ class PostgresWriter(CoreWriter):
             with self._copy(_COPY_MOVES) as copy:
                 for move in moves:
                     copy.write_row(move)
+        change_pair_totals(conn.exec_driver_sql, [item[0] for item in chosen], 1)
         return stored

@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Integer, Select, func, select, text
 from sqlalchemy.orm import Session, aliased, selectinload
 
 from bot_arena.db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
+from bot_arena.db.pair_totals import SEAT_ROWS
 from bot_arena.db.stored import lenient, load_each, malformed_matches
 
 
@@ -143,21 +144,20 @@ def _version_names(session: Session) -> dict[int, str]:
     return {int(v): name for v, name in rows}
 
 
+#: The faulted seats first (the partial index ``ix_seats_faulted``: about 1% of seats), each
+#: one's match looked up by its key; CROSS JOIN keeps that order on SQLite, whose planner would
+#: read every match of the tournament instead (as ``rated_sql.FAULTED``).
+_SEAT_FAULTS = text(
+    "SELECT m.id, s.bot_version_id, s.fault FROM seats s CROSS JOIN matches m"
+    " WHERE m.id = s.match_id AND s.fault IS NOT NULL AND m.tournament_id = :tournament"
+    " AND m.status = 'done' ORDER BY s.match_id, s.seat"
+).columns(id=Integer, bot_version_id=Integer, fault=lenient(Seat.fault).type)
+
+
 def seat_faults(session: Session, tournament_id: int) -> tuple[list[SeatFault], set[int]]:
     """The faulted seats of the tournament's done matches, and the matches whose stored fault
     is malformed (said on stderr, as ``results`` says it; ``pair_records`` leaves them out)."""
-    rows = list(
-        session.execute(
-            select(Match.id, Seat.bot_version_id, lenient(Seat.fault))
-            .join(Seat, Seat.match_id == Match.id)
-            .where(
-                Match.tournament_id == tournament_id,
-                Match.status == "done",
-                Seat.fault.is_not(None),
-            )
-            .order_by(Match.id, Seat.seat)
-        )
-    )
+    rows = list(session.execute(_SEAT_FAULTS, {"tournament": tournament_id}))
     bad = malformed_matches((row[0], row[2]) for row in rows)
     names = _version_names(session) if rows else {}
     faults = [
@@ -183,10 +183,32 @@ class SeatRecord:
 def seat_records(
     session: Session, tournament_id: int, leave_out: set[int] | frozenset[int] = frozenset()
 ) -> list[SeatRecord]:
-    """The tournament's done two-player matches grouped by GROUP BY on (a seat's version, its
-    rank and score, the other seat's rank), both seats of each match: a standings table's
-    counts in rows that follow the bots and outcomes (a few per bot), not the pairs (issue 29:
-    632k pairs at 1M matches and 1,000 bots). ``leave_out``: match ids."""
+    """The tournament's done two-player matches counted by (a seat's version, its rank and
+    score, the other seat's rank), both seats of each match: a standings table's counts in
+    rows that follow the bots and outcomes (a few per bot), not the pairs (issue 29: 632k
+    pairs at 1M matches and 1,000 bots). Read from the totals the writes keep
+    (``db.pair_totals``: no match read), less the ``leave_out`` matches' own (match ids)."""
+    found = session.execute(text(SEAT_ROWS), {"tournament": tournament_id})
+    counts: dict[tuple[int, int, float, int], int] = {
+        (int(v), int(rank), float(score), int(other)): int(games)
+        for v, rank, score, other, games in found
+    }
+    if leave_out:
+        for key, games in _seat_counts(session, tournament_id, leave_out).items():
+            counts[key] = counts.get(key, 0) - games
+    names = _version_names(session) if counts else {}
+    return [
+        SeatRecord(names[v], rank, score, other_rank, games)
+        for (v, rank, score, other_rank), games in counts.items()
+        if games > 0
+    ]
+
+
+def _seat_counts(
+    session: Session, tournament_id: int, among: set[int] | frozenset[int]
+) -> dict[tuple[int, int, float, int], int]:
+    """``seat_records``' counts of the tournament's done two-player matches ``among`` (ids),
+    summed from their rows by GROUP BY (the reference the kept totals equal)."""
     own, other = aliased(Seat), aliased(Seat)
     keys = (own.bot_version_id, own.rank, own.score, other.rank)
     query = (
@@ -195,16 +217,14 @@ def seat_records(
         .join(own, own.match_id == Match.id)
         .join(other, (other.match_id == Match.id) & (other.seat == 1 - own.seat))
         .where(Match.tournament_id == tournament_id, Match.status == "done", Match.players == 2)
+        .where(Match.id.in_(sorted(among)))
         .group_by(*keys)
     )
-    if leave_out:
-        query = query.where(Match.id.not_in(sorted(leave_out)))
     rows: list[Any] = list(session.execute(query))  # a done match's seats are ranked (CHECK)
-    names = _version_names(session) if rows else {}
-    return [
-        SeatRecord(names[v], int(rank), float(score), int(other_rank), int(games))
+    return {
+        (int(v), int(rank), float(score), int(other_rank)): int(games)
         for v, rank, score, other_rank, games in rows
-    ]
+    }
 
 
 def pair_records(

@@ -17,6 +17,7 @@ from itertools import islice
 from typing import Any
 
 from bot_arena.db.decode import Malformed, StoredDataError, decode, malformed_matches
+from bot_arena.db.pair_totals import ONE_SCOPE_ROWS, ROWS, SCOPES, selection
 
 #: Runs one statement with its parameters and gives its rows.
 Rows = Callable[[str, Mapping[str, Any]], Iterable[Sequence[Any]]]
@@ -49,7 +50,7 @@ class PairTotalRow:
     losses: int
 
 
-#: Rows of ``PAIR_TOTALS`` taken from the cursor at a time: only this many are ever held as
+#: Pair-total rows taken from the cursor at a time: only this many are ever held as
 #: Python tuples (issue 29: the 632k rows of 1M matches held as a list reached 300 MB).
 CHUNK_ROWS = 4096
 
@@ -73,7 +74,7 @@ class PairColumns:
 
     @classmethod
     def of_rows(cls, rows: Iterable[Sequence[Any]]) -> PairColumns:
-        """The columns of ``PAIR_TOTALS``' rows, taken ``CHUNK_ROWS`` at a time (each chunk
+        """The columns of pair-total rows, taken ``CHUNK_ROWS`` at a time (each chunk
         transposed by ``zip`` and appended at C level: no Python step per row)."""
         first, second, sandbox, wins, draws, losses = (array("q") for _ in range(6))
         code: dict[str | None, int] = {}
@@ -140,7 +141,9 @@ FAULTED = (
     "AND s.fault IS NOT NULL AND {where} "
     "ORDER BY s.match_id, s.seat"
 )
-PAIR_TOTALS = (
+#: The pair totals of some matches summed from their rows: what the malformed matches a
+#: selection leaves out added to ``pair_totals`` (``db/pair_totals.py``), taken away here.
+MATCH_PAIR_TOTALS = (
     "SELECT a.bot_version_id, b.bot_version_id, m.sandbox, "
     "SUM(CASE WHEN a.rank < b.rank THEN 1 ELSE 0 END), "
     "SUM(CASE WHEN a.rank = b.rank THEN 1 ELSE 0 END), "
@@ -225,8 +228,9 @@ class RatedReads:
         game: str | None = None,
         leave_out: set[int] | frozenset[int] = frozenset(),
     ) -> list[PairTotalRow]:
-        """As ``results.pair_totals``: the two-player matches summed per ordered pair of
-        versions and sandbox level by GROUP BY (``leave_out``: malformed matches' ids)."""
+        """As ``results.pair_totals`` (the GROUP BY over the matches): the two-player matches
+        summed per ordered pair of versions and sandbox level, read from the totals the writes
+        keep (``pair_columns``; ``leave_out``: malformed matches' ids)."""
         versions = self.versions()
         found = self.pair_columns(tournament_id=tournament_id, game=game, leave_out=leave_out)
         return [
@@ -249,12 +253,50 @@ class RatedReads:
         game: str | None = None,
         leave_out: set[int] | frozenset[int] = frozenset(),
     ) -> PairColumns:
-        """``pair_totals`` as columns of version ids and counts (see ``PairColumns``), filled
-        from the rows in chunks as they come."""
+        """``pair_totals`` as columns of version ids and counts (see ``PairColumns``): the
+        rows of the table the writes keep (``db/pair_totals.py``: O(pairs), no match read),
+        summed over the tournaments and games of the selection; the left-out matches' own
+        totals taken away (a few rows: malformed matches are rare); filled from the rows in
+        chunks as they come."""
+        where, params = selection(tournament_id, game)
+        scopes = list(self._rows(SCOPES.format(where=where), params))
+        low_t, high_t, low_g, high_g = scopes[0] if scopes else (None, None, None, None)
+        one_scope = low_t == high_t and low_g == high_g
+        query = ONE_SCOPE_ROWS if one_scope else ROWS
+        rows: Iterable[Sequence[Any]] = self._rows(query.format(where=where), params)
+        if leave_out:
+            rows = self._without(list(rows), tournament_id, game, leave_out)
+        return PairColumns.of_rows(rows)
+
+    def _without(
+        self,
+        rows: list[Sequence[Any]],
+        tournament_id: int | None,
+        game: str | None,
+        leave_out: set[int] | frozenset[int],
+    ) -> list[Sequence[Any]]:
+        """``rows`` (the selection's pair totals) less the totals of the ``leave_out``
+        matches, a row that falls to no match dropped (as the GROUP BY never gives one)."""
         where, params = _selection(tournament_id, game)
-        if leave_out:  # ids read from the database: integers, written as such
-            where += f" AND m.id NOT IN ({', '.join(str(int(i)) for i in sorted(leave_out))})"
-        return PairColumns.of_rows(self._rows(PAIR_TOTALS.format(where=where), params))
+        # ids read from the database: integers, written as such
+        where += f" AND m.id IN ({', '.join(str(int(i)) for i in sorted(leave_out))})"
+        taken: dict[tuple[Any, Any, Any], tuple[int, int, int]] = {
+            (a, b, sandbox): (int(w), int(d), int(lost))
+            for a, b, sandbox, w, d, lost in self._rows(
+                MATCH_PAIR_TOTALS.format(where=where), params
+            )
+        }
+        if not taken:
+            return rows
+        kept: list[Sequence[Any]] = []
+        for a, b, sandbox, w, d, lost in rows:
+            less = taken.get((a, b, sandbox))
+            if less is not None:
+                w, d, lost = int(w) - less[0], int(d) - less[1], int(lost) - less[2]
+                if w + d + lost == 0:
+                    continue
+            kept.append((a, b, sandbox, w, d, lost))
+        return kept
 
     def rated_seats(
         self, *, tournament_id: int | None = None, game: str | None = None, multi: bool = False

@@ -24,6 +24,7 @@ from sqlalchemy import Connection
 
 from bot_arena.arena.transport.strict_json import dumps
 from bot_arena.db.core_writer import fault_reason
+from bot_arena.db.pair_totals import change as change_pair_totals
 
 if TYPE_CHECKING:  # db.writer imports this module
     from bot_arena.db.writer import Completion, ScheduledMatch
@@ -240,6 +241,7 @@ class SQLiteWriter:
                 for ply, m in enumerate(record.moves)
             ]
             _insert_rows(cursor, _MOVES, moves)
+            change_pair_totals(cursor.execute, [item[0] for item in chosen], 1)
             return stored
         finally:
             cursor.close()

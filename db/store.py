@@ -27,6 +27,7 @@ from bot_arena.arena.match.record import (
 )
 from bot_arena.db.core_writer import insert_moves, match_values
 from bot_arena.db.models import Bot, BotVersion, Match, Seat
+from bot_arena.db.pair_totals import change as change_pair_totals
 from bot_arena.db.stored import StoredDataError, at_match, load_each, warn_skipped
 from bot_arena.db.writer import Completion, ScheduledMatch, writer_for
 
@@ -340,6 +341,7 @@ def save_match(
     )
     session.flush()
     insert_moves(session.connection(), match.id, record.moves)
+    change_pair_totals(session.connection().exec_driver_sql, [match.id], 1)
     return match.id
 
 

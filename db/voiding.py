@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from bot_arena.db.models import Match, Seat
+from bot_arena.db.pair_totals import change as change_pair_totals
 
 
 def lock_matches(session: Session, match_ids: Sequence[int]) -> dict[int, Match]:
@@ -32,7 +33,11 @@ def lock_matches(session: Session, match_ids: Sequence[int]) -> dict[int, Match]
 
 
 def void_match(session: Session, match: Match, reason: str, when: datetime) -> None:
-    """Annul ``match``: status 'void' with the reason and the time; its seats and moves stay."""
+    """Annul ``match``: status 'void' with the reason and the time; its seats and moves stay.
+    A done match's count leaves the pair totals first, while it is still done."""
+    if match.status == "done":
+        session.flush()
+        change_pair_totals(session.connection().exec_driver_sql, [match.id], -1)
     match.status = "void"
     match.void_reason = reason
     match.voided = when

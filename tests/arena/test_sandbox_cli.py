@@ -33,6 +33,7 @@ from bot_arena.arena.transport.sandbox.mode import (
     SandboxSettings,
     SandboxUnavailable,
 )
+from bot_arena.db import pair_totals
 from bot_arena.db.session import make_engine, session_factory
 from tests.db.dbtest import BACKENDS, database
 
@@ -89,7 +90,11 @@ def sql(url: str, query: str, **params: Any) -> list[tuple[Any, ...]]:
     try:
         with engine.begin() as conn:
             result = conn.execute(text(query), params)
-            return [tuple(r) for r in result] if result.returns_rows else []
+            if not result.returns_rows:  # a change by hand: the kept totals summed afresh
+                for statement in pair_totals.REFILL:
+                    conn.exec_driver_sql(statement)
+                return []
+            return [tuple(r) for r in result]
     finally:
         engine.dispose()
 

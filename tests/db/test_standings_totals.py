@@ -22,7 +22,7 @@ from bot_arena.arena.ratings.standings import (
     totals_tables,
 )
 from bot_arena.arena.tournament import summary
-from bot_arena.db import queries
+from bot_arena.db import pair_totals, queries
 from bot_arena.db.session import make_engine, session_factory
 from tests.arena.test_leaderboard_db import Filler, ref
 from tests.db.dbtest import BACKENDS, example_database
@@ -57,9 +57,13 @@ def summed(url: str, tid: int) -> tuple[object, object]:
 
 
 def change(url: str, sql: str) -> None:
+    """``sql`` run by hand, the kept totals summed afresh after it (as a writer storing that
+    result would have kept them)."""
     engine = make_engine(url)
     with engine.begin() as conn:
         conn.execute(text(sql))
+        for statement in pair_totals.REFILL:
+            conn.exec_driver_sql(statement)
     engine.dispose()
 
 
