@@ -39,6 +39,7 @@ keep_bytecode()
 
 from tests.browser import browser as browser  # noqa: E402  (one Playwright a process)
 from tests.db.dbtest import PG_ENV, worker_url  # noqa: E402  (after keep_bytecode)
+from tests.quick_tier import MEASURED_SLOW  # noqa: E402
 
 
 def shared_data_dir() -> Path | None:
@@ -143,10 +144,13 @@ def longest_first(items: list[pytest.Item]) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Markers from what a test uses: ``browser`` for the fixtures that open Chromium,
-    ``postgres`` for the PostgreSQL side of a parametrized database test; the longest files
-    first."""
+    ``postgres`` for the PostgreSQL side of a parametrized database test; ``slow`` for the
+    tests measured at half a second or more in the quick tier (``tests/quick_tier.py``); the
+    longest files first."""
     longest_first(items)
     for item in items:
+        if item.nodeid in MEASURED_SLOW:
+            item.add_marker(pytest.mark.slow)
         fixtures = getattr(item, "fixturenames", ())
         if "browser" in fixtures or "page" in fixtures:
             item.add_marker(pytest.mark.browser)
