@@ -4,10 +4,8 @@ time; the other is told the winner's pid. On both backends."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from tests.db.dbtest import Db
+from tests.racers import race
 
 ROUNDS = 12  # ladders raced for: a read-then-write claim lets both win in some round
 
@@ -34,39 +32,12 @@ def _ladders(url: str, count: int) -> list[int]:
     return [ladder_create(f"race{i}", "tictactoe", db=url, seed=i) for i in range(count)]
 
 
-def _line(proc: subprocess.Popen[str]) -> str:
-    assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
-    assert line, f"racer {proc.pid} ended: {proc.stderr.read() if proc.stderr else ''}"
-    return line
-
-
 def test_two_processes_racing_for_a_ladder_exactly_one_claims_it(db: Db) -> None:
     ids = _ladders(db.url, ROUNDS)
-    racers = [
-        subprocess.Popen(
-            [sys.executable, "-c", RACER, db.url, *map(str, ids)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
-    try:
-        for _ in ids:
-            assert [_line(p) for p in racers] == ["ready", "ready"]
-            for p in racers:  # the barrier: both are waiting, both released at once
-                assert p.stdin is not None
-                p.stdin.write("go\n")
-                p.stdin.flush()
-            got = [_line(p) for p in racers]
-            assert got.count("claimed") == 1, got  # exactly one plays
-            winner, loser = (0, 1) if got[0] == "claimed" else (1, 0)
-            assert got[loser] == f"held {racers[winner].pid}", got
-    finally:
-        for p in racers:
-            if p.stdin is not None:
-                p.stdin.close()
-            p.wait(timeout=60)
-    assert [p.returncode for p in racers] == [0, 0]
+
+    def check(_: int, got: list[str], pids: list[int]) -> None:
+        assert got.count("claimed") == 1, got  # exactly one plays
+        winner, loser = (0, 1) if got[0] == "claimed" else (1, 0)
+        assert got[loser] == f"held {pids[winner]}", got
+
+    race(RACER, [db.url, *map(str, ids)], ids, check)

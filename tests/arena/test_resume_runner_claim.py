@@ -16,6 +16,7 @@ from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.tournament.create import create, played_by
 from bot_arena.db.session import make_engine, session_factory
 from tests.db.dbtest import Db
+from tests.racers import line, race
 
 ROUNDS = 40  # tournaments raced for: a check-then-record resume lets both play in some round
 
@@ -69,42 +70,15 @@ def _tournaments(url: str, count: int) -> list[int]:
         engine.dispose()
 
 
-def _line(proc: subprocess.Popen[str]) -> str:
-    assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
-    assert line, f"racer {proc.pid} ended: {proc.stderr.read() if proc.stderr else ''}"
-    return line
-
-
 def test_two_resumes_at_the_same_instant_exactly_one_plays(db: Db) -> None:
     ids = _tournaments(db.url, ROUNDS)
-    racers = [
-        subprocess.Popen(
-            [sys.executable, "-c", RACER, db.url, *map(str, ids)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
-    try:
-        for tid in ids:
-            assert [_line(p) for p in racers] == ["ready", "ready"]
-            for p in racers:  # the barrier: both are waiting, both released at once
-                assert p.stdin is not None
-                p.stdin.write("go\n")
-                p.stdin.flush()
-            got = [_line(p) for p in racers]
-            assert got.count("playing") == 1, (tid, got)  # exactly one plays
-            winner, loser = (0, 1) if got[0] == "playing" else (1, 0)
-            assert got[loser] == f"refused: {played_by(tid, racers[winner].pid)}", got
-    finally:
-        for p in racers:
-            if p.stdin is not None:
-                p.stdin.close()
-            p.wait(timeout=60)
-    assert [p.returncode for p in racers] == [0, 0]
+
+    def check(tid: int, got: list[str], pids: list[int]) -> None:
+        assert got.count("playing") == 1, (tid, got)  # exactly one plays
+        winner, loser = (0, 1) if got[0] == "playing" else (1, 0)
+        assert got[loser] == f"refused: {played_by(tid, pids[winner])}", got
+
+    race(RACER, [db.url, *map(str, ids)], ids, check)
 
 
 # A live runner holding a tournament: it claims it, says so, and waits for its stdin to close.
@@ -129,7 +103,7 @@ def test_resume_while_another_process_plays_is_one_line_and_exit_2(db: Db) -> No
         text=True,
     )
     try:
-        assert _line(holder) == "holding"
+        assert line(holder) == "holding"
         done = subprocess.run(
             [sys.executable, "-m", "bot_arena.arena.cli.app", "tournament", "resume", str(tid),
              "--jobs", "1", "--db", db.url],
