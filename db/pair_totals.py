@@ -107,17 +107,25 @@ def change(execute: Execute, match_ids: Iterable[int], sign: int) -> None:
         execute(statement)
 
 
-def selection(tournament_id: int | None, game: str | None) -> tuple[str, dict[str, object]]:
-    """The WHERE clause over ``p`` (this table) of a tournament, a game, or all."""
-    where = "1 = 1"
+def scoped(
+    first: str, alias: str, tournament_id: int | None, game: str | None
+) -> tuple[str, dict[str, object]]:
+    """A WHERE clause: ``first``, then ``alias``'s tournament and game when given, with its
+    parameters (the one way a read of the totals or of the matches picks its scope)."""
+    where = first
     params: dict[str, object] = {}
     if tournament_id is not None:
-        where += " AND p.tournament_id = :tournament"
+        where += f" AND {alias}.tournament_id = :tournament"
         params["tournament"] = tournament_id
     if game is not None:
-        where += " AND p.game = :game"
+        where += f" AND {alias}.game = :game"
         params["game"] = game
     return where, params
+
+
+def selection(tournament_id: int | None, game: str | None) -> tuple[str, dict[str, object]]:
+    """The WHERE clause over ``p`` (this table) of a tournament, a game, or all."""
+    return scoped("1 = 1", "p", tournament_id, game)
 
 
 #: The scopes (tournament, game) the selection's rows span, as their least and greatest: one

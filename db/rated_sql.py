@@ -17,7 +17,7 @@ from itertools import islice
 from typing import Any
 
 from bot_arena.db.decode import Malformed, StoredDataError, decode, malformed_matches
-from bot_arena.db.pair_totals import ONE_SCOPE_ROWS, ROWS, SCOPES, selection
+from bot_arena.db.pair_totals import ONE_SCOPE_ROWS, ROWS, SCOPES, scoped, selection
 
 #: Runs one statement with its parameters and gives its rows.
 Rows = Callable[[str, Mapping[str, Any]], Iterable[Sequence[Any]]]
@@ -113,15 +113,8 @@ class TournamentRef:
 def _selection(tournament_id: int | None, game: str | None) -> tuple[str, dict[str, Any]]:
     """The WHERE clause (over ``m``, the matches) of the done matches of a tournament, of a
     game, or all: what every reader of results selects (``results.done_in`` for the ORM)."""
-    where = "m.status = 'done'"
-    params: dict[str, Any] = {}
-    if tournament_id is not None:
-        where += " AND m.tournament_id = :tournament"
-        params["tournament"] = tournament_id
-    if game is not None:
-        where += " AND m.game = :game"
-        params["game"] = game
-    return where, params
+    where, params = scoped("m.status = 'done'", "m", tournament_id, game)
+    return where, dict(params)
 
 
 LATEST_GAME = (
