@@ -8,15 +8,13 @@ from typing import Annotated
 import typer
 
 from bot_arena.arena.cli.common import (
-    AllowReadOption,
     DbOption,
-    SandboxOption,
     fail,
     open_db,
     open_writable_db,
-    sandbox_options,
     warn_unconfined,
 )
+from bot_arena.arena.cli.option_sets import Sandboxing, with_option_sets
 from bot_arena.arena.cli.tournament_cmd import RayAddressOption
 
 #: the server's packages, by the module each brings (the ``bot-arena[server]`` extra)
@@ -24,6 +22,7 @@ SERVER_MODULES = ("starlette", "uvicorn", "python_multipart", "jinja2")
 EXTRA = "bot-arena[server]"
 
 
+@with_option_sets
 def serve_command(
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
@@ -56,12 +55,13 @@ def serve_command(
             help="Live standings streams open at once (more: 503); 8 per client address.",
         ),
     ] = 1000,
-    sandbox: SandboxOption = None,
-    allow_read: AllowReadOption = None,
+    sandboxing: Sandboxing = Sandboxing(),  # noqa: B008 (an option set: its options)
     db: DbOption = None,
 ) -> None:
     """Serve the site and the JSON API (docs/server.md): accounts, bot uploads validated in
-    the sandbox, bots' and games' pages, standings."""
+    the sandbox, bots' and games' pages, standings. --sandbox and --allow-read confine the
+    validation games' bots and, with --jobs or --executor, are handed on to the ladders'
+    runners."""
     for module in SERVER_MODULES:
         try:
             importlib.import_module(module)
@@ -83,7 +83,7 @@ def serve_command(
     check_executor(executor or "local", ray_address)
     if executor == "ray":  # its runners would each fail (or wait on a dead address) later
         check_cluster(ray_address)
-    confinement = sandbox_options(sandbox, allow_read)
+    confinement = sandboxing.confinement()
     writes = open_writable_db(db)  # creates and migrates the database if need be
     reads = open_db(db, write=False)
     warn_unconfined(confinement)
@@ -103,6 +103,7 @@ def serve_command(
         ladder_jobs=jobs,
         ladder_executor=executor or "local",
         ladder_ray_address=ray_address,
+        ladder_sandbox=sandboxing.arguments(),
         max_streams=max_streams,
     )
     app = create_app(settings, reads, writes)

@@ -54,6 +54,7 @@ def _playing(settings: ServerSettings, reads: sessionmaker[Session]) -> Lifespan
             settings.ladder_jobs,
             settings.ladder_executor,
             settings.ladder_ray_address,
+            settings.ladder_sandbox,
         )
         players.start()
         try:

@@ -2,13 +2,14 @@
 
 A thread looks at the ladders every ``PERIOD`` seconds and starts one ``arena ladder run``
 process for each ladder that no process plays (the runner's own record: ``active_runner``),
-with the server's ``--jobs``/``--executor``/``--ray-address``. A process of its own rather
-than a thread: the runner's loop, its signals and its job processes stay out of the web
-server's process, a ladder that fails cannot take the site down, and the same exactly-once
-machinery as a ``ladder run`` started by hand applies (a ladder played by another process is
-left to it; a second runner started meanwhile is refused by the runner's claim and retried
-later). The processes get SIGINT when the server stops (and when it dies: the parent-death
-signal), so each stops as ``ladder run`` does on Ctrl-C: what was played stays stored."""
+with the server's ``--jobs``, ``--executor``, ``--ray-address``, ``--sandbox`` and
+``--allow-read``. A process of its own rather than a thread: the runner's loop, its signals
+and its job processes stay out of the web server's process, a ladder that fails cannot take
+the site down, and the same exactly-once machinery as a ``ladder run`` started by hand
+applies (a ladder played by another process is left to it; a second runner started
+meanwhile is refused by the runner's claim and retried later). The processes get SIGINT when
+the server stops (and when it dies: the parent-death signal), so each stops as ``ladder
+run`` does on Ctrl-C: what was played stays stored."""
 
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ class LadderPlayers:
     jobs: int | None
     executor: str
     ray_address: str | None = None  # the cluster, with executor "ray" (else $ARENA_RAY_ADDRESS)
+    sandbox: tuple[str, ...] = ()  # the runners' --sandbox and --allow-read options
     running: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -59,6 +61,7 @@ class LadderPlayers:
             command += ["--executor", self.executor]
         if self.ray_address is not None:
             command += ["--ray-address", self.ray_address]
+        command += self.sandbox
         if self.db is not None:
             command += ["--db", self.db]
         return command

@@ -325,6 +325,48 @@ def test_serve_jobs_plays_the_ladders_and_a_second_runner_is_refused(
     assert RUNNER not in json.loads(settings)
 
 
+def test_serve_hands_its_sandbox_options_to_the_ladders_runners(tmp_path: Path) -> None:
+    """A ladder made under the default sandbox (``auto``: confined on this machine) played by
+    ``arena serve --jobs 1 --sandbox off --allow-read FILE``: its runner's command line holds
+    both options and every game it stores ran unconfined (level ``off``)."""
+    from bot_arena.arena.api.ladders import ladder_add, ladder_create
+
+    db = tmp_path / "arena.db"
+    book = tmp_path / "book.txt"
+    book.write_text("a file the bots may read\n")
+    ladder_create("free", "tictactoe", db=str(db), seed=3)
+    ladder_add("free", ["random", str(GOOD_BOT)], db=str(db))
+
+    def read(sql: str) -> list[tuple[object, ...]]:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            return conn.execute(sql).fetchall()
+        finally:
+            conn.close()
+
+    server = start(
+        tmp_path, db, "--jobs", "1", "--sandbox", "off", "--allow-read", str(book), env=SERVER_ENV
+    )
+    try:
+        wait_for(
+            lambda: read("SELECT count(*) FROM matches WHERE status = 'done'")[0][0] >= 4,
+            120,
+            "the server's runner to store 4 games",
+        )
+        ((settings,),) = read("SELECT settings FROM tournaments")
+        pid = json.loads(str(settings))[RUNNER]["pid"]
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    finally:
+        server.stop()
+    assert b"run" in command and b"free" in command, command
+    at = command.index(b"--sandbox")
+    assert command[at + 1] == b"off", command
+    at = command.index(b"--allow-read")
+    assert command[at + 1] == str(book).encode(), command
+    levels = read("SELECT DISTINCT sandbox FROM matches WHERE status = 'done'")
+    assert levels == [("off",)], levels
+
+
 @pytest.mark.parametrize(
     ("args", "line"),
     [
