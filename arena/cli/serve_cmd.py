@@ -20,6 +20,9 @@ from bot_arena.arena.cli.tournament_cmd import RayAddressOption
 #: the server's packages, by the module each brings (the ``bot-arena[server]`` extra)
 SERVER_MODULES = ("starlette", "uvicorn", "python_multipart", "jinja2")
 EXTRA = "bot-arena[server]"
+#: how much lower the web side's CPU priority is than the ladders' runners' by default: readers
+#: wait a little under load rather than slow the games (docs/server.md, "Readers and games")
+WEB_NICE = 10
 
 
 @with_option_sets
@@ -55,6 +58,14 @@ def serve_command(
             help="Live standings streams open at once (more: 503); 8 per client address.",
         ),
     ] = 1000,
+    web_nice: Annotated[
+        int,
+        typer.Option(
+            "--web-nice",
+            help="With --jobs or --executor: how much lower the web side's CPU priority is than "
+            "the ladders' runners' (a nice value, 0 to 19; 0: the same).",
+        ),
+    ] = WEB_NICE,
     sandboxing: Sandboxing = Sandboxing(),  # noqa: B008 (an option set: its options)
     db: DbOption = None,
 ) -> None:
@@ -75,6 +86,8 @@ def serve_command(
         fail(f"--max-streams {max_streams}: give 1 to 100000")
     if jobs is not None and not 1 <= jobs <= 1024:
         fail(f"--jobs {jobs}: give 1 to 1024")
+    if not 0 <= web_nice <= 19:
+        fail(f"--web-nice {web_nice}: give 0 to 19")
     if executor is not None and executor not in ("local", "ray"):
         fail(f"--executor {executor[:40]!r}: use local or ray")
     from bot_arena.arena.api.sandbox import check_executor
@@ -104,6 +117,7 @@ def serve_command(
         ladder_executor=executor or "local",
         ladder_ray_address=ray_address,
         ladder_sandbox=sandboxing.arguments(),
+        web_nice=web_nice if jobs is not None or executor is not None else 0,
         max_streams=max_streams,
     )
     app = create_app(settings, reads, writes)

@@ -35,6 +35,21 @@ def _die_with_parent() -> None:  # pragma: no cover (runs in the child before ex
     libc.prctl(1, signal.SIGINT, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
+def lower_priority(nice: int) -> int:
+    """Raise the calling thread's nice value by ``nice`` (capped at 19) and return the new one.
+    On Linux a nice value belongs to a thread, and a thread or a process starts with its
+    creator's: so the web side (the event loop's thread, and the worker threads and processes
+    it starts later) yields the CPU to the ladders' runners, which the players' thread, started
+    before, goes on starting at the server's own priority. A nice value only ever goes up
+    without privileges, so this is done once, at start-up."""
+    tid = threading.get_native_id()
+    now = os.getpriority(os.PRIO_PROCESS, tid)
+    wanted = min(19, now + nice)
+    if wanted != now:
+        os.setpriority(os.PRIO_PROCESS, tid, wanted)
+    return wanted
+
+
 @dataclass
 class LadderPlayers:
     """The ``ladder run`` processes the server started, by ladder name."""
