@@ -3,13 +3,18 @@ ladder's standings and the API while the server plays the ladder, against the sa
 with no readers in the same run.
 
     python bench/serve.py [--clients 200] [--seconds 10] [--rounds 2] [--interval 0] [--sse]
+                          [--web-nice N] [--client-nice N]
 
 A ladder of tictactoe bots (built-in, so every game is short) is made in a fresh SQLite
 database and ``arena serve --jobs 1`` is started on a free loopback port: it plays the ladder
 in a ``ladder run`` process of its own. Then, ``--rounds`` times, a quiet stretch (no reader)
 and a loaded stretch (``--clients`` asyncio clients on httpx, each a loop of requests: the
-standings JSON most of the time, ``/api/ladders`` and the ladder's page otherwise), each
-``--seconds`` long. Reported: each route's p50 and p99 latency and requests a second under
+standings JSON most of the time, ``/api/ladders`` and the ladder's page otherwise; each
+client sends back the ETag it was last given for a route, as the page's poller does, and a 304
+counts as an answer), each ``--seconds`` long; with ``--client-nice N``, also a third stretch a
+round whose clients run in a child process niced by N (standing in for remote browsers; both
+figures are printed, each round's ratio too). ``--web-nice``: the server's (default: its own).
+Reported: each route's p50 and p99 latency and requests a second under
 load; the ladder's games a second (done matches counted in the database) quiet and loaded,
 and their ratio (the target: >= 0.9); the server process's CPU milliseconds a request (user +
 sys from /proc), and with one client asking in a row, each route's CPU a request against
@@ -85,10 +90,14 @@ def games_per_s(db: Path, seconds: float) -> float:
     return (done(db) - before) / (time.perf_counter() - start)
 
 
+NOT_MODIFIED = "304s"  # the key under which ``_readers`` counts its 304 answers
+
+
 async def _readers(
     url: str, clients: int, seconds: float, interval: float
 ) -> dict[str, list[float]]:
     found: dict[str, list[float]] = {path: [] for path, _ in ROUTES}
+    found[NOT_MODIFIED] = []
     failed: list[str] = []
     paths = [p for p, w in ROUTES for _ in range(w)]
     stop = time.monotonic() + seconds
@@ -97,18 +106,24 @@ async def _readers(
 
         async def reader(seed: int) -> None:
             pick = random.Random(seed)
+            tags: dict[str, str] = {}  # as the page's poller: the ETag of what it holds
             await asyncio.sleep(pick.uniform(0.0, interval))  # readers' polls spread out
             while time.monotonic() < stop:
                 path = pick.choice(paths)
+                held = {"If-None-Match": tags[path]} if path in tags else {}
                 start = time.perf_counter()
                 try:
-                    answer = await http.get(path)
+                    answer = await http.get(path, headers=held)
                 except httpx.TransportError as exc:
                     failed.append(f"{path}: {type(exc).__name__}")
                     continue
                 found[path].append(time.perf_counter() - start)
-                if answer.status_code != 200:
+                if answer.status_code == 304:
+                    found[NOT_MODIFIED].append(0.0)
+                elif answer.status_code != 200:
                     failed.append(f"{path}: {answer.status_code} {answer.text[:100]}")
+                elif "etag" in answer.headers:
+                    tags[path] = answer.headers["etag"]
                 await asyncio.sleep(max(0.0, interval - (time.perf_counter() - start)))
 
         await asyncio.gather(*(reader(i) for i in range(clients)))
@@ -214,13 +229,28 @@ def followed(
     return latencies, stored.oldest, (done(db) - before) / (time.perf_counter() - start)
 
 
+def _niced_readers(
+    nice: int, url: str, clients: int, seconds: float, interval: float
+) -> dict[str, list[float]]:
+    """``_readers`` in a process of its own whose nice value is raised by ``nice``."""
+    os.nice(nice)
+    return asyncio.run(_readers(url, clients, seconds, interval))
+
+
 def loaded(
-    url: str, db: Path, clients: int, seconds: float, interval: float = 0.0
+    url: str, db: Path, clients: int, seconds: float, interval: float = 0.0, nice: int = 0
 ) -> tuple[dict[str, list[float]], float]:
     """Latencies by route under ``clients`` readers for ``seconds``, and the games a second
-    stored meanwhile."""
+    stored meanwhile. ``nice``: the readers run in a child process at a nice value that much
+    higher (remote browsers stand in for by a process that yields the CPU), else in this one."""
     before, start = done(db), time.perf_counter()
-    found = asyncio.run(_readers(url, clients, seconds, interval))
+    if nice:
+        import multiprocessing
+
+        with multiprocessing.get_context("spawn").Pool(1) as pool:
+            found = pool.apply(_niced_readers, (nice, url, clients, seconds, interval))
+    else:
+        found = asyncio.run(_readers(url, clients, seconds, interval))
     return found, (done(db) - before) / (time.perf_counter() - start)
 
 
@@ -274,12 +304,15 @@ def fit_cost(db: Path, repeats: int = 30) -> tuple[float, float]:
         engine.dispose()
 
 
-def start_server(folder: Path, db: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(
+    folder: Path, db: Path, web_nice: int | None
+) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = open(folder / "serve.log", "wb")  # noqa: SIM115 (closed with the process)
+    nice = [] if web_nice is None else ["--web-nice", str(web_nice)]
     process = subprocess.Popen(
-        [*ARENA, "serve", "--db", str(db), "--port", str(port), "--jobs", "1"],
+        [*ARENA, "serve", "--db", str(db), "--port", str(port), "--jobs", "1", *nice],
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -315,6 +348,20 @@ def main() -> None:
         action="store_true",
         help="the clients follow the standings' server-sent events instead of asking",
     )
+    parser.add_argument(
+        "--web-nice",
+        type=int,
+        default=None,
+        help="arena serve's --web-nice (default: the server's own default)",
+    )
+    parser.add_argument(
+        "--client-nice",
+        type=int,
+        default=0,
+        help="also a loaded stretch a round with the clients in a process niced this much "
+        "(standing in for remote browsers, which take none of the server's CPU); both figures "
+        "are printed",
+    )
     args = parser.parse_args()
     if not 1 <= args.clients <= MAX_CLIENTS:
         parser.error(f"--clients: give 1 to {MAX_CLIENTS}")
@@ -324,12 +371,14 @@ def main() -> None:
         parser.error("--rounds: give 1 to 10")
     if not 0 <= args.interval <= args.seconds:
         parser.error("--interval: give 0 to --seconds")
+    if not 0 <= args.client_nice <= 19 or (args.client_nice and args.sse):
+        parser.error("--client-nice: give 0 to 19, without --sse")
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
         folder = Path(tmp)
         db = folder / "arena.db"
         make_ladder(db)
         fit, hit = fit_cost(db)
-        process, url = start_server(folder, db)
+        process, url = start_server(folder, db, args.web_nice)
         try:
             deadline = time.monotonic() + 60  # the server's runner has started playing
             first = done(db)
@@ -338,6 +387,8 @@ def main() -> None:
             alone = sequential_cpu(url, process.pid)
             quiet: list[float] = []
             busy: list[float] = []
+            niced: list[float] = []  # the games a second with the clients niced
+            niced_found: dict[str, list[float]] = {}
             found: dict[str, list[float]] = {path: [] for path, _ in ROUTES}
             cpu = 0.0
             wall = 0.0
@@ -353,10 +404,17 @@ def main() -> None:
                 else:
                     latencies, rate = loaded(url, db, args.clients, args.seconds, args.interval)
                     for path, values in latencies.items():
-                        found[path] += values
+                        found[path] = found.get(path, []) + values
                 cpu += cpu_s(process.pid) - cpu_before
                 wall += time.perf_counter() - wall_before
                 busy.append(rate)
+                if args.client_nice:
+                    latencies, rate = loaded(
+                        url, db, args.clients, args.seconds, args.interval, args.client_nice
+                    )
+                    for path, values in latencies.items():
+                        niced_found[path] = niced_found.get(path, []) + values
+                    niced.append(rate)
         except Exception:
             log = (folder / "serve.log").read_text(errors="replace")
             print(f"the server's log:\n{log[-4000:]}", file=sys.stderr)
@@ -375,6 +433,8 @@ def main() -> None:
         ]
         if errors:
             print("the server logged:\n" + "\n".join(errors[:20]), file=sys.stderr)
+    not_modified = len(found.pop(NOT_MODIFIED, []))
+    niced_found.pop(NOT_MODIFIED, None)
     requests = sum(len(v) for v in found.values())
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"standings in process: fit {ms(fit)} (median), cached read {ms(hit)}: x{fit / hit:.0f}")
@@ -405,11 +465,27 @@ def main() -> None:
             )
         per = cpu * 1000 / requests
         print(f"  all routes: {requests / wall:.0f} req/s, server CPU {per:.2f} ms a request")
+        print(f"  answered 304 (the client held the ETag's bytes): {not_modified}")
+        if niced_found:
+            print(f"  with the clients' process niced by {args.client_nice}:")
+            for path, values in niced_found.items():
+                q = statistics.quantiles(values, n=100)
+                print(f"  {path:32} p50 {ms(statistics.median(values))}  p99 {ms(q[98])}")
     q, b = statistics.median(quiet), statistics.median(busy)
     print(
         f"ladder games/s: quiet {q:.1f} (median of {quiet}), loaded {b:.1f} "
         f"(median of {busy}): {b / q:.2f} of quiet"
     )
+    pairs = [f"{x / y:.2f}" for x, y in zip(busy, quiet, strict=True)]
+    print(f"  each round's loaded/quiet: {', '.join(pairs)}")
+    if niced:
+        n = statistics.median(niced)
+        each = ", ".join(f"{x / y:.2f}" for x, y in zip(niced, quiet, strict=True))
+        print(
+            f"  with the clients niced by {args.client_nice} (not as remote browsers would be: "
+            f"they share this machine): loaded {n:.1f} (median of {niced}): {n / q:.2f} of "
+            f"quiet; each round's: {each}"
+        )
 
 
 if __name__ == "__main__":

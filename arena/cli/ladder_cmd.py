@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bot_arena.arena.cli.common import (
-    AllowReadOption,
     ArenaCommand,
     DbOption,
     MatchRules,
@@ -22,7 +21,7 @@ from bot_arena.arena.cli.common import (
     fail,
     noted_db,
 )
-from bot_arena.arena.cli.option_sets import Validation, with_option_sets
+from bot_arena.arena.cli.option_sets import Sandboxing, Validation, with_option_sets
 from bot_arena.arena.cli.tournament_cmd import (
     BookOrder,
     JobsOption,
@@ -187,8 +186,7 @@ def run_command(
         str | None,
         typer.Option("--for", metavar="DURATION", help="Stop after this long (90s, 30m, 2h)."),
     ] = None,
-    sandbox: SandboxOption = None,
-    allow_read: AllowReadOption = None,
+    sandboxing: Sandboxing = Sandboxing(),  # noqa: B008 (an option set: its options)
     progress: Annotated[
         bool, typer.Option("--progress/--quiet", help="Show each game as it is stored.")
     ] = True,
@@ -217,8 +215,8 @@ def run_command(
                 until_games=until_games,
                 until_stable=until_stable,
                 for_seconds=seconds,
-                sandbox=sandbox,
-                allow_read=allow_read,
+                sandbox=sandboxing.sandbox,
+                allow_read=sandboxing.allow_read,
                 db=noted_db(db),
                 say=say,
                 progress=progress,

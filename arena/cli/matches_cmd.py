@@ -7,6 +7,7 @@ replays)."""
 from __future__ import annotations
 
 import json
+import shlex
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
@@ -183,11 +184,16 @@ def void_command(
     bad match id (missing, void already, running under a live runner) and nothing is written.
     """
     from bot_arena.arena.tournament.voiding import VoidError, void_matches
+    from bot_arena.db.ladders import ladder_of
 
     factory = open_existing_db(db, write=True)
     try:
         with factory.begin() as session:
             voided = void_matches(session, match_ids, reason, replay=replay)
+            replayed = sorted(
+                {v.tournament for v in voided if v.replay is not None and v.tournament}
+            )
+            ladders = {tid: ladder_of(session, tid) for tid in replayed}
     except VoidError as exc:
         fail(str(exc))
     if as_json:
@@ -206,8 +212,13 @@ def void_command(
 
     typer.echo(tabulate(table, headers=["void", "tournament", "was", "replay"]))
     typer.echo(f"reason: {shown(reason.strip())}")
-    for tid in sorted({v.tournament for v in voided if v.replay is not None and v.tournament}):
-        typer.echo(f"replays scheduled: play them with `arena tournament resume {tid}`")
+    for tid in replayed:  # a ladder's copies are played by its runner (resume refuses it)
+        ladder = ladders[tid]
+        if ladder is None:
+            typer.echo(f"replays scheduled: play them with `arena tournament resume {tid}`")
+        else:
+            run = shown(f"arena ladder run {shlex.quote(ladder.name)}")
+            typer.echo(f"replays scheduled: the ladder's runner plays them (`{run}`)")
 
 
 def _strict(value: Any) -> str:

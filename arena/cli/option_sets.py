@@ -106,3 +106,22 @@ class Validation:
     def confinement(self) -> Confinement:
         """The sandbox these options ask for (checked: a bad one is one line, exit 2)."""
         return sandbox_options(self.sandbox, self.allow_read)
+
+
+@dataclass(frozen=True)
+class Sandboxing:
+    """An option set: how bots are confined (``--sandbox``, ``--allow-read``), as ``ladder
+    run`` and ``arena serve`` take them (the server hands them on to its ladder runners)."""
+
+    sandbox: SandboxOption = None
+    allow_read: AllowReadOption = None
+
+    def confinement(self) -> Confinement:
+        """The sandbox these options ask for (checked: a bad one is one line, exit 2)."""
+        return sandbox_options(self.sandbox, self.allow_read)
+
+    def arguments(self) -> tuple[str, ...]:
+        """These options as a command line gives them (for a process started with them):
+        none when none was given, so the process takes its own default."""
+        given = () if self.sandbox is None else ("--sandbox", self.sandbox)
+        return given + tuple(a for path in self.allow_read or () for a in ("--allow-read", path))

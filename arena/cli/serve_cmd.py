@@ -8,22 +8,24 @@ from typing import Annotated
 import typer
 
 from bot_arena.arena.cli.common import (
-    AllowReadOption,
     DbOption,
-    SandboxOption,
     fail,
     open_db,
     open_writable_db,
-    sandbox_options,
     warn_unconfined,
 )
+from bot_arena.arena.cli.option_sets import Sandboxing, with_option_sets
 from bot_arena.arena.cli.tournament_cmd import RayAddressOption
 
 #: the server's packages, by the module each brings (the ``bot-arena[server]`` extra)
 SERVER_MODULES = ("starlette", "uvicorn", "python_multipart", "jinja2")
 EXTRA = "bot-arena[server]"
+#: how much lower the web side's CPU priority is than the ladders' runners' by default: readers
+#: wait a little under load rather than slow the games (docs/server.md, "Readers and games")
+WEB_NICE = 10
 
 
+@with_option_sets
 def serve_command(
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
@@ -56,12 +58,21 @@ def serve_command(
             help="Live standings streams open at once (more: 503); 8 per client address.",
         ),
     ] = 1000,
-    sandbox: SandboxOption = None,
-    allow_read: AllowReadOption = None,
+    web_nice: Annotated[
+        int,
+        typer.Option(
+            "--web-nice",
+            help="With --jobs or --executor: how much lower the web side's CPU priority is than "
+            "the ladders' runners' (a nice value, 0 to 19; 0: the same).",
+        ),
+    ] = WEB_NICE,
+    sandboxing: Sandboxing = Sandboxing(),  # noqa: B008 (an option set: its options)
     db: DbOption = None,
 ) -> None:
     """Serve the site and the JSON API (docs/server.md): accounts, bot uploads validated in
-    the sandbox, bots' and games' pages, standings."""
+    the sandbox, bots' and games' pages, standings. --sandbox and --allow-read confine the
+    validation games' bots and, with --jobs or --executor, are handed on to the ladders'
+    runners."""
     for module in SERVER_MODULES:
         try:
             importlib.import_module(module)
@@ -75,6 +86,8 @@ def serve_command(
         fail(f"--max-streams {max_streams}: give 1 to 100000")
     if jobs is not None and not 1 <= jobs <= 1024:
         fail(f"--jobs {jobs}: give 1 to 1024")
+    if not 0 <= web_nice <= 19:
+        fail(f"--web-nice {web_nice}: give 0 to 19")
     if executor is not None and executor not in ("local", "ray"):
         fail(f"--executor {executor[:40]!r}: use local or ray")
     from bot_arena.arena.api.sandbox import check_executor
@@ -83,7 +96,7 @@ def serve_command(
     check_executor(executor or "local", ray_address)
     if executor == "ray":  # its runners would each fail (or wait on a dead address) later
         check_cluster(ray_address)
-    confinement = sandbox_options(sandbox, allow_read)
+    confinement = sandboxing.confinement()
     writes = open_writable_db(db)  # creates and migrates the database if need be
     reads = open_db(db, write=False)
     warn_unconfined(confinement)
@@ -103,6 +116,8 @@ def serve_command(
         ladder_jobs=jobs,
         ladder_executor=executor or "local",
         ladder_ray_address=ray_address,
+        ladder_sandbox=sandboxing.arguments(),
+        web_nice=web_nice if jobs is not None or executor is not None else 0,
         max_streams=max_streams,
     )
     app = create_app(settings, reads, writes)

@@ -80,6 +80,7 @@ def create_ladder(
     tid = _blocking(
         lambda: ladder_create(name, game, params=params, move_time=move_time, db=state.settings.db)
     )
+    state.changed(name)
     return {"ladder": {"name": name, "game": game, "tournament": tid}}
 
 
@@ -103,7 +104,7 @@ def suspend_bot(state: ServerState, ladder: str, bot: str, suspended: bool) -> d
     from bot_arena.arena.api.ladders import ladder_suspend
 
     changed = _blocking(lambda: ladder_suspend(ladder, bot, suspended, db=state.settings.db))
-    state.standings.forget(ladder)
+    state.changed(ladder)
     status = "suspended" if suspended else "active"
     return {"ladder": ladder, "entrants": [{"name": n, "status": status} for n in changed]}
 

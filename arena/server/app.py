@@ -43,8 +43,9 @@ def api_routes() -> list[BaseRoute]:
 
 
 def _playing(settings: ServerSettings, reads: sessionmaker[Session]) -> Lifespan[Starlette]:
-    """The server's life, playing its ladders while it serves (``ladder_play.py``)."""
-    from bot_arena.arena.server.ladder_play import LadderPlayers
+    """The server's life, playing its ladders while it serves (``ladder_play.py``); once the
+    players' thread is started, the web side's priority is lowered by ``web_nice``."""
+    from bot_arena.arena.server.ladder_play import LadderPlayers, lower_priority
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -54,8 +55,11 @@ def _playing(settings: ServerSettings, reads: sessionmaker[Session]) -> Lifespan
             settings.ladder_jobs,
             settings.ladder_executor,
             settings.ladder_ray_address,
+            settings.ladder_sandbox,
         )
         players.start()
+        if settings.web_nice:
+            lower_priority(settings.web_nice)
         try:
             yield
         finally:

@@ -1,6 +1,7 @@
 """Headers on every answer: a Content Security Policy that runs only the server's own scripts
 (nothing inline, so markup a bot wrote can never run), no framing, no MIME sniffing, no
-referrer sent elsewhere."""
+referrer sent elsewhere, and ``Cache-Control: no-store`` unless the route chose its own (the
+public answers kept as ready bytes: ``ready.py``)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ HEADERS = (
     (b"x-frame-options", b"DENY"),
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"same-origin"),
-    (b"cache-control", b"no-store"),
 )
+NAMES = frozenset(name for name, _ in HEADERS)
+CACHE_CONTROL = b"cache-control"
+NO_STORE = (CACHE_CONTROL, b"no-store")  # unless the route set its own
 
 
 class SecurityHeaders:
@@ -32,8 +35,9 @@ class SecurityHeaders:
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                names = {name for name, _ in HEADERS}
-                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
+                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in NAMES]
+                if not any(k.lower() == CACHE_CONTROL for k, _ in kept):
+                    kept.append(NO_STORE)
                 message["headers"] = kept + list(HEADERS)
             await send(message)
 

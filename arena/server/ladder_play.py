@@ -2,13 +2,14 @@
 
 A thread looks at the ladders every ``PERIOD`` seconds and starts one ``arena ladder run``
 process for each ladder that no process plays (the runner's own record: ``active_runner``),
-with the server's ``--jobs``/``--executor``/``--ray-address``. A process of its own rather
-than a thread: the runner's loop, its signals and its job processes stay out of the web
-server's process, a ladder that fails cannot take the site down, and the same exactly-once
-machinery as a ``ladder run`` started by hand applies (a ladder played by another process is
-left to it; a second runner started meanwhile is refused by the runner's claim and retried
-later). The processes get SIGINT when the server stops (and when it dies: the parent-death
-signal), so each stops as ``ladder run`` does on Ctrl-C: what was played stays stored."""
+with the server's ``--jobs``, ``--executor``, ``--ray-address``, ``--sandbox`` and
+``--allow-read``. A process of its own rather than a thread: the runner's loop, its signals
+and its job processes stay out of the web server's process, a ladder that fails cannot take
+the site down, and the same exactly-once machinery as a ``ladder run`` started by hand
+applies (a ladder played by another process is left to it; a second runner started
+meanwhile is refused by the runner's claim and retried later). The processes get SIGINT when
+the server stops (and when it dies: the parent-death signal), so each stops as ``ladder
+run`` does on Ctrl-C: what was played stays stored."""
 
 from __future__ import annotations
 
@@ -34,6 +35,21 @@ def _die_with_parent() -> None:  # pragma: no cover (runs in the child before ex
     libc.prctl(1, signal.SIGINT, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
+def lower_priority(nice: int) -> int:
+    """Raise the calling thread's nice value by ``nice`` (capped at 19) and return the new one.
+    On Linux a nice value belongs to a thread, and a thread or a process starts with its
+    creator's: so the web side (the event loop's thread, and the worker threads and processes
+    it starts later) yields the CPU to the ladders' runners, which the players' thread, started
+    before, goes on starting at the server's own priority. A nice value only ever goes up
+    without privileges, so this is done once, at start-up."""
+    tid = threading.get_native_id()
+    now = os.getpriority(os.PRIO_PROCESS, tid)
+    wanted = min(19, now + nice)
+    if wanted != now:
+        os.setpriority(os.PRIO_PROCESS, tid, wanted)
+    return wanted
+
+
 @dataclass
 class LadderPlayers:
     """The ``ladder run`` processes the server started, by ladder name."""
@@ -43,6 +59,7 @@ class LadderPlayers:
     jobs: int | None
     executor: str
     ray_address: str | None = None  # the cluster, with executor "ray" (else $ARENA_RAY_ADDRESS)
+    sandbox: tuple[str, ...] = ()  # the runners' --sandbox and --allow-read options
     running: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -59,6 +76,7 @@ class LadderPlayers:
             command += ["--executor", self.executor]
         if self.ray_address is not None:
             command += ["--ray-address", self.ray_address]
+        command += self.sandbox
         if self.db is not None:
             command += ["--db", self.db]
         return command

@@ -28,6 +28,7 @@ from bot_arena.arena.api.ladder_views import NoLadder
 from bot_arena.arena.server import auth, uploads
 from bot_arena.arena.server.auth import Visitor
 from bot_arena.arena.server.errors import ApiError
+from bot_arena.arena.server.ready import Ready, answer
 from bot_arena.arena.server.state import ServerState, state_of
 
 log = logging.getLogger("arena.server")
@@ -72,21 +73,23 @@ def _rules(state: ServerState, name: str) -> Rules:
         return Rules(row.tournament_id, row.name, tournament.game, params)
 
 
-def _standings_text(session: Session, row: Any) -> str:
+def _standings_ready(session: Session, row: Any) -> Ready:
+    """The standings as JSON, made once a change (the cache keeps them): text, bytes, tag."""
     from bot_arena.arena.transport.strict_json import finite
 
-    return json.dumps(finite(ladder_views.standings(session, row)))
+    return Ready.of(json.dumps(finite(ladder_views.standings(session, row))))
 
 
-def standings_text(state: ServerState, name: str) -> str:
-    """The ladder's standings as JSON text, from the cache (404: no such ladder). Blocking."""
+def standings_text(state: ServerState, name: str) -> Ready:
+    """The ladder's standings as JSON, ready to send, from the cache (404: no such ladder).
+    Blocking."""
     with state.reads() as session:
-        text = state.standings.get(session, _row(session, name), _standings_text)
-        assert isinstance(text, str)
-        return text
+        ready = state.standings.get(session, _row(session, name), _standings_ready)
+        assert isinstance(ready, Ready)
+        return ready
 
 
-async def _standings(state: ServerState, name: str) -> str:
+async def _standings(state: ServerState, name: str) -> Ready:
     """``standings_text``, never waiting on a fresh read when any answer is kept (stale while
     revalidate): the answer whose key was read a moment ago (no thread, no database:
     ``StandingsCache.recent``); else, if another reader is reading afresh, the last answer
@@ -95,13 +98,13 @@ async def _standings(state: ServerState, name: str) -> str:
     server made (``forget``), waits for the database. (No connection free in the pool's time:
     503, ``InternalErrors``.)"""
     recent = state.standings.recent(name)
-    if isinstance(recent, str):
+    if isinstance(recent, Ready):
         return recent
     last = state.standings.claim(name)
-    if isinstance(last, str):  # another reader is reading them afresh: the last answer
+    if isinstance(last, Ready):  # another reader is reading them afresh: the last answer
         return last
     stale = state.standings.last(name)
-    if isinstance(stale, str):  # answer with it; the next readers get the fresh one
+    if isinstance(stale, Ready):  # answer with it; the next readers get the fresh one
         task = asyncio.create_task(_refresh(state, name))
         state.refreshes.add(task)
         task.add_done_callback(state.refreshes.discard)
@@ -125,20 +128,27 @@ async def _refresh(state: ServerState, name: str) -> None:
         state.standings.release(name)
 
 
-async def get_ladders(request: Request) -> JSONResponse:
+async def get_ladders(request: Request) -> Response:
+    """The ladders as JSON (304 when the client holds these bytes), read at most once a
+    ``STANDINGS_MAX_AGE`` (``ServerState.ladder_list``)."""
     state = state_of(request)
 
-    def read() -> list[dict[str, Any]]:
+    def read() -> Ready:
         with state.reads() as session:
-            return ladder_views.ladder_list(session)
+            return Ready.of(json.dumps({"ladders": ladder_views.ladder_list(session)}))
 
-    return JSONResponse({"ladders": await run_in_threadpool(read)})
+    ready = state.ladder_list.get()
+    if ready is None:
+        ready = await run_in_threadpool(state.ladder_list.read, read)
+    return answer(request, ready, "application/json")
 
 
 async def get_standings(request: Request) -> Response:
+    """The ladder's standings JSON, or 304 when the client holds these very bytes
+    (``If-None-Match``: the page's poller sends the tag it was last given)."""
     state = state_of(request)
     name = _name(request)
-    return Response(await _standings(state, name), media_type="application/json")
+    return answer(request, await _standings(state, name), "application/json")
 
 
 class _Events(Response):
@@ -149,7 +159,7 @@ class _Events(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def read(name: str) -> str:  # the key read each poll: a change is seen at once
-            return await run_in_threadpool(standings_text, self.state, name)
+            return (await run_in_threadpool(standings_text, self.state, name)).text
 
         feeds = self.state.feeds
         await feeds.stream(self.name, self.client, read, self.first, receive, send)
@@ -161,7 +171,7 @@ async def get_events(request: Request) -> Response:
     address)."""
     state = state_of(request)
     name = _name(request)
-    first = await _standings(state, name)  # 404 before a slot is taken
+    first = (await _standings(state, name)).text  # 404 before a slot is taken
     client = request.client.host if request.client is not None else ""
     state.feeds.admit(client)
     return _Events(state, name, client, first)
@@ -199,7 +209,7 @@ async def post_bot(request: Request) -> JSONResponse:
     rules = await run_in_threadpool(_rules, state, _name(request))
     upload = await _receive(request, user, rules)
     answer = await run_in_threadpool(uploads.store, state, user, upload, _enter(rules))
-    state.standings.forget(rules.name)
+    state.changed(rules.name)
     return JSONResponse(answer, status_code=201)
 
 
@@ -226,7 +236,7 @@ async def _ladder_page(
     request: Request, seen: Visitor, name: str, status: int = 200, **values: Any
 ) -> HTMLResponse:
     state = state_of(request)
-    view = json.loads(await _standings(state, name))
+    view = json.loads((await _standings(state, name)).text)
     values.setdefault("bot_name", "")
     values.setdefault("evidence", [])
     return _render(
@@ -254,7 +264,7 @@ async def upload_page(request: Request) -> Response:
     auth.check_csrf(seen, sent.csrf)
     try:
         await run_in_threadpool(uploads.store, state, seen.user, sent, _enter(rules))
-        state.standings.forget(rules.name)
+        state.changed(rules.name)
     except ApiError as exc:
         if exc.status not in (400, 403):
             raise

@@ -22,6 +22,8 @@ class ServerSettings:
     ladder_jobs: int | None = None  # their --jobs
     ladder_executor: str = "local"  # their --executor
     ladder_ray_address: str | None = None  # their --ray-address (with --executor ray)
+    ladder_sandbox: tuple[str, ...] = ()  # their --sandbox and --allow-read, as given to serve
+    web_nice: int = 0  # how much lower the web side's CPU priority is than the runners'
     max_streams: int = 1000  # live standings streams open at once (503 beyond: events.py)
     streams_per_client: int = 8  # of them from one client address (429 beyond)
     stream_poll: float = 0.5  # seconds between a watched ladder's reads for its streams

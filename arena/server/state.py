@@ -14,6 +14,7 @@ from bot_arena.arena.api.accounts import TokenCache
 from bot_arena.arena.api.ladder_views import StandingsCache
 from bot_arena.arena.server.events import Feeds
 from bot_arena.arena.server.ratelimit import RateLimiter
+from bot_arena.arena.server.ready import Recent
 from bot_arena.arena.server.settings import ServerSettings
 
 #: seconds a ladder's standings are answered without reading the database (the page polls
@@ -35,6 +36,9 @@ class ServerState:
     validations: threading.BoundedSemaphore = field(init=False)
     feeds: Feeds = field(init=False)  # live standings streams (events.py)
     refreshes: set[asyncio.Task[None]] = field(default_factory=set)  # standings read afresh
+    ladder_list: Recent = field(  # GET /api/ladders: a read a second at most
+        default_factory=lambda: Recent(max_age=STANDINGS_MAX_AGE)
+    )
 
     def __post_init__(self) -> None:
         self.limiter = RateLimiter("upload", self.settings.uploads_per_hour, self.writes)
@@ -46,6 +50,12 @@ class ServerState:
             poll=self.settings.stream_poll,
             heartbeat=self.settings.stream_heartbeat,
         )
+
+    def changed(self, ladder: str) -> None:
+        """This server changed the ladder ``ladder`` (an entrant added or suspended, the
+        ladder made): its standings and the ladder list are read afresh by the next reader."""
+        self.standings.forget(ladder)
+        self.ladder_list.forget()
 
 
 def state_of(request: Request) -> ServerState:

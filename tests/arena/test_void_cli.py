@@ -288,3 +288,25 @@ def test_errors_are_one_line_exit_2_and_write_nothing(db_url: str, live_runner: 
     ]
     listed = ok("matches", "--db", db_url, "--limit", "0").stdout  # the listing still works
     assert "runner died" in listed and "void reason" in listed.splitlines()[0]
+
+
+def test_void_replay_of_a_ladder_game_says_how_it_is_played_and_that_is_true(
+    tmp_path: Path,
+) -> None:
+    """A ladder's copies are played by its runner (``tournament resume`` refuses a ladder):
+    the line after ``void --replay`` names ``arena ladder run``, and that command plays the
+    copy."""
+    from bot_arena.arena.api.ladders import ladder_add, ladder_create, ladder_run
+
+    db = f"sqlite:///{tmp_path / 'arena.db'}"
+    ladder_create("club", "tictactoe", db=db, seed=3)
+    ladder_add("club", ["random", "random:seed=1"], db=db)
+    ladder_run("club", jobs=1, until_games=2, db=db)
+    [(mid,)] = sql(db, "SELECT min(id) FROM matches WHERE status = 'done'")
+    out = ok("matches", "void", str(mid), "-r", "again", "--replay", "--db", db).stdout
+    line = "replays scheduled: the ladder's runner plays them (`arena ladder run club`)"
+    assert out.splitlines()[-1] == line, out
+    [(copy,)] = sql(db, "SELECT max(id) FROM matches WHERE status = 'pending'")
+    assert "is a ladder" in _error_line(arena("tournament", "resume", "1", "--db", db))
+    ok("ladder", "run", "club", "--until-games", "3", "--jobs", "1", "--quiet", "--db", db)
+    assert sql(db, f"SELECT status FROM matches WHERE id = {copy}") == [("done",)]

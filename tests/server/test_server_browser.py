@@ -4,6 +4,7 @@ through its replay."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -142,3 +143,38 @@ def test_a_ladder_entry_through_the_form_with_live_standings(
         assert log.errors == [] and log.requests == []
     finally:
         context.close()
+
+
+def test_the_pages_poller_sends_the_tag_it_holds_and_gets_304(browser: Any, served: Served) -> None:
+    """A browser without EventSource polls the standings (every 2 s): the first poll gets the
+    JSON and its ETag, the next ones send that tag (``If-None-Match``) and, as nothing was
+    stored meanwhile (this server plays no ladder), get 304 while the table stays shown."""
+    from bot_arena.arena.api.ladders import ladder_add, ladder_create
+
+    ladder_create("still", "tictactoe", db=str(served.db), seed=2)
+    ladder_add("still", ["random", "random:seed=3"], db=str(served.db))
+    context, page, log = open_page(browser, served)
+    polls: list[tuple[int, str | None, str | None]] = []  # status, tag sent, tag given
+
+    def seen(response: Any) -> None:
+        if response.url.endswith("/api/ladders/still/standings"):
+            sent = response.request.header_value("if-none-match")
+            polls.append((response.status, sent, response.header_value("etag")))
+
+    try:
+        context.add_init_script("delete window.EventSource;")  # the page falls back to polls
+        page.on("response", seen)
+        page.goto(f"{served.url}/ladders/still")
+        page.wait_for_selector("#standings tr[data-bot='random']")
+        deadline = time.monotonic() + LIVE_MS / 1000
+        while len(polls) < 3:
+            assert time.monotonic() < deadline, polls
+            page.wait_for_timeout(200)  # the page's own 2 s polls come meanwhile
+        assert (page.text_content("#refreshed") or "").startswith("refreshed "), "no poll shown"
+        assert page.query_selector("#standings tr[data-bot='random']") is not None
+        assert log.errors == [] and log.requests == []
+    finally:
+        context.close()
+    (status, sent, tag), *later = polls
+    assert status == 200 and sent is None and tag, polls
+    assert later == [(304, tag, tag)] * len(later), polls

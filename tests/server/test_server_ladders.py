@@ -7,6 +7,7 @@ beside a ``ladder run`` that must be refused."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -215,6 +216,79 @@ def test_past_the_rate_limit_is_429(served: Served) -> None:
     assert codes == [400] * UPLOADS_PER_HOUR + [429], codes
 
 
+def test_standings_are_304_while_they_hold_and_a_stored_game_gives_a_fresh_tag(
+    served: Served,
+) -> None:
+    """The standings carry an ETag and ``Cache-Control: no-cache``; the same tag back is 304
+    with no body; a game stored gives new bytes under a new tag, and from then on the old tag
+    is answered in full (never 304). Every tag names one body."""
+    from bot_arena.arena.api.ladders import ladder_add, ladder_create, ladder_run
+
+    ladder_create("tags", "tictactoe", db=str(served.db), seed=11)
+    ladder_add("tags", ["random", "random:seed=3"], db=str(served.db))
+    ladder_run("tags", jobs=1, until_games=2, db=str(served.db))
+    path = "/api/ladders/tags/standings"
+    bodies: dict[str, bytes] = {}  # each tag and the body it came with
+
+    def get(client: httpx.Client, tag: str | None = None) -> httpx.Response:
+        answer = client.get(path, headers={} if tag is None else {"If-None-Match": tag})
+        assert answer.headers["cache-control"] == "no-cache", answer.headers
+        if answer.status_code == 200:
+            got = answer.headers["etag"]
+            assert bodies.setdefault(got, answer.content) == answer.content, "a tag, two bodies"
+        else:
+            assert answer.status_code == 304 and answer.content == b"", answer
+        return answer
+
+    with served.client() as client:
+        first = get(client)
+        old = first.headers["etag"]
+        assert first.json()["games"] == 2 and old.startswith('"')
+        again = get(client, old)
+        assert again.status_code == 304 and again.headers["etag"] == old
+        for other in ('"nope"', "W/" + old, f'"x", {old}', "*"):
+            assert get(client, other).status_code == (200 if other == '"nope"' else 304), other
+        assert get(client, "x" * 5000).status_code == 200  # too long to read: the full answer
+        ladder_run("tags", jobs=1, until_games=3, db=str(served.db))  # more games stored
+        deadline = time.monotonic() + 60
+        while (answer := get(client, old)).status_code == 304:  # the kept answer, for a while
+            assert time.monotonic() < deadline, "the standings never changed"
+            time.sleep(0.2)
+        new = answer.headers["etag"]
+        assert new != old and answer.json()["games"] > 2
+        assert get(client, old).status_code == 200  # the old bytes are gone: never 304 again
+        assert get(client, new).status_code == 304
+
+
+def test_the_ladder_list_is_304_until_it_changes(served: Served) -> None:
+    """The ladder list's tag: 304 while it holds; a ladder made elsewhere (here: by the
+    API's function, not the server) shows within the list's age, under a new tag."""
+    from bot_arena.arena.api.ladders import ladder_create
+
+    with served.client() as client:
+        first = client.get("/api/ladders")
+        tag = first.headers["etag"]
+        assert first.headers["cache-control"] == "no-cache"
+        assert client.get("/api/ladders", headers={"If-None-Match": tag}).status_code == 304
+        ladder_create("listed", "tictactoe", db=str(served.db), seed=1)
+        deadline = time.monotonic() + 30
+        while (
+            changed := client.get("/api/ladders", headers={"If-None-Match": tag})
+        ).status_code == 304:
+            assert time.monotonic() < deadline, "the new ladder never showed"
+            time.sleep(0.2)
+    assert changed.status_code == 200 and changed.headers["etag"] != tag
+    assert "listed" in {r["name"] for r in changed.json()["ladders"]}
+
+
+def test_other_answers_are_still_no_store(served: Served) -> None:
+    with served.client() as client:
+        for path in ("/api/health", "/ladders/club", "/api/ladders/nope/standings"):
+            answer = client.get(path)
+            assert answer.headers["cache-control"] == "no-store", path
+            assert "etag" not in answer.headers, path
+
+
 def test_the_pages_show_the_ladders_and_escape_what_they_show(served: Served) -> None:
     with served.client() as client:
         listing = client.get("/ladders")
@@ -325,6 +399,61 @@ def test_serve_jobs_plays_the_ladders_and_a_second_runner_is_refused(
     assert RUNNER not in json.loads(settings)
 
 
+def nice_of(pid: int) -> int:
+    """The nice value of process ``pid``'s main thread (``/proc``)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+def test_serve_hands_its_sandbox_options_to_the_runners_and_yields_the_cpu_to_them(
+    tmp_path: Path,
+) -> None:
+    """A ladder made under the default sandbox (``auto``: confined on this machine) played by
+    ``arena serve --jobs 1 --sandbox off --allow-read FILE``: its runner's command line holds
+    both options and every game it stores ran unconfined (level ``off``); the runner keeps the
+    server's priority while the web side's (the event loop's thread) is ``--web-nice``'s
+    default lower."""
+    from bot_arena.arena.api.ladders import ladder_add, ladder_create
+    from bot_arena.arena.cli.serve_cmd import WEB_NICE
+
+    db = tmp_path / "arena.db"
+    book = tmp_path / "book.txt"
+    book.write_text("a file the bots may read\n")
+    ladder_create("free", "tictactoe", db=str(db), seed=3)
+    ladder_add("free", ["random", str(GOOD_BOT)], db=str(db))
+
+    def read(sql: str) -> list[tuple[object, ...]]:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            return conn.execute(sql).fetchall()
+        finally:
+            conn.close()
+
+    server = start(
+        tmp_path, db, "--jobs", "1", "--sandbox", "off", "--allow-read", str(book), env=SERVER_ENV
+    )
+    try:
+        wait_for(
+            lambda: read("SELECT count(*) FROM matches WHERE status = 'done'")[0][0] >= 4,
+            120,
+            "the server's runner to store 4 games",
+        )
+        ((settings,),) = read("SELECT settings FROM tournaments")
+        pid = json.loads(str(settings))[RUNNER]["pid"]
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        niceness = nice_of(server.process.pid), nice_of(pid)
+    finally:
+        server.stop()
+    ours = os.getpriority(os.PRIO_PROCESS, 0)  # the server's as started, its runner's
+    assert niceness == (min(19, ours + WEB_NICE), ours), niceness
+    assert b"run" in command and b"free" in command, command
+    at = command.index(b"--sandbox")
+    assert command[at + 1] == b"off", command
+    at = command.index(b"--allow-read")
+    assert command[at + 1] == str(book).encode(), command
+    levels = read("SELECT DISTINCT sandbox FROM matches WHERE status = 'done'")
+    assert levels == [("off",)], levels
+
+
 @pytest.mark.parametrize(
     ("args", "line"),
     [
@@ -332,6 +461,7 @@ def test_serve_jobs_plays_the_ladders_and_a_second_runner_is_refused(
         (["--jobs", "99999"], "error: --jobs 99999: give 1 to 1024"),
         (["--executor", "<b>x</b>"], "error: --executor '<b>x</b>': use local or ray"),
         (["--max-streams", "0"], "error: --max-streams 0: give 1 to 100000"),
+        (["--web-nice", "20"], "error: --web-nice 20: give 0 to 19"),
         (["--ray-address", "127.0.0.1:1"], "error: --ray-address is for --executor ray"),
         (
             ["--jobs", "1", "--ray-address", "127.0.0.1:1"],

@@ -1,7 +1,8 @@
 /* A ladder's page of arena serve: its standings followed by server-sent events (each change
  * of the standings as it happens), or polled from the JSON API when the stream is refused
  * (too many streams: 503/429) or the browser has no EventSource; the table rebuilt from text
- * nodes (names and owners are strangers' text, never markup). */
+ * nodes (names and owners are strangers' text, never markup). A poll sends the ETag of the
+ * standings shown (If-None-Match): while they hold, the server answers 304 with no body. */
 (function () {
   "use strict";
   var POLL_MS = 2000;
@@ -60,13 +61,25 @@
     });
     body.replaceChildren(rows);
     if (mine) mine.replaceChildren(own);
+    refreshed();
+  }
+
+  var etag = null; // the tag of the standings shown: the server answers 304 while it holds
+
+  function refreshed() {
     document.getElementById("refreshed").textContent =
       "refreshed " + new Date().toLocaleTimeString();
   }
 
   function poll() {
-    fetch(url, { credentials: "same-origin", cache: "no-store" })
-      .then(function (r) { return r.ok ? r.json() : null; })
+    var headers = etag ? { "If-None-Match": etag } : {};
+    fetch(url, { credentials: "same-origin", cache: "no-store", headers: headers })
+      .then(function (r) {
+        if (r.status === 304) { refreshed(); return null; } // the table shown is current
+        if (!r.ok) return null;
+        var tag = r.headers.get("ETag");
+        return r.json().then(function (view) { etag = tag; return view; });
+      })
       .then(function (view) { if (view) show(view); })
       .catch(function () { /* the next poll tries again */ })
       .then(function () { setTimeout(poll, POLL_MS); });
