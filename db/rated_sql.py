@@ -20,6 +20,7 @@ from bot_arena.arena.transport.sandbox.mode import LEVELS
 from bot_arena.db.decode import Malformed, StoredDataError, decode, malformed_matches
 from bot_arena.db.pair_totals import (
     BULK_ROWS,
+    EVERY_DONE_PAIRED,
     ONE_SCOPE_ROWS,
     ROWS,
     SCOPES,
@@ -360,6 +361,9 @@ class RatedReads:
         order; ``multi``: only matches of more than two seats."""
         where, params = _selection(tournament_id, game)
         if multi:
+            for done, paired in self._rows(EVERY_DONE_PAIRED, {}):
+                if int(done) == int(paired):
+                    return []  # every done match has two seats
             where += " AND m.players > 2"
         rows = [
             (int(match_id), int(rank), self._fault(fault), int(version), sandbox)
