@@ -129,25 +129,76 @@ def selection(tournament_id: int | None, game: str | None) -> tuple[str, dict[st
 
 
 #: The scopes (tournament, game) the selection's rows span, as their least and greatest: one
-#: scope when both pairs agree (a tournament's leaderboard, or a database of one tournament).
+#: scope when both pairs agree (a tournament's leaderboard, or a database of one tournament);
+#: and how many rows it holds (those that count and those fallen to zero).
 SCOPES = (
     "SELECT MIN(COALESCE(p.tournament_id, 0)), MAX(COALESCE(p.tournament_id, 0)),"
-    " MIN(p.game), MAX(p.game) FROM pair_totals p WHERE {where}"
+    " MIN(p.game), MAX(p.game), COUNT(*) FROM pair_totals p WHERE {where}"
 )
 #: The selection's rows as they are, when they span one scope (``SCOPES``): a row per key
 #: already, so no GROUP BY (half the time of ``ROWS`` at 632k rows on SQLite, which sorts).
 ONE_SCOPE_ROWS = (
-    "SELECT p.first_version_id, p.second_version_id, p.sandbox, p.wins, p.draws, p.losses"
+    "SELECT p.first_version_id AS a, p.second_version_id AS b, p.sandbox AS level,"
+    " p.wins AS w, p.draws AS d, p.losses AS l"
     " FROM pair_totals p WHERE {where} AND p.wins + p.draws + p.losses > 0"
 )
 #: The selection's totals per ordered pair of versions and sandbox level, summed over the
 #: tournaments and games it spans (one row each for a tournament's): O(pairs), no match read.
 ROWS = (
-    "SELECT p.first_version_id, p.second_version_id, p.sandbox, "
-    "SUM(p.wins), SUM(p.draws), SUM(p.losses) FROM pair_totals p WHERE {where} "
+    "SELECT p.first_version_id AS a, p.second_version_id AS b, p.sandbox AS level, "
+    "SUM(p.wins) AS w, SUM(p.draws) AS d, SUM(p.losses) AS l FROM pair_totals p WHERE {where} "
     "GROUP BY p.first_version_id, p.second_version_id, p.sandbox "
     "HAVING SUM(p.wins) + SUM(p.draws) + SUM(p.losses) > 0"
 )
+
+#: The rows of ``ONE_SCOPE_ROWS`` or ``ROWS`` (``{rows}``, their columns named ``a``, ``b``,
+#: ``level``, ``w``, ``d``, ``l``) in one row: how many, then each column as one text of
+#: decimal integers between commas (``{agg}``: the dialect's string aggregate, SQLite's
+#: ``group_concat`` or PostgreSQL's ``string_agg``; the aggregates of one query step through
+#: the same rows in one order, so the texts' n-th numbers are one row's), the sandbox level
+#: as a code (0: NULL, i: the parameter ``level<i>``, -1: another). A cursor makes no tuple
+#: a row (issue 29: 632k rows at 1M matches and 1,000 bots).
+BULK_ROWS = (
+    "SELECT COUNT(*), {agg}(CAST(r.a AS TEXT), ','), {agg}(CAST(r.b AS TEXT), ','),"
+    " {agg}(CAST({level_code} AS TEXT), ','), {agg}(CAST(r.w AS TEXT), ','),"
+    " {agg}(CAST(r.d AS TEXT), ','), {agg}(CAST(r.l AS TEXT), ',') FROM ({rows}) r"
+)
+#: The string aggregates ``BULK_ROWS`` takes, by dialect.
+STRING_AGG = {"sqlite": "group_concat", "postgresql": "string_agg"}
+
+
+def level_code(levels: int) -> str:
+    """``BULK_ROWS``' code of ``r.level`` among ``levels`` named parameters (``level1``...)."""
+    known = " ".join(f"WHEN r.level = :level{i} THEN {i}" for i in range(1, levels + 1))
+    return f"(CASE WHEN r.level IS NULL THEN 0 {known} ELSE -1 END)"
+
+
+#: The database's done matches, and the matches ``pair_totals`` counts (every done two-player
+#: match, once): equal when every done match has two seats, so a read of the matches of more
+#: seats can be left out (an index's count and a pass over the totals, not a look at every
+#: done match: 0.4 s of CPU at 1M matches under load).
+EVERY_DONE_PAIRED = (
+    "SELECT (SELECT COUNT(*) FROM matches m WHERE m.status = 'done'),"
+    " (SELECT COALESCE(SUM(p.wins + p.draws + p.losses), 0) FROM pair_totals p)"
+)
+
+#: A tournament's totals per ordered pair of versions among some versions (``{versions}``:
+#: ids written in as integers), over its sandbox levels: the unique key's index walked from
+#: the tournament, its game and each pair (a few lookups a pair, no scan of the table).
+AMONG_ROWS = (
+    "SELECT p.first_version_id, p.second_version_id, SUM(p.wins), SUM(p.draws), SUM(p.losses)"
+    " FROM pair_totals p WHERE COALESCE(p.tournament_id, 0) = :tournament AND p.game = :game"
+    " AND p.first_version_id IN ({versions}) AND p.second_version_id IN ({versions})"
+    " GROUP BY p.first_version_id, p.second_version_id"
+)
+
+
+def summed_of(where: str) -> str:
+    """The totals of the matches ``where`` (more conditions on ``m``, starting with AND)
+    selects, summed from their rows by the GROUP BY the writes keep (rows of ``pair_totals``'
+    columns, tournament first)."""
+    return _SUMMED.format(sign=1, where=where)
+
 
 #: A tournament's seat totals (``_SEATS_SUMMED``), summed in case a key repeats.
 SEAT_ROWS = (

@@ -70,4 +70,4 @@ def open_reads(url: str | None) -> tuple[psycopg.Connection[Any], RatedReads] | 
     def rows(sql: str, params: Mapping[str, Any]) -> Iterable[Sequence[Any]]:
         return conn.execute(pyformat(sql), dict(params)).fetchall()
 
-    return conn, RatedReads(rows, json_text=False)
+    return conn, RatedReads(rows, json_text=False, dialect="postgresql")

@@ -14,7 +14,7 @@ from sqlalchemy import Integer, Select, func, select, text
 from sqlalchemy.orm import Session, aliased, selectinload
 
 from bot_arena.db.models import Bot, BotVersion, Entry, Match, Seat, Tournament
-from bot_arena.db.pair_totals import SEAT_ROWS
+from bot_arena.db.pair_totals import AMONG_ROWS, SEAT_ROWS, summed_of
 from bot_arena.db.stored import lenient, load_each, malformed_matches
 
 
@@ -231,13 +231,10 @@ def pair_records(
     session: Session,
     tournament_id: int,
     leave_out: set[int] | frozenset[int] = frozenset(),
-    among: set[str] | None = None,
 ) -> list[PairRecord]:
     """The tournament's done two-player matches grouped by GROUP BY on (seat 0's version, seat
     1's version, their ranks, their scores): what its standings and crosstable count, in rows
-    that follow the pairs and outcomes, not the matches. ``leave_out``: match ids; ``among``:
-    only the matches between these bots (by name), found from their seats (the index of
-    seats by version) rather than from every match of the tournament."""
+    that follow the pairs and outcomes, not the matches. ``leave_out``: match ids."""
     first, second = aliased(Seat), aliased(Seat)
     keys = (
         first.bot_version_id,
@@ -256,9 +253,6 @@ def pair_records(
     )
     if leave_out:
         query = query.where(Match.id.not_in(sorted(leave_out)))
-    if among is not None:
-        versions = [v for v, name in _version_names(session).items() if name in among]
-        query = query.where(first.bot_version_id.in_(versions), second.bot_version_id.in_(versions))
     rows: list[Any] = list(session.execute(query))  # a done match's seats are ranked (CHECK)
     names = _version_names(session) if rows else {}
     return [
@@ -271,6 +265,54 @@ def pair_records(
             int(earliest),
         )
         for a, b, rank_a, rank_b, score_a, score_b, games, earliest in rows
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class PairOutcomes:
+    """Done two-player matches of a tournament between two bots (by name, seat 0's first):
+    seat 0's wins, draws and losses by rank."""
+
+    first: str
+    second: str
+    wins: int
+    draws: int
+    losses: int
+
+
+def pair_outcomes(
+    session: Session,
+    tournament_id: int,
+    among: set[str],
+    leave_out: set[int] | frozenset[int] = frozenset(),
+) -> list[PairOutcomes]:
+    """The tournament's done two-player matches between the bots ``among`` (by name) per
+    ordered pair of versions, by outcome: read from the totals the writes keep
+    (``db.pair_totals``: a few index lookups a pair, no match read), less the ``leave_out``
+    matches' own (match ids). What ``pair_records`` sums of those bots, but for the first
+    match of each pair, which the kept totals do not hold."""
+    names = _version_names(session)
+    versions = sorted(v for v, name in names.items() if name in among)
+    game = session.scalar(select(Tournament.game).where(Tournament.id == tournament_id))
+    if not versions or game is None:
+        return []
+    ids = ", ".join(str(int(v)) for v in versions)  # ids read from the database
+    params = {"tournament": tournament_id, "game": game}
+    counts: dict[tuple[int, int], list[int]] = {
+        (int(a), int(b)): [int(w), int(d), int(lost)]
+        for a, b, w, d, lost in session.execute(text(AMONG_ROWS.format(versions=ids)), params)
+    }
+    if leave_out:
+        gone = ", ".join(str(int(i)) for i in sorted(leave_out))
+        where = f" AND m.tournament_id = :tournament AND m.id IN ({gone})"
+        for _, _, a, b, _, w, d, lost in session.execute(text(summed_of(where)), params):
+            if (int(a), int(b)) in counts:
+                held = counts[(int(a), int(b))]
+                held[0], held[1], held[2] = held[0] - int(w), held[1] - int(d), held[2] - int(lost)
+    return [
+        PairOutcomes(names[a], names[b], w, d, lost)
+        for (a, b), (w, d, lost) in counts.items()
+        if w + d + lost > 0
     ]
 
 

@@ -16,8 +16,19 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
+from bot_arena.arena.transport.sandbox.mode import LEVELS
 from bot_arena.db.decode import Malformed, StoredDataError, decode, malformed_matches
-from bot_arena.db.pair_totals import ONE_SCOPE_ROWS, ROWS, SCOPES, scoped, selection
+from bot_arena.db.pair_totals import (
+    BULK_ROWS,
+    EVERY_DONE_PAIRED,
+    ONE_SCOPE_ROWS,
+    ROWS,
+    SCOPES,
+    STRING_AGG,
+    level_code,
+    scoped,
+    selection,
+)
 
 #: Runs one statement with its parameters and gives its rows.
 Rows = Callable[[str, Mapping[str, Any]], Iterable[Sequence[Any]]]
@@ -53,6 +64,10 @@ class PairTotalRow:
 #: Pair-total rows taken from the cursor at a time: only this many are ever held as
 #: Python tuples (issue 29: the 632k rows of 1M matches held as a list reached 300 MB).
 CHUNK_ROWS = 4096
+#: From this many pair-total rows (``SCOPES`` counts them) a selection is read in bulk
+#: (``BULK_ROWS``: each column one text, parsed by numpy) instead of a tuple a row; below
+#: it, a small field's leaderboard loads no numpy.
+BULK_FROM = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +110,33 @@ class PairColumns:
             ):
                 column.extend(values)
         return cls(first, second, sandbox, tuple(code), wins, draws, losses)
+
+    @classmethod
+    def of_texts(cls, count: int, texts: Sequence[str]) -> PairColumns | None:
+        """The columns of ``count`` rows from ``BULK_ROWS``' texts (first, second, level
+        code, wins, draws, losses: decimal integers between commas), the same as ``of_rows``
+        gives for those rows, levels coded in the order the rows first name them; None when
+        the texts do not hold ``count`` numbers each or a level is not one of ``LEVELS``."""
+        import numpy as np
+
+        values = [np.fromstring(text, dtype=np.int64, sep=",") for text in texts]
+        if len(values) != 6 or any(len(v) != count for v in values):
+            return None
+        code = values[2]
+        if count and int(code.min()) < 0:
+            return None
+        known = (None, *LEVELS)
+        seen, first_at = np.unique(code, return_index=True)
+        order = seen[np.argsort(first_at)]  # codes by the row that first names them
+        renumber = np.zeros(len(known), dtype=np.int64)
+        renumber[order] = np.arange(len(order))
+        values[2] = renumber[code]
+        columns = [array("q") for _ in values]
+        for column, found in zip(columns, values, strict=True):
+            column.frombytes(found.astype("=i8", copy=False).tobytes())
+        first, second, sandbox, wins, draws, losses = columns
+        levels = tuple(known[c] for c in order.tolist())
+        return cls(first, second, sandbox, levels, wins, draws, losses)
 
     def level_of(self, row: int) -> str | None:
         """Row ``row``'s sandbox level."""
@@ -157,11 +199,15 @@ RATED_SEATS = (
 
 class RatedReads:
     """The reads of a leaderboard over one connection (``rows``); ``json_text``: the driver
-    gives JSON columns as text (SQLite) rather than parsed (PostgreSQL's)."""
+    gives JSON columns as text (SQLite) rather than parsed (PostgreSQL's); ``dialect``:
+    ``sqlite`` or ``postgresql`` (``STRING_AGG``'s keys: the string aggregate of bulk reads)."""
 
-    def __init__(self, rows: Rows, *, json_text: bool) -> None:
+    def __init__(self, rows: Rows, *, json_text: bool, dialect: str) -> None:
+        if dialect not in STRING_AGG:
+            raise ValueError(f"dialect {dialect!r}: one of {', '.join(STRING_AGG)}")
         self._rows = rows
         self._json_text = json_text
+        self._string_agg = STRING_AGG[dialect]
         self.rows = rows  # other plain reads on the same connection (``match_list``)
         self.json_text = json_text
         self._versions: dict[int, tuple[str, str]] | None = None
@@ -253,13 +299,30 @@ class RatedReads:
         chunks as they come."""
         where, params = selection(tournament_id, game)
         scopes = list(self._rows(SCOPES.format(where=where), params))
-        low_t, high_t, low_g, high_g = scopes[0] if scopes else (None, None, None, None)
+        low_t, high_t, low_g, high_g, stored = scopes[0] if scopes else (None,) * 4 + (0,)
         one_scope = low_t == high_t and low_g == high_g
-        query = ONE_SCOPE_ROWS if one_scope else ROWS
-        rows: Iterable[Sequence[Any]] = self._rows(query.format(where=where), params)
+        query = (ONE_SCOPE_ROWS if one_scope else ROWS).format(where=where)
+        if not leave_out and int(stored or 0) >= BULK_FROM:
+            found = self._bulk(query, params)
+            if found is not None:
+                return found
+        rows: Iterable[Sequence[Any]] = self._rows(query, params)
         if leave_out:
             rows = self._without(list(rows), tournament_id, game, leave_out)
         return PairColumns.of_rows(rows)
+
+    def _bulk(self, query: str, params: Mapping[str, Any]) -> PairColumns | None:
+        """``query``'s rows read in bulk (``BULK_ROWS``), or None (a sandbox level this
+        read does not know: the caller reads them row by row)."""
+        bulk = BULK_ROWS.format(
+            agg=self._string_agg, level_code=level_code(len(LEVELS)), rows=query
+        )
+        named = {f"level{i}": level for i, level in enumerate(LEVELS, start=1)}
+        for count, *texts in self._rows(bulk, {**params, **named}):
+            if not count:
+                return PairColumns.of_rows(())
+            return PairColumns.of_texts(int(count), texts)
+        return None
 
     def _without(
         self,
@@ -298,6 +361,9 @@ class RatedReads:
         order; ``multi``: only matches of more than two seats."""
         where, params = _selection(tournament_id, game)
         if multi:
+            for done, paired in self._rows(EVERY_DONE_PAIRED, {}):
+                if int(done) == int(paired):
+                    return []  # every done match has two seats
             where += " AND m.players > 2"
         rows = [
             (int(match_id), int(rank), self._fault(fault), int(version), sandbox)

@@ -174,9 +174,10 @@ def pair_totals(
 
 def reads_of(session: Session) -> RatedReads:
     """``rated_sql``'s reads run on ``session``'s connection (in its transaction)."""
-    json_text = session.get_bind().dialect.name == "sqlite"
+    dialect = session.get_bind().dialect.name
+    json_text = dialect == "sqlite"
 
     def rows(sql: str, params: Mapping[str, Any]) -> Iterable[Sequence[Any]]:
         return session.execute(text(sql), dict(params)).all()
 
-    return RatedReads(rows, json_text=json_text)
+    return RatedReads(rows, json_text=json_text, dialect=dialect)

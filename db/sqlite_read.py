@@ -74,4 +74,4 @@ def open_reads(url: str | None) -> tuple[sqlite3.Connection, RatedReads] | None:
     def rows(sql: str, params: Mapping[str, Any]) -> Iterable[Sequence[Any]]:
         return conn.execute(sql, dict(params))
 
-    return conn, RatedReads(rows, json_text=True)
+    return conn, RatedReads(rows, json_text=True, dialect="sqlite")

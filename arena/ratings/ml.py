@@ -433,13 +433,14 @@ def _newton(
             step = _conjugate_gradient(info.compact(), label, size, grad)
         t = 1.0
         while True:
+            # the whole evaluation at each trial (its log-likelihood is ``loglik``'s, to the
+            # bit): the step taken needs it next, and one is usually taken at once
             trial = theta + t * step
-            trial_ll = design.loglik(trial)
+            trial_ll, trial_grad, trial_info = design.evaluate(trial)
             if trial_ll >= ll - 1e-12 * max(1.0, abs(ll)) or t < 1e-8:
                 break
             t *= 0.5
-        theta = trial
-        ll, grad, info = design.evaluate(theta)
+        theta, ll, grad, info = trial, trial_ll, trial_grad, trial_info
         if float(np.max(np.abs(t * step))) < 1e-11:
             break
     return theta, info

@@ -142,14 +142,7 @@ def select_results(
     for pair in pairs:
         for bot, sha in (pair.first, pair.second):
             names.setdefault(bot, set()).add(sha)
-    # the versions the columns name, in the order their rows first name them (as ``pairs``)
-    met = (
-        []
-        if columns is None
-        else list(
-            dict.fromkeys(chain.from_iterable(zip(columns.first, columns.second, strict=True)))
-        )
-    )
+    met = [] if columns is None else _versions_met(columns, len(stored.versions()))
     versions = stored.versions() if met else {}
     for version in met:
         bot, sha = versions[version]
@@ -200,15 +193,40 @@ def select_results(
     return sel
 
 
+#: Rows of pair-total columns looked through at a time for the versions they name.
+MET_ROWS = 4096
+
+
+def _versions_met(columns: PairColumns, stored: int) -> list[int]:
+    """The versions the columns name, in the order their rows first name them (as ``pairs``
+    are met), looked for ``MET_ROWS`` rows at a time: once all ``stored`` versions of the
+    database are met, no later row can name a new one (issue 29: a field of 1,000 is usually
+    met in its first thousands of 632k rows)."""
+    met: dict[int, None] = {}
+    for start in range(0, len(columns.first), MET_ROWS):
+        stop = start + MET_ROWS
+        pairs = zip(columns.first[start:stop], columns.second[start:stop], strict=True)
+        met.update(dict.fromkeys(chain.from_iterable(pairs)))
+        if len(met) >= stored:
+            break
+    return list(met)
+
+
 def _columns(
     found: PairColumns, players: dict[int, str], sandbox: dict[str | None, int]
 ) -> PairTotalColumns:
     """The database's columns with their players (``players``: version id -> key); each
-    sandbox level's games added to ``sandbox`` (C-level passes, a few per level)."""
-    games = array("q", map(add, map(add, found.wins, found.draws), found.losses))
-    for code, level in enumerate(found.levels):
-        counted = sum(compress(games, map(code.__eq__, found.sandbox)))
+    sandbox level's games added to ``sandbox`` (C-level passes, a few per level; one level's
+    are all the games)."""
+    if len(found.levels) == 1:
+        level = found.levels[0]
+        counted = sum(found.wins) + sum(found.draws) + sum(found.losses)
         sandbox[level] = sandbox.get(level, 0) + counted
+    else:
+        games = array("q", map(add, map(add, found.wins, found.draws), found.losses))
+        for code, level in enumerate(found.levels):
+            counted = sum(compress(games, map(code.__eq__, found.sandbox)))
+            sandbox[level] = sandbox.get(level, 0) + counted
     return PairTotalColumns(
         players, found.first, found.second, found.wins, found.draws, found.losses
     )

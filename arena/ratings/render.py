@@ -197,8 +197,8 @@ def _compact_pool(rows: list[dict[str, Any]], width: int) -> list[str]:
             out.append(cells)
         return out
 
-    room = name_room(headers, body, width, column=1, colalign=_align(headers))
-    lines = [_plain(headers, body(room), _align(headers))]
+    room, text = fitted(headers, body, width, column=1, colalign=_align(headers))
+    lines = [text]
     bots: dict[str, list[str]] = {}
     for r in rows:
         if r["note"]:
@@ -244,23 +244,26 @@ def wrap(text: str, width: int) -> list[str]:
     return lines or [""]
 
 
-def name_room(
+def fitted(
     headers: Sequence[str],
     body: Callable[[int | None], list[list[str]]],
     width: int,
     *,
     column: int,
     colalign: Sequence[str] | None = None,
-) -> int | None:
+) -> tuple[int | None, str]:
     """How many characters the names in ``column`` may keep for the table's lines to fit in
-    ``width``: None when whole names fit, else what the other columns leave (at least
-    MIN_NAME). ``body(room)`` builds the rows with every name in at most ``room`` characters
-    (None: whole)."""
+    ``width`` (None when whole names fit, else what the other columns leave, at least
+    MIN_NAME), and the plain table with its names cut so. ``body(room)`` builds the rows with
+    every name in at most ``room`` characters (None: whole). The table of whole names is made
+    once: when they fit, it is the table (issue 29: 1,000 rows took tabulate 0.1 s a time)."""
     full = body(None)
-    over = widest(_plain(headers, full, colalign)) - width
+    whole = _plain(headers, full, colalign)
+    over = widest(whole) - width
     if over <= 0:
-        return None
-    return max(max(len(row[column]) for row in full) - over, MIN_NAME)
+        return None, whole
+    room = max(max(len(row[column]) for row in full) - over, MIN_NAME)
+    return room, _plain(headers, body(room), colalign)
 
 
 def widest(text: str) -> int:
@@ -277,9 +280,8 @@ def fit_table(
     colalign: Sequence[str] | None = None,
 ) -> str:
     """A plain table fitted to ``width`` by cutting the names in ``column`` (see
-    ``name_room``)."""
-    room = name_room(headers, body, width, column=column, colalign=colalign)
-    return _plain(headers, body(room), colalign)
+    ``fitted``)."""
+    return fitted(headers, body, width, column=column, colalign=colalign)[1]
 
 
 def _plain(headers: Sequence[str], body: list[list[str]], colalign: Sequence[str] | None) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from bot_arena.arena.ratings.crosstable import Crosstable, crosstable
 from bot_arena.arena.ratings.outcomes import GameResult, pair_points
-from bot_arena.db.queries import PairRecord, Result, SeatFault, SeatRecord
+from bot_arena.db.queries import PairOutcomes, PairRecord, Result, SeatFault, SeatRecord
 
 
 @dataclass(slots=True)
@@ -220,5 +220,32 @@ def pairs_json(
                 cell[2] = seen + position
     out: dict[str, dict[str, dict[str, float]]] = {}
     for (a, b), (points, games, _) in sorted(cells.items(), key=lambda item: item[1][2]):
+        out.setdefault(a, {})[b] = {"points": points, "games": games}
+    return out
+
+
+def outcomes_json(
+    outcomes: Sequence[PairOutcomes], among: set[str]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """``pairs_json``'s cells among the bots ``among`` from pairs summed by outcome alone
+    (``db.queries.pair_outcomes``: the kept totals, which hold no match id): the same points
+    and games (halves, which add up exactly in any order), the rows and their columns in name
+    order (where each pair first played is not known)."""
+    cells: dict[tuple[str, str], list[Any]] = {}  # (row bot, column bot) -> [points, games]
+    for o in outcomes:
+        if o.first == o.second or o.first not in among or o.second not in among:
+            continue
+        for ranks, n in (((1, 2), o.wins), ((1, 1), o.draws), ((2, 1), o.losses)):
+            if not n:
+                continue
+            for key, got in (
+                ((o.first, o.second), pair_points(ranks, 0, 1)),
+                ((o.second, o.first), pair_points(ranks, 1, 0)),
+            ):
+                cell = cells.setdefault(key, [0.0, 0])
+                cell[0] += got * n
+                cell[1] += n
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for (a, b), (points, games) in sorted(cells.items()):
         out.setdefault(a, {})[b] = {"points": points, "games": games}
     return out

@@ -19,7 +19,7 @@ from bot_arena.arena.ratings.standings import (
     crosstable_json,
     exact,
     match_crosstable,
-    pairs_json,
+    outcomes_json,
     seat_standings,
     seats_exact,
     standings,
@@ -100,9 +100,10 @@ def _top_tables(
     """``_tables`` of a two-player tournament for a table ``width`` wide whose field is larger
     than it shows whole (``grid.cells_asked``): the standings from totals per seat and outcome
     (``queries.seat_records``: a few rows a bot) and the crosstable's cells among the top bots
-    only (``pair_records(among=...)``, found from those bots' seats); None (the caller sums
-    every pair) for a field shown whole or a score that is not exact. The same standings, and
-    the same cells of the top bots, as summing every pair (tests/db/test_standings_totals.py).
+    only (``pair_outcomes``: the kept pair totals of those bots, by the index); None (the
+    caller sums every pair) for a field shown whole or a score that is not exact. The same
+    standings, and the same cells of the top bots, as summing every pair
+    (tests/db/test_standings_totals.py); the cells in name order (the text looks them up).
     """
     from bot_arena.arena.ratings.grid import cells_asked
 
@@ -115,8 +116,8 @@ def _top_tables(
         records = queries.seat_records(session, tid, bad)
     table = seat_standings(records, faults, names)
     among = {s.bot for s in table[: cells_asked(len(table), width)]}
-    pairs = queries.pair_records(session, tid, bad, among=among)
-    return [s.to_dict() for s in table], pairs_json(pairs, among)
+    pairs = queries.pair_outcomes(session, tid, among, bad)
+    return [s.to_dict() for s in table], outcomes_json(pairs, among)
 
 
 def format_text(session: Session, tid: int, width: int | None) -> list[str]:

@@ -18,6 +18,8 @@ from bot_arena.arena.ratings.standings import (
     crosstable_json,
     exact,
     match_crosstable,
+    outcomes_json,
+    pairs_json,
     standings,
     totals_tables,
 )
@@ -104,8 +106,12 @@ def test_totals_count_as_every_match(
         assert json.dumps(got) == json.dumps(expected)  # orders too
         with pytest.MonkeyPatch.context() as patch:  # the top 1, 2, 3 bots of 4 at width 1-3
             patch.setattr(grid, "cells_asked", lambda field, width: min(field, width))
-            for width in (1, 2, 3):
-                assert json.dumps(narrow(url, t, width)) == json.dumps(pairs_at(url, t, width))
+            for width in (1, 2, 3):  # the top's cells come from the kept pair totals,
+                # which hold no match id: in name order (the text looks them up), the
+                # standings in theirs
+                got, want = narrow(url, t, width), pairs_at(url, t, width)
+                assert json.dumps(got[0]) == json.dumps(want[0])
+                assert json.dumps(got[1], sort_keys=True) == json.dumps(want[1], sort_keys=True)
 
 
 def narrow(url: str, tid: int, width: int) -> tuple[object, object]:
@@ -139,3 +145,25 @@ def test_a_malformed_match_is_said_once(tmp_path: Path, capsys: pytest.CaptureFi
     assert json.dumps(summed(url, t)) == json.dumps(expected)
     assert capsys.readouterr().err == said
     assert said.count("warning: match 2 left out") == 1
+
+
+@pytest.mark.parametrize("among", [{"a", "b", "c"}, {"a", "b"}, {"c"}])
+def test_cells_by_outcome_are_the_cells_by_record(among: set[str]) -> None:
+    """``outcomes_json`` (the kept totals: counts by outcome) gives ``pairs_json``'s cells
+    (records by ranks, with where each pair first played) for the same matches."""
+    records = [
+        queries.PairRecord("a", "b", (1, 2), (1.0, 0.0), 3, 5),
+        queries.PairRecord("a", "b", (1, 1), (0.5, 0.5), 2, 1),
+        queries.PairRecord("b", "a", (2, 1), (0.0, 1.0), 4, 2),
+        queries.PairRecord("a", "c", (2, 2), (0.5, 0.5), 1, 7),
+        queries.PairRecord("c", "b", (2, 1), (0.0, 1.0), 2, 8),
+        queries.PairRecord("c", "c", (1, 2), (1.0, 0.0), 1, 9),  # two versions of c
+    ]
+    outcomes = [
+        queries.PairOutcomes("a", "b", 3, 2, 0),
+        queries.PairOutcomes("b", "a", 0, 0, 4),
+        queries.PairOutcomes("a", "c", 0, 1, 0),
+        queries.PairOutcomes("c", "b", 0, 0, 2),
+        queries.PairOutcomes("c", "c", 1, 0, 0),
+    ]
+    assert outcomes_json(outcomes, among) == pairs_json(records, among)
