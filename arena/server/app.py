@@ -58,12 +58,15 @@ def _playing(settings: ServerSettings, reads: sessionmaker[Session]) -> Lifespan
             settings.ladder_sandbox,
         )
         players.start()
+        validations = app.state.arena.validations
+        validations.start()  # before the priority is lowered: validation games keep it
         if settings.web_nice:
             lower_priority(settings.web_nice)
         try:
             yield
         finally:
             await run_in_threadpool(players.stop)
+            validations.stop()
 
     return lifespan
 

@@ -4,7 +4,6 @@ upload limiter, the live standings streams."""
 from __future__ import annotations
 
 import asyncio
-import threading
 from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -16,6 +15,7 @@ from bot_arena.arena.server.events import Feeds
 from bot_arena.arena.server.ratelimit import RateLimiter
 from bot_arena.arena.server.ready import Recent
 from bot_arena.arena.server.settings import ServerSettings
+from bot_arena.arena.server.validators import Validators
 
 #: seconds a ladder's standings are answered without reading the database (the page polls
 #: every 2 s, so no reader is shown standings older than one poll)
@@ -33,7 +33,7 @@ class ServerState:
     )
     limiter: RateLimiter = field(init=False)  # uploads, by user id
     signins: RateLimiter = field(init=False)  # sign-in attempts, by name
-    validations: threading.BoundedSemaphore = field(init=False)
+    validations: Validators = field(init=False)  # uploads' validation games (validators.py)
     feeds: Feeds = field(init=False)  # live standings streams (events.py)
     refreshes: set[asyncio.Task[None]] = field(default_factory=set)  # standings read afresh
     ladder_list: Recent = field(  # GET /api/ladders: a read a second at most
@@ -43,7 +43,7 @@ class ServerState:
     def __post_init__(self) -> None:
         self.limiter = RateLimiter("upload", self.settings.uploads_per_hour, self.writes)
         self.signins = RateLimiter("signin", self.settings.signins_per_hour, self.writes)
-        self.validations = threading.BoundedSemaphore(self.settings.concurrent_validations)
+        self.validations = Validators(self.settings.concurrent_validations)
         self.feeds = Feeds(
             max_streams=self.settings.max_streams,
             per_client=self.settings.streams_per_client,

@@ -161,13 +161,14 @@ def store(
         path = os.path.join(folder, name + upload.ending)
         with open(path, "xb") as fh:
             fh.write(upload.data)
-        with state.validations:
-            try:
-                validation = submit.validate(
+        try:
+            validation = state.validations.run(
+                lambda: submit.validate(
                     path, upload.game, upload.params, state.settings.confinement
                 )
-            except ArenaError as exc:
-                raise ApiError(400, str(exc).replace(folder + os.sep, "")) from None
+            )
+        except ArenaError as exc:
+            raise ApiError(400, str(exc).replace(folder + os.sep, "")) from None
         failed = validation.failed
         if failed is not None:
             seat, fault = failed

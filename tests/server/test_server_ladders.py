@@ -411,15 +411,23 @@ def test_serve_hands_its_sandbox_options_to_the_runners_and_yields_the_cpu_to_th
     ``arena serve --jobs 1 --sandbox off --allow-read FILE``: its runner's command line holds
     both options and every game it stores ran unconfined (level ``off``); the runner keeps the
     server's priority while the web side's (the event loop's thread) is ``--web-nice``'s
-    default lower."""
+    default lower, and so does an upload's validation game (its bot's own nice value, in the
+    400's evidence)."""
     from bot_arena.arena.api.ladders import ladder_add, ladder_create
     from bot_arena.arena.cli.serve_cmd import WEB_NICE
 
     db = tmp_path / "arena.db"
+    filled = fill(db)  # users and their tokens
     book = tmp_path / "book.txt"
     book.write_text("a file the bots may read\n")
     ladder_create("free", "tictactoe", db=str(db), seed=3)
     ladder_add("free", ["random", str(GOOD_BOT)], db=str(db))
+    # a bot whose first move fails, saying its process's nice value: the answer's evidence
+    told = tmp_path / "told.py"
+    told.write_text(
+        "import os\n\n\ndef choose_move(game, state, budget):\n"
+        "    raise RuntimeError(f'my nice is {os.getpriority(os.PRIO_PROCESS, 0)}')\n"
+    )
 
     def read(sql: str) -> list[tuple[object, ...]]:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -428,29 +436,41 @@ def test_serve_hands_its_sandbox_options_to_the_runners_and_yields_the_cpu_to_th
         finally:
             conn.close()
 
+    ((ladder,),) = read("SELECT max(id) FROM tournaments")  # made after fill's tournament
+    done = f"SELECT count(*) FROM matches WHERE status = 'done' AND tournament_id = {ladder}"
     server = start(
         tmp_path, db, "--jobs", "1", "--sandbox", "off", "--allow-read", str(book), env=SERVER_ENV
     )
     try:
-        wait_for(
-            lambda: read("SELECT count(*) FROM matches WHERE status = 'done'")[0][0] >= 4,
-            120,
-            "the server's runner to store 4 games",
-        )
-        ((settings,),) = read("SELECT settings FROM tournaments")
+        wait_for(lambda: read(done)[0][0] >= 4, 120, "the server's runner to store 4 games")
+        ((settings,),) = read(f"SELECT settings FROM tournaments WHERE id = {ladder}")
         pid = json.loads(str(settings))[RUNNER]["pid"]
         command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         niceness = nice_of(server.process.pid), nice_of(pid)
+        server.tokens = filled.tokens
+        with server.client("bob") as bob:  # an upload's validation game, from the web side
+            validated = bob.post(
+                "/api/ladders/free/bots",
+                data={"name": "bobs-told"},
+                files={"file": ("told.py", told.read_bytes(), "text/x-python")},
+            )
     finally:
         server.stop()
     ours = os.getpriority(os.PRIO_PROCESS, 0)  # the server's as started, its runner's
     assert niceness == (min(19, ours + WEB_NICE), ours), niceness
+    # ... and the validation game's bot keeps it too: a bot is not timed at the web's priority
+    assert validated.status_code == 400, validated.text
+    assert any(f"my nice is {ours}" in line for line in validated.json()["evidence"]), (
+        validated.json()["evidence"]
+    )
     assert b"run" in command and b"free" in command, command
     at = command.index(b"--sandbox")
     assert command[at + 1] == b"off", command
     at = command.index(b"--allow-read")
     assert command[at + 1] == str(book).encode(), command
-    levels = read("SELECT DISTINCT sandbox FROM matches WHERE status = 'done'")
+    levels = read(
+        f"SELECT DISTINCT sandbox FROM matches WHERE status = 'done' AND tournament_id = {ladder}"
+    )
     assert levels == [("off",)], levels
 
 
