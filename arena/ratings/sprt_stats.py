@@ -60,6 +60,7 @@ values are null, with a ``shown`` text beside them.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -411,7 +412,13 @@ def llr(counts: Sequence[int], elo0: float, elo1: float, model: str = "normalize
     Zero counts count 1e-3 (fishtest's and fastchess's regularisation), so one-sided data give a
     finite value; no data gives 0.0. Swapping elo0 and elo1 negates the value."""
     _check_model(model)
-    values = _counts(counts, (3, 5), "an LLR")
+    return _llr_of(_counts(counts, (3, 5), "an LLR"), elo0, elo1, model)
+
+
+@functools.lru_cache(maxsize=256)
+def _llr_of(values: tuple[int, ...], elo0: float, elo1: float, model: str) -> float:
+    """``llr`` of checked counts, kept for the last few: a director's state and a recount of
+    the same stored results ask for the same counts, and each is a numerical search."""
     return float(llr_batch(np.array([values], dtype=float), elo0, elo1, model)[0])
 
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import inprocess
+
 pytestmark = pytest.mark.slow
 
 ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
@@ -108,12 +110,9 @@ def test_the_limit_is_settable_and_a_bad_setting_is_one_line(tmp_path: Path) -> 
     assert "larger than its limit of 1 MiB" in refused(tmp_path, "rate", str(results), env=small)
     bad = refused(tmp_path, "rate", str(results), env={"ARENA_MAX_RESULTS_MB": "lots"})
     assert "$ARENA_MAX_RESULTS_MB: 'lots' is not a size in MiB" in bad
-    ok = subprocess.run(
-        [*ARENA, "rate", str(results), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env={**os.environ, "ARENA_MAX_RESULTS_MB": "2"},
+    # within the limit: in this process (no memory cap asked of it)
+    ok = inprocess.run(
+        "rate", str(results), "--json", cwd=tmp_path, env={"ARENA_MAX_RESULTS_MB": "2"}
     )
     assert ok.returncode == 0, ok.stderr
 
@@ -165,9 +164,8 @@ def test_a_position_beyond_the_limits_is_refused(tmp_path: Path) -> None:
 
 
 def test_arena_games_json_shows_the_limits(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [*ARENA, "games", "--json"], capture_output=True, text=True, timeout=TIMEOUT, check=True
-    )
+    done = inprocess.run("games", "--json", cwd=tmp_path)  # what it prints, not its process
+    assert done.returncode == 0, done.stderr
     listed = {row["game"]: row for row in json.loads(done.stdout)}
     assert listed["coins"]["limits"]["coins"] == {"min": 0, "max": 10_000}
     assert listed["nim"]["limits"]["piles"] == {"max_count": 100, "max_total": 10_000}

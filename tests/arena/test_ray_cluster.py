@@ -28,7 +28,7 @@ import pytest
 
 from bot_arena.arena.transport.process import descendants
 from bot_arena.db.tournaments import RUNNER
-from tests import needs
+from tests import inprocess, needs
 from tests.arena.test_tournament_crash import Db, Gate, started, wait_until
 from tests.db.dbtest import database
 
@@ -247,6 +247,13 @@ def arena(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
     )
 
 
+def local(*args: str) -> subprocess.CompletedProcess[str]:
+    """``arena ARGS`` in this process (``tests/inprocess.py``): for the commands that do not
+    reach the cluster (creating, adding, showing, a local run), whose process is not the
+    subject. Those that reach it stay real processes: the cluster's driver never runs here."""
+    return inprocess.run(*args, cwd=Path.cwd())
+
+
 def run_args(db: Db, games: int, *extra: str) -> list[str]:
     bots = [a for spec in BOTS for a in ("--bot", spec)]
     return [
@@ -301,18 +308,18 @@ def tournament_id(output: str) -> int:
 def test_a_round_robin_over_two_nodes_matches_the_local_executor(
     two_nodes: Cluster, db: Db
 ) -> None:
-    local = arena(*run_args(db, 4), "--jobs", "2", "--json")
-    assert local.returncode == 0, local.stderr
+    by_jobs = local(*run_args(db, 4), "--jobs", "2", "--json")
+    assert by_jobs.returncode == 0, by_jobs.stderr
     on_ray = arena(
         *run_args(db, 4), "--executor", "ray", "--ray-address", two_nodes.address, "--json"
     )
     assert on_ray.returncode == 0, on_ray.stderr
     assert "ray: 2 nodes, 2 actors" in on_ray.stderr
-    first, second = (json.loads(r.stdout.strip().splitlines()[-1]) for r in (local, on_ray))
+    first, second = (json.loads(r.stdout.strip().splitlines()[-1]) for r in (by_jobs, on_ray))
     stored_once(db, second["id"], 12)
     assert results(db, first["id"]) == results(db, second["id"])
     boards = [
-        arena("leaderboard", "--tournament", str(t["id"]), "--db", db.url, "--json")
+        local("leaderboard", "--tournament", str(t["id"]), "--db", db.url, "--json")
         for t in (first, second)
     ]
     rows = [
@@ -558,13 +565,13 @@ def test_a_ladder_on_the_cluster_plays_and_stores_each_game_once(
 ) -> None:
     """``ladder run --executor ray``: the ladder's games are played by the cluster's actors
     (both nodes'), each stored once with its two seats, and its standings count them."""
-    created = arena(
+    created = local(
         "ladder", "create", "club", "--game", "connect4", "--seed", "5", "--move-time", "5",
         "--db", db.url,
     )  # fmt: skip
     assert created.returncode == 0, created.stderr
     field = ["alphabeta:depth=2", "random:seed=1", "random:seed=2"]  # quick games
-    added = arena("ladder", "add", "club", *field, "--db", db.url)
+    added = local("ladder", "add", "club", *field, "--db", db.url)
     assert added.returncode == 0, added.stderr
     run = arena(
         "ladder", "run", "club", "--executor", "ray", "--ray-address", two_nodes.address,
@@ -572,7 +579,7 @@ def test_a_ladder_on_the_cluster_plays_and_stores_each_game_once(
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert "ray: 2 nodes, 2 actors" in run.stderr
-    shown = json.loads(arena("ladder", "show", "club", "--json", "--db", db.url).stdout)
+    shown = json.loads(local("ladder", "show", "club", "--json", "--db", db.url).stdout)
     total = shown["games"]
     assert total >= 8 and shown["in_play"] == 0
     stored_once(db, shown["id"], total)
@@ -583,7 +590,7 @@ def test_a_ladder_on_the_cluster_plays_and_stores_each_game_once(
         "--until-games", str(total + 4), "--db", db.url,
     )  # fmt: skip
     assert again.returncode == 0, again.stderr
-    more = json.loads(arena("ladder", "show", "club", "--json", "--db", db.url).stdout)
+    more = json.loads(local("ladder", "show", "club", "--json", "--db", db.url).stdout)
     assert more["games"] >= total + 4
     stored_once(db, shown["id"], more["games"])
 
@@ -609,12 +616,12 @@ def test_serve_plays_its_ladder_on_the_cluster_and_stops_its_runner(
     its run and clears its entry) and the server then ends by itself."""
     from tests.server.conftest import start
 
-    created = arena(
+    created = local(
         "ladder", "create", "club", "--game", "connect4", "--seed", "5", "--move-time", "5",
         "--db", db.url,
     )  # fmt: skip
     assert created.returncode == 0, created.stderr
-    added = arena("ladder", "add", "club", "alphabeta:depth=2", "random:seed=1", "random:seed=2",
+    added = local("ladder", "add", "club", "alphabeta:depth=2", "random:seed=1", "random:seed=2",
                   "--db", db.url)  # fmt: skip
     assert added.returncode == 0, added.stderr
     server = start(tmp_path, db.url, "--executor", "ray", "--ray-address", two_nodes.address)
@@ -661,7 +668,7 @@ def test_serve_plays_its_ladder_on_the_cluster_and_stops_its_runner(
         "SELECT mv.match_id, mv.ply FROM moves mv GROUP BY mv.match_id, mv.ply HAVING COUNT(*) > 1"
     )
     assert seats == [] and doubled == []  # each game stored once, whole
-    shown = json.loads(arena("ladder", "show", "club", "--json", "--db", db.url).stdout)
+    shown = json.loads(local("ladder", "show", "club", "--json", "--db", db.url).stdout)
     assert shown["games"] == done and sum(r["games"] for r in shown["standings"]) == 2 * done
 
 
@@ -701,7 +708,7 @@ def test_when_the_cluster_goes_away_the_run_stops_in_one_line_and_resumes_later(
     done = dict(db.query(f"SELECT id, final_position FROM matches WHERE tournament_id = {tid}"
                          " AND status = 'done'"))  # fmt: skip
     assert 5 <= len(done) < 60
-    resumed = arena("tournament", "resume", str(tid), "--jobs", "2", "--db", db.url, "--force")
+    resumed = local("tournament", "resume", str(tid), "--jobs", "2", "--db", db.url, "--force")
     assert resumed.returncode == 0, resumed.stderr
     stored_once(db, tid, 60)
     after = dict(db.query(f"SELECT id, final_position FROM matches WHERE tournament_id = {tid}"))
