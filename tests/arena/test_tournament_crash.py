@@ -363,8 +363,13 @@ def test_the_database_shows_as_running_the_match_in_play(tmp_path: Path) -> None
         while (thinking := named_process(run.pid, name)) is None:
             assert run.poll() is None and time.monotonic() < end, "the bot never got stuck"
             time.sleep(0.01)
-        statuses = Db(url).query("SELECT status FROM matches ORDER BY id")
-        assert [s for (s,) in statuses] == ["done", "running", "pending"]
+        # the first match's result is stored by the writer thread while the second plays:
+        # waited for (the bot thinks until killed), then the second is running, the third not
+        listed = "SELECT status FROM matches ORDER BY id"
+        while (statuses := [s for (s,) in Db(url).query(listed)])[:1] != ["done"]:
+            assert time.monotonic() < end, f"the first match never stored: {statuses}"
+            time.sleep(0.01)
+        assert statuses == ["done", "running", "pending"]
         os.kill(thinking, signal.SIGKILL)  # the bot goes on
         assert run.wait(POLL_LIMIT_S) == 0
         statuses = Db(url).query("SELECT status FROM matches ORDER BY id")
