@@ -14,7 +14,6 @@ import json
 import math
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ import pytest
 from bot_arena.arena.transport import protocol, strict_json
 from bot_arena.arena.transport.strict_json import NonFinite
 from tests import inprocess
+from tests.arena.test_ray_missing import arena_without_ray
 
 NAN_INFO = '{"values":[NaN,Infinity],"depth":-Infinity}'
 TOKENS = ("NaN", "Infinity")
@@ -165,12 +165,8 @@ def test_exports_are_strict_json_even_of_an_older_database(played: Path) -> None
 
 # --- Ray and bots that are not confined --------------------------------------------------------
 
-# the CLI with ``import ray`` failing, as on a machine without the extra: a run that gets past
-# the check says Ray is missing, one that does not never reached Ray
-WITHOUT_RAY = (
-    "import sys; sys.modules['ray'] = None; from bot_arena.arena.cli.app import main; "
-    "sys.argv = ['arena', *sys.argv[1:]]; main()"
-)
+# the CLI with ``import ray`` failing, as on a machine without the extra (arena_without_ray): a
+# run that gets past the check says Ray is missing, one that does not never reached Ray
 NEEDS_RAY = "error: --executor ray needs Ray: pip install 'bot-arena[ray]'"
 UNCONFINED = (
     "error: --executor ray with bots not fully confined (sandbox off): they could join the "
@@ -190,9 +186,8 @@ def test_ray_refuses_unconfined_bots_unless_told(command: list[str], tmp_path: P
     db = tmp_path / "arena.db"
 
     def run(*extra: str) -> subprocess.CompletedProcess[str]:
-        argv = [*command, "--executor", "ray", "--db", str(db), *extra]
-        return subprocess.run(
-            [sys.executable, "-c", WITHOUT_RAY, *argv], capture_output=True, text=True, timeout=120
+        return arena_without_ray(
+            *command, "--executor", "ray", "--db", str(db), *extra, cwd=tmp_path
         )
 
     refused = run("--sandbox", "off")
@@ -207,10 +202,9 @@ def test_ray_refuses_unconfined_bots_unless_told(command: list[str], tmp_path: P
 
 def test_resume_on_ray_refuses_unconfined_bots_too(tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
-    done = subprocess.run(
-        [sys.executable, "-c", WITHOUT_RAY, "tournament", "resume", "1", "--executor", "ray",
-         "--sandbox", "off", "--db", str(db)],
-        capture_output=True, text=True, timeout=120,
+    done = arena_without_ray(
+        "tournament", "resume", "1", "--executor", "ray", "--sandbox", "off", "--db", str(db),
+        cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [UNCONFINED]
