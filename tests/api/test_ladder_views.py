@@ -5,7 +5,9 @@ once fit once."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
@@ -19,14 +21,27 @@ from bot_arena.arena.api.ladders import ladder_add, ladder_create, ladder_retire
 FIRST_LEGAL = Path(__file__).resolve().parents[1] / "arena" / "fixtures" / "first_legal.py"
 
 
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Ladder ``club`` (tictactoe: random and first_legal) with 2 games played, made once a
+    module: each test changes a copy of its own."""
+    db = tmp_path_factory.mktemp("ladder-views") / "arena.db"
+    ladder_create("club", "tictactoe", db=str(db), seed=5)
+    ladder_add("club", ["random", str(FIRST_LEGAL)], db=str(db))
+    ladder_run("club", jobs=1, until_games=2, db=str(db))
+    return db
+
+
 @pytest.fixture
-def factory(tmp_path: Path) -> Any:
+def factory(played: Path, tmp_path: Path) -> Any:
     from bot_arena.db.session import make_engine, session_factory
 
     db = str(tmp_path / "arena.db")
-    ladder_create("club", "tictactoe", db=db, seed=5)
-    ladder_add("club", ["random", str(FIRST_LEGAL)], db=db)
-    ladder_run("club", jobs=1, until_games=2, db=db)
+    with (
+        contextlib.closing(sqlite3.connect(played)) as made,
+        contextlib.closing(sqlite3.connect(db)) as copy,
+    ):
+        made.backup(copy)  # every page, those in the write-ahead log too
     engine = make_engine(db, read_only=True)
     try:
         yield db, session_factory(engine)

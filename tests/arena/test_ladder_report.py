@@ -5,8 +5,6 @@ last point the ladder's own standings (the same fit over every game)."""
 from __future__ import annotations
 
 import itertools
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ import pytest
 from bot_arena.arena.api.ladders import ladder_add, ladder_create, ladder_run, ladder_show
 from bot_arena.arena.report.data import collect
 from bot_arena.db.session import make_engine, session_factory
+from tests import inprocess
 
 pytestmark = pytest.mark.slow  # two runs of a small ladder
 
@@ -59,11 +58,8 @@ def test_a_ladders_report_shows_its_standings_over_time(tmp_path: Path) -> None:
             assert final[a] - final[b] == pytest.approx(shown[a] - shown[b], abs=1.0)
 
     page = tmp_path / "club.html"
-    done = subprocess.run(
-        [sys.executable, "-m", "bot_arena.arena.cli.app", "report", "--tournament",
-         str(view.id), "-o", str(page), "--db", url],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = inprocess.run("report", "--tournament", str(view.id), "-o", str(page), "--db", url,
+                         cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     html = page.read_text()
     plot = html[

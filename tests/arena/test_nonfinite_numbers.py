@@ -10,11 +10,11 @@ did). ``--executor ray`` refuses bots that are not fully confined unless the ope
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ import pytest
 from bot_arena.arena.transport import protocol, strict_json
 from bot_arena.arena.transport.strict_json import NonFinite
 from tests import inprocess
+from tests.arena.test_ray_missing import arena_without_ray
 
 NAN_INFO = '{"values":[NaN,Infinity],"depth":-Infinity}'
 TOKENS = ("NaN", "Infinity")
@@ -116,15 +117,30 @@ def test_the_helpers_refuse_and_map_nonfinite_numbers() -> None:
 # --- through the command line ------------------------------------------------------------------
 
 
-@pytest.fixture
-def played(tmp_path: Path) -> Path:
-    """A database with one tic-tac-toe match of the NaN bot (seat 0) against random."""
-    bot = tmp_path / "nanbot.py"
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database with one tic-tac-toe match of the NaN bot (seat 0) against random, made once
+    a module and left as ``arena play`` wrote it (its write-ahead log too): a test that
+    changes it takes :func:`played_copy`."""
+    folder = tmp_path_factory.mktemp("nan-played")
+    bot = folder / "nanbot.py"
     bot.write_text(NAN_BOT)
-    db = tmp_path / "arena.db"
+    db = folder / "arena.db"
     done = arena("play", "tictactoe", "--bot", str(bot), "--bot", "random", "--seed", "3",
-                 "--no-show", "--db", str(db), cwd=tmp_path)  # fmt: skip
+                 "--no-show", "--db", str(db), cwd=folder)  # fmt: skip
     assert done.returncode == 0, done.stderr
+    return db
+
+
+@pytest.fixture
+def played_copy(played: Path, tmp_path: Path) -> Path:
+    """A copy of :func:`played`'s database of the test's own."""
+    db = tmp_path / "arena.db"
+    with (
+        contextlib.closing(sqlite3.connect(played)) as made,
+        contextlib.closing(sqlite3.connect(db)) as copy,
+    ):
+        made.backup(copy)  # every page, those in the write-ahead log too
     return db
 
 
@@ -146,18 +162,18 @@ def test_play_stores_strict_json_and_the_bots_moves_count(played: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_exports_are_strict_json_even_of_an_older_database(played: Path) -> None:
+def test_exports_are_strict_json_even_of_an_older_database(played_copy: Path) -> None:
     """The tokens written into moves.info by hand (an older Bot Arena stored them) come out
     of ``export -f json`` and ``replay --json`` as null."""
-    with sqlite3.connect(played) as conn:
+    with sqlite3.connect(played_copy) as conn:
         conn.execute("UPDATE moves SET info = ?", (NAN_INFO,))
-    assert b"Infinity" in b"".join(p.read_bytes() for p in played.parent.glob("arena.db*"))
-    done = arena("export", "-f", "json", "--db", str(played))
+    assert b"Infinity" in b"".join(p.read_bytes() for p in played_copy.parent.glob("arena.db*"))
+    done = arena("export", "-f", "json", "--db", str(played_copy))
     assert done.returncode == 0, done.stderr
     exported = strict_loads(done.stdout)
     moves = exported[0]["moves"]
     assert moves and all(m["info"] == {"values": [None, None], "depth": None} for m in moves)
-    replayed = arena("replay", str(exported[0]["match"]), "--json", "--db", str(played))
+    replayed = arena("replay", str(exported[0]["match"]), "--json", "--db", str(played_copy))
     assert replayed.returncode == 0, replayed.stderr
     record = strict_loads(replayed.stdout)
     assert record["moves"][0]["info"] == {"values": [None, None], "depth": None}
@@ -165,12 +181,8 @@ def test_exports_are_strict_json_even_of_an_older_database(played: Path) -> None
 
 # --- Ray and bots that are not confined --------------------------------------------------------
 
-# the CLI with ``import ray`` failing, as on a machine without the extra: a run that gets past
-# the check says Ray is missing, one that does not never reached Ray
-WITHOUT_RAY = (
-    "import sys; sys.modules['ray'] = None; from bot_arena.arena.cli.app import main; "
-    "sys.argv = ['arena', *sys.argv[1:]]; main()"
-)
+# the CLI with ``import ray`` failing, as on a machine without the extra (arena_without_ray): a
+# run that gets past the check says Ray is missing, one that does not never reached Ray
 NEEDS_RAY = "error: --executor ray needs Ray: pip install 'bot-arena[ray]'"
 UNCONFINED = (
     "error: --executor ray with bots not fully confined (sandbox off): they could join the "
@@ -190,9 +202,8 @@ def test_ray_refuses_unconfined_bots_unless_told(command: list[str], tmp_path: P
     db = tmp_path / "arena.db"
 
     def run(*extra: str) -> subprocess.CompletedProcess[str]:
-        argv = [*command, "--executor", "ray", "--db", str(db), *extra]
-        return subprocess.run(
-            [sys.executable, "-c", WITHOUT_RAY, *argv], capture_output=True, text=True, timeout=120
+        return arena_without_ray(
+            *command, "--executor", "ray", "--db", str(db), *extra, cwd=tmp_path
         )
 
     refused = run("--sandbox", "off")
@@ -207,10 +218,9 @@ def test_ray_refuses_unconfined_bots_unless_told(command: list[str], tmp_path: P
 
 def test_resume_on_ray_refuses_unconfined_bots_too(tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
-    done = subprocess.run(
-        [sys.executable, "-c", WITHOUT_RAY, "tournament", "resume", "1", "--executor", "ray",
-         "--sandbox", "off", "--db", str(db)],
-        capture_output=True, text=True, timeout=120,
+    done = arena_without_ray(
+        "tournament", "resume", "1", "--executor", "ray", "--sandbox", "off", "--db", str(db),
+        cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [UNCONFINED]

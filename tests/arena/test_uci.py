@@ -172,7 +172,8 @@ def test_an_answer_after_the_limit_and_margin_loses_on_time_within_it_does_not()
 
 def test_noise_and_an_info_flood_are_read_past() -> None:
     for engine in (fake("silent_lines"), fake("flood", "20000")):
-        record = play(engine, "random", tc=TimeControl(move_time=5.0))
+        # against first_legal (18 plies; random's games ran to 673): the noise is the subject
+        record = play(engine, tc=TimeControl(move_time=5.0))
         assert record.termination is Termination.NORMAL, record.seats
         assert record.moves[0].info is not None and record.moves[0].info["nodes"] == 4242
 

@@ -17,7 +17,7 @@ from bot_arena.arena.match.record import Fault, MatchRecord, SeatResult, Termina
 from bot_arena.arena.ratings.query import rated_table
 from bot_arena.arena.report.data import _crosstable, _history, collect
 from bot_arena.db.session import make_engine, session_factory
-from bot_arena.db.store import save_match
+from bot_arena.db.store import save_match, versions_for
 
 BOTS = ("alpha", "beta", "gamma", "delta", "eps")
 
@@ -30,6 +30,9 @@ def build(
     refs = {b: BotRef(b, "builtin", b, None, sha256_text(b)) for b in bots}
     engine = make_engine(url)
     with session_factory(engine).begin() as session:
+        # the versions stored once (the writer's API), not looked up again for every match
+        stored = versions_for(session, list(refs.values()))
+        ids = {b: v.id for b, v in zip(refs, stored, strict=True)}
         for number in range(matches):
             n = rng.choice(seats)
             names = rng.sample(bots, n)
@@ -53,7 +56,9 @@ def build(
                 0.0,
             )
             record.finished = record.started + 1.0
-            save_match(session, record, [refs[b] for b in names])
+            save_match(
+                session, record, [refs[b] for b in names], version_ids=[ids[b] for b in names]
+            )
     engine.dispose()
     return url
 

@@ -9,13 +9,13 @@ import select
 import socket
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests import inprocess
 from tests.server.conftest import FLAKY_BOT, GOOD_BOT, UPLOADS_PER_HOUR, Served
 
 # a real server process, uploads validated by games: about a second a test
@@ -49,6 +49,18 @@ def registered(served: Served) -> list[str]:
         return [n for (n,) in conn.execute("SELECT name FROM bots WHERE registered ORDER BY name")]
     finally:
         conn.close()
+
+
+def arena(*args: str) -> subprocess.CompletedProcess[str]:
+    """``arena ARGS`` run in this process (tests/inprocess.py): what the command does and
+    prints is the subject here, not its process."""
+    return inprocess.run(*args, cwd=Path.cwd())
+
+
+def ok(done: subprocess.CompletedProcess[str]) -> str:
+    """The output of a command that succeeded."""
+    assert done.returncode == 0, done.stderr
+    return str(done.stdout)
 
 
 def error_of(answer: httpx.Response, status: int) -> str:
@@ -112,8 +124,8 @@ def test_no_token_or_a_bad_one_is_401(served: Served) -> None:
 def test_a_suspended_users_token_is_401(served: Served) -> None:
     with served.client("dave") as dave:
         assert dave.get("/api/me").status_code == 200
-    command = [sys.executable, "-m", "bot_arena.arena.cli.app", "users", "suspend", "dave"]
-    subprocess.run([*command, "--db", str(served.db)], check=True, capture_output=True)
+    suspended = arena("users", "suspend", "dave", "--db", str(served.db))
+    assert suspended.returncode == 0, suspended.stderr
     with served.client("dave") as dave:
         error_of(dave.get("/api/me"), 401)
     error_of(upload(served, "dave", "daves-bot"), 401)
@@ -292,15 +304,8 @@ def test_a_busy_database_is_503_and_nothing_is_stored(served: Served) -> None:
 
 def test_reads_answer_as_the_cli_does(served: Served) -> None:
     db = ["--db", str(served.db)]
-    cli = [sys.executable, "-m", "bot_arena.arena.cli.app"]
-    board = subprocess.run(
-        [*cli, "leaderboard", "--tournament", str(served.tournament), "--json", *db],
-        check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
-    exported = subprocess.run(
-        [*cli, "export", "--format", "json", "--tournament", str(served.tournament), *db],
-        check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
+    board = ok(arena("leaderboard", "--tournament", str(served.tournament), "--json", *db))
+    exported = ok(arena("export", "--format", "json", "--tournament", str(served.tournament), *db))
     with served.client() as client:
         standings = client.get(f"/api/tournaments/{served.tournament}/standings")
         assert standings.status_code == 200

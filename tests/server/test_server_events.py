@@ -48,48 +48,59 @@ def client_from(served: Served, address: str = "127.0.0.1") -> httpx.Client:
     return httpx.Client(base_url=served.url, transport=transport, timeout=READ_S)
 
 
-@pytest.fixture
-def ladder_db(tmp_path: Path) -> Path:
+def make_ladder(folder: Path) -> Path:
+    """Ladder ``live`` (tictactoe: random and first_legal, no game played) in a new database in
+    ``folder``."""
     from bot_arena.arena.api.ladders import ladder_add, ladder_create
 
-    db = tmp_path / "arena.db"
+    db = folder / "arena.db"
     ladder_create("live", "tictactoe", db=str(db), seed=5)
     ladder_add("live", ["random", str(GOOD_BOT)], db=str(db))
     return db
 
 
-def test_a_stream_gets_an_event_after_a_game_is_stored(tmp_path: Path, ladder_db: Path) -> None:
+@pytest.fixture
+def ladder_db(tmp_path: Path) -> Path:
+    return make_ladder(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One server over ladder ``live`` for the tests that neither change its options nor
+    count its streams: the first test sees the ladder with no game, the last stops it."""
+    folder = tmp_path_factory.mktemp("serve-events")
+    served = start(folder, make_ladder(folder))
+    try:
+        yield served
+    finally:
+        served.stop()
+
+
+def test_a_stream_gets_an_event_after_a_game_is_stored(server: Served) -> None:
     from bot_arena.arena.api.ladders import ladder_run
 
-    server = start(tmp_path, ladder_db)
-    try:
-        with server.client() as client, client.stream("GET", "/api/ladders/live/events") as answer:
-            assert answer.status_code == 200
-            assert answer.headers["content-type"].startswith("text/event-stream")
-            assert "script-src 'self'" in answer.headers["content-security-policy"]
-            stream = events(answer)
-            first = next(stream)
-            assert first["name"] == "live" and first["games"] == 0
-            assert first == client.get("/api/ladders/live/standings").json()
-            ended = ladder_run("live", jobs=1, until_games=1, db=str(ladder_db))
-            assert ended.games >= 1  # stored, the runner gone
-            for view in stream:  # a game in play may come first; the stored ones come
-                if view["games"] == ended.games and view["in_play"] == 0:
-                    break
-            assert sum(s["games"] for s in view["standings"]) == 2 * ended.games
-    finally:
-        server.stop()
+    ladder_db = server.db
+    with server.client() as client, client.stream("GET", "/api/ladders/live/events") as answer:
+        assert answer.status_code == 200
+        assert answer.headers["content-type"].startswith("text/event-stream")
+        assert "script-src 'self'" in answer.headers["content-security-policy"]
+        stream = events(answer)
+        first = next(stream)
+        assert first["name"] == "live" and first["games"] == 0
+        assert first == client.get("/api/ladders/live/standings").json()
+        ended = ladder_run("live", jobs=1, until_games=1, db=str(ladder_db))
+        assert ended.games >= 1  # stored, the runner gone
+        for view in stream:  # a game in play may come first; the stored ones come
+            if view["games"] == ended.games and view["in_play"] == 0:
+                break
+        assert sum(s["games"] for s in view["standings"]) == 2 * ended.games
 
 
-def test_a_stream_of_no_ladder_is_404(tmp_path: Path, ladder_db: Path) -> None:
-    server = start(tmp_path, ladder_db)
-    try:
-        with server.client() as client:
-            answer = client.get("/api/ladders/nope/events")
-            assert answer.status_code == 404 and "error" in answer.json()
-            assert client.get("/api/ladders/%3Cb%3E/events").status_code == 404
-    finally:
-        server.stop()
+def test_a_stream_of_no_ladder_is_404(server: Served) -> None:
+    with server.client() as client:
+        answer = client.get("/api/ladders/nope/events")
+        assert answer.status_code == 404 and "error" in answer.json()
+        assert client.get("/api/ladders/%3Cb%3E/events").status_code == 404
 
 
 @dataclass
@@ -141,8 +152,8 @@ def test_the_caps_answer_429_and_503_and_a_closed_client_frees_its_slot(
         server.stop()
 
 
-def test_a_stopping_server_ends_its_streams(tmp_path: Path, ladder_db: Path) -> None:
-    server = start(tmp_path, ladder_db)
+def test_a_stopping_server_ends_its_streams(server: Served) -> None:
+    """The module's server, stopped here: the module's last test."""
     try:
         with server.client() as client, client.stream("GET", "/api/ladders/live/events") as answer:
             stream = events(answer)

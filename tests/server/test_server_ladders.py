@@ -11,7 +11,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ import httpx
 import pytest
 
 from bot_arena.db.tournaments import RUNNER
+from tests import inprocess
 from tests.server.conftest import (
     FLAKY_BOT,
     GOOD_BOT,
@@ -107,13 +107,10 @@ def error_of(answer: httpx.Response, status: int) -> str:
     return str(answer.json()["error"])
 
 
-def arena(db: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot_arena.arena.cli.app", *args, "--db", str(db)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def arena(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``arena ARGS --db DB`` run in this process (tests/inprocess.py): what the command
+    prints and its exit code are the subject here, not its process."""
+    return inprocess.run(*args, "--db", str(db), cwd=Path.cwd())
 
 
 def test_the_ladders_are_listed(served: Served) -> None:
@@ -490,6 +487,6 @@ def test_serve_hands_its_sandbox_options_to_the_runners_and_yields_the_cpu_to_th
     ],
 )
 def test_bad_serve_options_are_one_line(tmp_path: Path, args: list[str], line: str) -> None:
-    found = arena(tmp_path / "arena.db", "serve", *args, timeout=60)
+    found = arena(tmp_path / "arena.db", "serve", *args)
     assert found.returncode == 2 and found.stderr.strip() == line, found.stderr
     assert not (tmp_path / "arena.db").exists()

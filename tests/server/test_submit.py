@@ -231,15 +231,12 @@ def test_the_command_says_each_fault_in_one_line(served: Served, tmp_path: Path)
 
 
 def test_without_httpx_one_line_names_the_pip_command(tmp_path: Path) -> None:
-    code = (
-        "import sys; sys.modules['httpx'] = None\n"
-        "from bot_arena.arena.cli.app import main; sys.argv[0] = 'arena'; main()"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code, "submit", str(GOOD_BOT), "--server", "http://127.0.0.1:9",
-         "--ladder", "l"],
-        capture_output=True, text=True, env=os.environ | {remote.TOKEN_ENV: "tok"}, timeout=120,
-    )  # fmt: skip
+    with pytest.MonkeyPatch.context() as patch:  # ``import httpx`` fails, in this process
+        patch.setitem(sys.modules, "httpx", None)
+        done = inprocess.run(
+            "submit", str(GOOD_BOT), "--server", "http://127.0.0.1:9", "--ladder", "l",
+            cwd=tmp_path, env={remote.TOKEN_ENV: "tok"},
+        )  # fmt: skip
     line = one_error(done)
     assert "pip install 'bot-arena[server]'" in line
 
