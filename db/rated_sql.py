@@ -21,9 +21,10 @@ from bot_arena.db.decode import Malformed, StoredDataError, decode, malformed_ma
 from bot_arena.db.pair_totals import (
     BULK_ROWS,
     EVERY_DONE_PAIRED,
+    FIRST_SCOPE,
     ONE_SCOPE_ROWS,
     ROWS,
-    SCOPES,
+    SCOPE_SPAN,
     STRING_AGG,
     level_code,
     scoped,
@@ -64,7 +65,7 @@ class PairTotalRow:
 #: Pair-total rows taken from the cursor at a time: only this many are ever held as
 #: Python tuples (issue 29: the 632k rows of 1M matches held as a list reached 300 MB).
 CHUNK_ROWS = 4096
-#: From this many pair-total rows (``SCOPES`` counts them) a selection is read in bulk
+#: From this many pair-total rows (``SCOPE_SPAN`` counts them) a selection is read in bulk
 #: (``BULK_ROWS``: each column one text, parsed by numpy) instead of a tuple a row; below
 #: it, a small field's leaderboard loads no numpy.
 BULK_FROM = 20_000
@@ -298,9 +299,11 @@ class RatedReads:
         totals taken away (a few rows: malformed matches are rare); filled from the rows in
         chunks as they come."""
         where, params = selection(tournament_id, game)
-        scopes = list(self._rows(SCOPES.format(where=where), params))
-        low_t, high_t, low_g, high_g, stored = scopes[0] if scopes else (None,) * 4 + (0,)
-        one_scope = low_t == high_t and low_g == high_g
+        one_scope, stored = True, 0
+        for (low_t,) in list(self._rows(FIRST_SCOPE.format(where=where), params)):
+            span = list(self._rows(SCOPE_SPAN.format(where=where), {**params, "most": BULK_FROM}))
+            low_g, high_t, high_g, stored = span[0]
+            one_scope = low_t == high_t and low_g == high_g
         query = (ONE_SCOPE_ROWS if one_scope else ROWS).format(where=where)
         if not leave_out and int(stored or 0) >= BULK_FROM:
             found = self._bulk(query, params)
