@@ -17,7 +17,7 @@ from bot_arena.arena.match import faults as fault
 from bot_arena.arena.match.adjudication import Adjudication, Adjudicator
 from bot_arena.arena.match.botref import BotRef
 from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
-from bot_arena.arena.match.seat import Reply, Seat
+from bot_arena.arena.match.seat import ProcessSeat, Reply, Seat
 from bot_arena.arena.match.states import table_for
 from bot_arena.arena.match.timecontrol import Clock, TimeControl, seats_dict
 from bot_arena.arena.transport import protocol
@@ -119,10 +119,10 @@ def play_game(
     judge = Adjudicator(adjudication) if adjudication and adjudication.active and n == 2 else None
     verdict: dict[str, Any] | None = None
     while not decided and not game.is_terminal(state):
-        facts = table.facts(game, state)
-        seat = facts.seat
+        seat = game.current_player(state)
         player = seats[seat]
         if faults[seat] is not None or player is None:
+            facts = table.facts(game, state)
             if standin is None:
                 standin = random.Random(seed ^ 0x5F3759DF)
             move = standin.choice(list(facts.moves))
@@ -132,11 +132,21 @@ def play_game(
             clock = clocks[seat]
             limit = clock.limit()
             hard_limit = clock.hard_limit()  # limit + margin: later is a loss on time
-            line = writer.line(
-                request_id, facts.position_json, facts.legal_json, clock.request_json()
-            )
-            request = protocol.MoveRequest(request_id, line, facts.legal, limit, clocks, moves)
-            reply = player.ask(game, state, request, hard_limit)
+            if isinstance(player, ProcessSeat) and player.request_without_facts:
+                # sent first: the position's facts (legal moves, text) are worked out while
+                # the bot thinks, off the path from one answer to the next request
+                request = protocol.MoveRequest(request_id, b"", {}, limit, clocks, moves)
+                posted = player.post(request, hard_limit)
+                facts = table.facts(game, state)
+                request.legal = facts.legal
+                reply = posted if isinstance(posted, Reply) else player.collect(posted, request)
+            else:
+                facts = table.facts(game, state)
+                line = writer.line(
+                    request_id, facts.position_json, facts.legal_json, clock.request_json()
+                )
+                request = protocol.MoveRequest(request_id, line, facts.legal, limit, clocks, moves)
+                reply = player.ask(game, state, request, hard_limit)
             outcome: tuple[Any, str] | Fault | None = reply.fault
             if outcome is None:
                 if clock.overrun(reply.elapsed) is not None:  # answered, but too late

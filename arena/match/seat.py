@@ -110,6 +110,10 @@ class MoveWait:
 class ProcessSeat:
     """Talks to one BotProcess; any fault leaves the process killed."""
 
+    # whether a move request is made without the position's facts (its legal moves, its text):
+    # the referee then sends it first and works those out while the bot thinks (``referee``)
+    request_without_facts = False
+
     def __init__(self, ref: BotRef, process: BotProcess) -> None:
         self.ref = ref
         self.process = process
@@ -206,9 +210,16 @@ class ProcessSeat:
         request: protocol.MoveRequest,
         hard_limit: float | None,
     ) -> Reply:
-        """One move, for every seat kind: what came since the last answer is dealt with
-        (``_before_request``), then the request (``_request_bytes``) is sent and its answer
-        read (``_answer``) under one MoveWait."""
+        """One move, for every seat kind: ``post`` then ``collect``."""
+        posted = self.post(request, hard_limit)
+        if isinstance(posted, Reply):
+            return posted
+        return self.collect(posted, request)
+
+    def post(self, request: protocol.MoveRequest, hard_limit: float | None) -> MoveWait | Reply:
+        """The first half of ``ask``: what came since the last answer is dealt with
+        (``_before_request``), then the request (``_request_bytes``) is sent. The MoveWait its
+        answer is to be read under (``collect``), or the Reply of a fault found on the way."""
         refused = self._before_request()
         if refused is not None:
             return refused
@@ -217,6 +228,11 @@ class ProcessSeat:
         unsent = self._send(data, wait, request)
         if unsent is not None:
             return unsent
+        return wait
+
+    def collect(self, wait: MoveWait, request: protocol.MoveRequest) -> Reply:
+        """The second half of ``ask``: the answer to the request ``post`` sent, read (and its
+        time measured) under ``wait``."""
         return self._answer(wait, request)
 
     def _before_request(self) -> Reply | None:
