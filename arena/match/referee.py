@@ -82,6 +82,13 @@ def adjudicated_ranks(game: Game[Any, Any], winner: int | None) -> tuple[Utility
     return utility, ranks_from_utilities(utility)
 
 
+def _settle(unread: tuple[MoveRecord, Reply] | None) -> None:
+    """The search info of a move left unread (``Reply.unread``) read into its record."""
+    if unread is not None:
+        record, reply = unread
+        record.info = reply.settle()
+
+
 def play_game(
     game: Game[Any, Any],
     refs: Sequence[BotRef],
@@ -118,6 +125,10 @@ def play_game(
     decided = n == 2 and first is not None
     judge = Adjudicator(adjudication) if adjudication and adjudication.active and n == 2 else None
     verdict: dict[str, Any] | None = None
+    # a move's search info that needs no reading before the next request (no one watches the
+    # moves, no rule reads scores) is read once that request is on its way
+    info_now = on_move is not None or (judge is not None and judge.rules.reads_scores)
+    unread: tuple[MoveRecord, Reply] | None = None  # the last move's record, info unread
     while not decided and not game.is_terminal(state):
         seat = game.current_player(state)
         player = seats[seat]
@@ -137,6 +148,8 @@ def play_game(
                 # the bot thinks, off the path from one answer to the next request
                 request = protocol.MoveRequest(request_id, b"", {}, limit, clocks, moves)
                 posted = player.post(request, hard_limit)
+                _settle(unread)
+                unread = None
                 facts = table.facts(game, state)
                 request.legal = facts.legal
                 reply = posted if isinstance(posted, Reply) else player.collect(posted, request)
@@ -146,6 +159,8 @@ def play_game(
                     request_id, facts.position_json, facts.legal_json, clock.request_json()
                 )
                 request = protocol.MoveRequest(request_id, line, facts.legal, limit, clocks, moves)
+                _settle(unread)
+                unread = None
                 reply = player.ask(game, state, request, hard_limit)
             outcome: tuple[Any, str] | Fault | None = reply.fault
             if outcome is None:
@@ -163,7 +178,10 @@ def play_game(
                 continue  # the stand-in plays this move
             clock.spend(reply.elapsed)
             move, text = outcome
-            record = MoveRecord(seat, text, round(reply.elapsed * 1000, 3), reply.info)
+            info = reply.settle() if info_now else reply.info
+            record = MoveRecord(seat, text, round(reply.elapsed * 1000, 3), info)
+            if reply.unread is not None:
+                unread = (record, reply)
         state = game.apply(state, move)
         writer.played(record.move)
         moves.append(record)
@@ -174,6 +192,7 @@ def play_game(
             if verdict is not None and not game.is_terminal(state):
                 break
             verdict = None  # the game ended on the board with that move: no adjudication
+    _settle(unread)
     if verdict is not None:
         utility, ranks = adjudicated_ranks(game, verdict["winner"])
     else:

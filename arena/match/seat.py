@@ -5,6 +5,7 @@ answer or a classified Fault (built by ``faults``, the evidence in ``Fault.detai
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -25,6 +26,15 @@ class Reply:
     move: str = ""
     info: dict[str, Any] | None = None
     fault: Fault | None = None
+    # the search info still to be read from what the bot said (``info`` is None until then),
+    # for the referee to read once the next request is on its way (``settle``)
+    unread: Callable[[], dict[str, Any] | None] | None = None
+
+    def settle(self) -> dict[str, Any] | None:
+        """``info``, read now when it was left to be read later."""
+        if self.unread is not None:
+            self.info, self.unread = self.unread(), None
+        return self.info
 
 
 class Seat(Protocol):

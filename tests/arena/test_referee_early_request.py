@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from bot_arena import games
+from bot_arena.arena.match.adjudication import Adjudication
 from bot_arena.arena.match.botref import COMMAND, BotRef, sha256_text
 from bot_arena.arena.match.record import MatchRecord, Termination
 from bot_arena.arena.match.referee import play_game
@@ -123,3 +124,68 @@ def test_a_late_answer_loses_on_time_as_any_seat_s(elapsed: float) -> None:
     assert [m.move for m in record.moves] == ["1", "1"]
     asked = [Asked("a", [("1", 0.01), ("1", elapsed)]), Asked("b", [("1", 0.01)])]
     same(record, run(asked, tc))
+
+
+class Unread(Early):
+    """An Early seat whose answers leave their search info unread (as a UCI engine's do), each
+    read logged in ``events`` with the posts of every seat."""
+
+    def __init__(self, name: str, script: list[tuple[str, float]], events: list[str]) -> None:
+        super().__init__(name, script)
+        self.events = events
+
+    def post(self, request: MoveRequest, hard_limit: float | None) -> MoveWait | Reply:
+        self.events.append(f"post {len(request.moves)}")
+        return super().post(request, hard_limit)
+
+    def collect(self, wait: MoveWait, request: MoveRequest) -> Reply:
+        reply = super().collect(wait, request)
+        ply = len(request.moves)
+
+        def read() -> dict[str, Any]:
+            self.events.append(f"read {ply}")
+            return {"score": {"cp": -50 * ply}, "depth": ply}
+
+        reply.unread = read
+        return reply
+
+
+def unread_pair(events: list[str]) -> list[Any]:
+    a = Unread("a", [("1", 0.01)] * 4, events)
+    b = Unread("b", [("1", 0.01)] * 3, events)
+    return [a, b]
+
+
+def test_a_move_s_info_is_read_once_the_next_request_is_sent() -> None:
+    events: list[str] = []
+    record = run(unread_pair(events), TimeControl(move_time=1.0, margin=0.05))
+    assert [m.info for m in record.moves] == [
+        {"score": {"cp": -50 * ply}, "depth": ply} for ply in range(7)
+    ]
+    # each move's info read after the next request went out; the last one's at the end
+    later = [x for ply in range(1, 7) for x in (f"post {ply}", f"read {ply - 1}")]
+    assert events == ["post 0", *later, "read 6"]
+
+
+def test_a_move_s_info_is_read_before_the_next_request_when_something_reads_it() -> None:
+    tc = TimeControl(move_time=1.0, margin=0.05)
+    order = [x for ply in range(7) for x in (f"post {ply}", f"read {ply}")]
+    events: list[str] = []
+    seen: list[Any] = []
+    game = games.get("coins", coins=7, max_take=3)
+    seats = unread_pair(events)
+    refs = [s.ref for s in seats]
+    start = game.initial_state()
+    record = play_game(
+        game, refs, seats, [tc, tc], start, seed=1, faults=[None, None], on_move=seen.append
+    )
+    assert events == order and all(m.info is not None for m in seen)
+    # a rule that reads scores (resign after 2 own moves at -100 or worse: a's at plies 2, 4)
+    events.clear()
+    resign = Adjudication.parse(None, "movecount=2,score=100", None)
+    record = play_game(
+        game, refs, unread_pair(events), [tc, tc], start, seed=1, faults=[None, None],
+        adjudication=resign,
+    )  # fmt: skip
+    assert record.termination is Termination.ADJUDICATED
+    assert events == order[: 2 * 5]
