@@ -359,6 +359,10 @@ def make_engine(url: str | None = None, *, migrate: bool = True, read_only: bool
         raise DatabaseOpenError(f"invalid database URL {shown!r}: {_first_line(err)}") from None
     if engine.dialect.name == "sqlite":
         _configure_sqlite(engine, timeout, read_only)
+    elif engine.dialect.name == "postgresql":
+        from bot_arena.db.models import declare_postgresql  # the ORM: not before it is needed
+
+        declare_postgresql()
 
     new_file = path is not None and not _exists(path)
 

@@ -12,7 +12,6 @@ value of the wrong shape, or a file that is not TOML is one line, exit 2, before
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -33,6 +32,8 @@ def load_config(ctx: Any, param: Any, value: Path | None) -> Path | None:
     vendors click privately, so they are typed ``Any`` here)."""
     if value is None or ctx.resilient_parsing:
         return value
+    import tomllib  # only for a run that names a file (issue 32's start-up)
+
     try:
         data = tomllib.loads(files.read_text(value, CONFIG))
     except files.FileRefused as exc:

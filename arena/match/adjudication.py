@@ -46,6 +46,11 @@ class Adjudication:
             v is not None for v in (self.draw_movenumber, self.resign_movecount, self.max_moves)
         )
 
+    @property
+    def reads_scores(self) -> bool:
+        """Whether a rule reads the moves' scores (the draw and resign rules; not max moves)."""
+        return self.draw_movenumber is not None or self.resign_movecount is not None
+
     @classmethod
     def parse(cls, draw: str | None, resign: str | None, max_moves: int | None) -> Adjudication:
         """From the command line's three options (``None``: that rule off)."""

@@ -26,6 +26,8 @@ MAX_LATE_LINES = 1000
 class EngineSeat(ProcessSeat):
     """A process spoken to in an engine protocol; any fault leaves it killed."""
 
+    request_without_facts = True  # a request is the moves so far and the clocks
+
     def move_request(self, request: protocol.MoveRequest) -> str:
         """The lines that ask for the move of ``request``."""
         raise NotImplementedError

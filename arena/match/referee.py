@@ -17,7 +17,7 @@ from bot_arena.arena.match import faults as fault
 from bot_arena.arena.match.adjudication import Adjudication, Adjudicator
 from bot_arena.arena.match.botref import BotRef
 from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
-from bot_arena.arena.match.seat import Reply, Seat
+from bot_arena.arena.match.seat import ProcessSeat, Reply, Seat
 from bot_arena.arena.match.states import table_for
 from bot_arena.arena.match.timecontrol import Clock, TimeControl, seats_dict
 from bot_arena.arena.transport import protocol
@@ -82,6 +82,13 @@ def adjudicated_ranks(game: Game[Any, Any], winner: int | None) -> tuple[Utility
     return utility, ranks_from_utilities(utility)
 
 
+def _settle(unread: tuple[MoveRecord, Reply] | None) -> None:
+    """The search info of a move left unread (``Reply.unread``) read into its record."""
+    if unread is not None:
+        record, reply = unread
+        record.info = reply.settle()
+
+
 def play_game(
     game: Game[Any, Any],
     refs: Sequence[BotRef],
@@ -118,11 +125,15 @@ def play_game(
     decided = n == 2 and first is not None
     judge = Adjudicator(adjudication) if adjudication and adjudication.active and n == 2 else None
     verdict: dict[str, Any] | None = None
+    # a move's search info that needs no reading before the next request (no one watches the
+    # moves, no rule reads scores) is read once that request is on its way
+    info_now = on_move is not None or (judge is not None and judge.rules.reads_scores)
+    unread: tuple[MoveRecord, Reply] | None = None  # the last move's record, info unread
     while not decided and not game.is_terminal(state):
-        facts = table.facts(game, state)
-        seat = facts.seat
+        seat = game.current_player(state)
         player = seats[seat]
         if faults[seat] is not None or player is None:
+            facts = table.facts(game, state)
             if standin is None:
                 standin = random.Random(seed ^ 0x5F3759DF)
             move = standin.choice(list(facts.moves))
@@ -132,11 +143,25 @@ def play_game(
             clock = clocks[seat]
             limit = clock.limit()
             hard_limit = clock.hard_limit()  # limit + margin: later is a loss on time
-            line = writer.line(
-                request_id, facts.position_json, facts.legal_json, clock.request_json()
-            )
-            request = protocol.MoveRequest(request_id, line, facts.legal, limit, clocks, moves)
-            reply = player.ask(game, state, request, hard_limit)
+            if isinstance(player, ProcessSeat) and player.request_without_facts:
+                # sent first: the position's facts (legal moves, text) are worked out while
+                # the bot thinks, off the path from one answer to the next request
+                request = protocol.MoveRequest(request_id, b"", {}, limit, clocks, moves)
+                posted = player.post(request, hard_limit)
+                _settle(unread)
+                unread = None
+                facts = table.facts(game, state)
+                request.legal = facts.legal
+                reply = posted if isinstance(posted, Reply) else player.collect(posted, request)
+            else:
+                facts = table.facts(game, state)
+                line = writer.line(
+                    request_id, facts.position_json, facts.legal_json, clock.request_json()
+                )
+                request = protocol.MoveRequest(request_id, line, facts.legal, limit, clocks, moves)
+                _settle(unread)
+                unread = None
+                reply = player.ask(game, state, request, hard_limit)
             outcome: tuple[Any, str] | Fault | None = reply.fault
             if outcome is None:
                 if clock.overrun(reply.elapsed) is not None:  # answered, but too late
@@ -153,7 +178,10 @@ def play_game(
                 continue  # the stand-in plays this move
             clock.spend(reply.elapsed)
             move, text = outcome
-            record = MoveRecord(seat, text, round(reply.elapsed * 1000, 3), reply.info)
+            info = reply.settle() if info_now else reply.info
+            record = MoveRecord(seat, text, round(reply.elapsed * 1000, 3), info)
+            if reply.unread is not None:
+                unread = (record, reply)
         state = game.apply(state, move)
         writer.played(record.move)
         moves.append(record)
@@ -164,6 +192,7 @@ def play_game(
             if verdict is not None and not game.is_terminal(state):
                 break
             verdict = None  # the game ended on the board with that move: no adjudication
+    _settle(unread)
     if verdict is not None:
         utility, ranks = adjudicated_ranks(game, verdict["winner"])
     else:

@@ -5,6 +5,7 @@ answer or a classified Fault (built by ``faults``, the evidence in ``Fault.detai
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -25,6 +26,15 @@ class Reply:
     move: str = ""
     info: dict[str, Any] | None = None
     fault: Fault | None = None
+    # the search info still to be read from what the bot said (``info`` is None until then),
+    # for the referee to read once the next request is on its way (``settle``)
+    unread: Callable[[], dict[str, Any] | None] | None = None
+
+    def settle(self) -> dict[str, Any] | None:
+        """``info``, read now when it was left to be read later."""
+        if self.unread is not None:
+            self.info, self.unread = self.unread(), None
+        return self.info
 
 
 class Seat(Protocol):
@@ -109,6 +119,10 @@ class MoveWait:
 
 class ProcessSeat:
     """Talks to one BotProcess; any fault leaves the process killed."""
+
+    # whether a move request is made without the position's facts (its legal moves, its text):
+    # the referee then sends it first and works those out while the bot thinks (``referee``)
+    request_without_facts = False
 
     def __init__(self, ref: BotRef, process: BotProcess) -> None:
         self.ref = ref
@@ -206,9 +220,16 @@ class ProcessSeat:
         request: protocol.MoveRequest,
         hard_limit: float | None,
     ) -> Reply:
-        """One move, for every seat kind: what came since the last answer is dealt with
-        (``_before_request``), then the request (``_request_bytes``) is sent and its answer
-        read (``_answer``) under one MoveWait."""
+        """One move, for every seat kind: ``post`` then ``collect``."""
+        posted = self.post(request, hard_limit)
+        if isinstance(posted, Reply):
+            return posted
+        return self.collect(posted, request)
+
+    def post(self, request: protocol.MoveRequest, hard_limit: float | None) -> MoveWait | Reply:
+        """The first half of ``ask``: what came since the last answer is dealt with
+        (``_before_request``), then the request (``_request_bytes``) is sent. The MoveWait its
+        answer is to be read under (``collect``), or the Reply of a fault found on the way."""
         refused = self._before_request()
         if refused is not None:
             return refused
@@ -217,6 +238,11 @@ class ProcessSeat:
         unsent = self._send(data, wait, request)
         if unsent is not None:
             return unsent
+        return wait
+
+    def collect(self, wait: MoveWait, request: protocol.MoveRequest) -> Reply:
+        """The second half of ``ask``: the answer to the request ``post`` sent, read (and its
+        time measured) under ``wait``."""
         return self._answer(wait, request)
 
     def _before_request(self) -> Reply | None:

@@ -19,6 +19,8 @@ fault classes, with UCI as a second protocol over the same process pipes.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from bot_arena.arena.match import faults
@@ -124,6 +126,8 @@ class UciSeat(EngineSeat):
         self.first = True
         self.info = ""  # the move's info line so far
         self.exact = False  # whether it holds an exact score
+        # the last ``position`` text sent: the game's list of moves it was made for, their count
+        self.said: tuple[Sequence[Any] | None, int, str] = (None, 0, "")
 
     # --- handshake -----------------------------------------------------------------------------
     def start(self, message: dict[str, Any]) -> None:
@@ -131,6 +135,7 @@ class UciSeat(EngineSeat):
         self.start_position = str(message.get("position") or START_FEN)
         self.seat = int(message.get("seat") or 0)
         self.first = message.get("type") == "hello"
+        self.said = (None, 0, "")
         text = "uci\n" if self.first else "ucinewgame\nisready\n"
         self.send_ok = self.process.send(text.encode(), self.sent + 5.0)
 
@@ -169,16 +174,28 @@ class UciSeat(EngineSeat):
 
     # --- one move ------------------------------------------------------------------------------
     def move_request(self, request: protocol.MoveRequest) -> str:
-        moves = [m.move for m in request.moves]
         self.info, self.exact = "", False
-        head = position_command(self.start_position, moves)
-        return f"{head}\n{go_command(request.clocks, self.seat)}\n"
+        return f"{self._position(request.moves)}\n{go_command(request.clocks, self.seat)}\n"
+
+    def _position(self, moves: Sequence[Any]) -> str:
+        """``position_command`` of the game's start and ``moves`` (the referee's list of the
+        game's moves, which only grows), made from the last request's text and the moves
+        played since, not from the whole game each move."""
+        said, count, text = self.said
+        if said is not moves or count > len(moves):  # another game's list: from its start
+            said, count, text = moves, 0, position_command(self.start_position, [])
+        if count < len(moves):
+            played = " ".join([m.move for m in moves[count:]])
+            text = f"{text} {played}" if count or " moves " in text else f"{text} moves {played}"
+        self.said = (said, len(moves), text)
+        return text
 
     def read_answer(self, raw: bytes) -> Reply | None:
         if raw.startswith(b"bestmove"):
             words = raw.decode("utf-8", "replace").split(None, 2)  # the move and the rest
             move = words[1] if len(words) > 1 else ""
-            return Reply(0.0, move, parse_info(self.info) if self.info else None)
+            # the info line is read later, off the path to the next request (``Reply.settle``)
+            return Reply(0.0, move, unread=partial(parse_info, self.info) if self.info else None)
         # the last info line with an exact score (else a bound, else a depth)
         if raw.startswith(b"info") and b" score " in raw:
             bound = b"bound" in raw  # a fail-high/low line: kept only until an exact one

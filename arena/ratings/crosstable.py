@@ -10,8 +10,6 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from tabulate import tabulate
-
 from bot_arena.arena.match.text import csv_text, shown
 from bot_arena.arena.ratings.grid import Cell, grid_text
 from bot_arena.arena.ratings.outcomes import GameResult, pair_points
@@ -123,6 +121,8 @@ def render_crosstable(
     cell = _cell_text(table)
     columns = [*(str(i + 1) for i in range(len(table.bots))), "total"]
     if fmt == "markdown":
+        from tabulate import tabulate  # a table drawn: not loaded for JSON (issue 32's start-up)
+
         body = [
             [str(i + 1), shown(show[i]), *(cell(i, j) for j in range(len(columns)))]
             for i in range(len(table.bots))

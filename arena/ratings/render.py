@@ -14,8 +14,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tabulate import tabulate
-
 from bot_arena.arena.match.text import csv_text, shown
 from bot_arena.arena.ratings.table import RatingTable
 
@@ -125,6 +123,8 @@ def render(
     if not rows:
         lines.append("no rated games.")
         return "\n".join(lines)
+    from tabulate import tabulate  # a table drawn: not loaded for JSON (issue 32's start-up)
+
     for head, entries in _pools(table, rows):
         lines += ["", f"**{head}**" if markdown else head, ""]
         headers, body = _cells(entries)
@@ -285,6 +285,8 @@ def fit_table(
 
 
 def _plain(headers: Sequence[str], body: list[list[str]], colalign: Sequence[str] | None) -> str:
+    from tabulate import tabulate  # a table drawn: not loaded for JSON (issue 32's start-up)
+
     return tabulate(
         body,
         headers=list(headers),

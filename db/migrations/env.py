@@ -14,10 +14,12 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection, create_engine
 
-from bot_arena.db.models import Base
+from bot_arena.db.models import Base, declare_postgresql
 
 
 def _run(connection: Connection) -> None:
+    if connection.dialect.name == "postgresql":
+        declare_postgresql()
     context.configure(
         connection=connection,
         target_metadata=Base.metadata,

@@ -8,7 +8,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -17,10 +17,12 @@ from bot_arena.arena.match.botref import UCI, BotSpecError
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.engines import split_engine
 from bot_arena.arena.match.pool import BotPool
-from bot_arena.arena.match.record import MatchRecord, Termination
+from bot_arena.arena.match.record import MatchRecord, MoveRecord, Termination
 from bot_arena.arena.match.timecontrol import Clock, TimeControl
-from bot_arena.arena.match.uci import go_command, parse_info, position_command
+from bot_arena.arena.match.uci import START_FEN as START
+from bot_arena.arena.match.uci import UciSeat, go_command, parse_info, position_command
 from bot_arena.arena.transport.limits import ResourceLimits
+from bot_arena.arena.transport.protocol import MoveRequest
 from bot_arena.arena.transport.sandbox.mode import Mode, SandboxSettings
 from tests import needs
 
@@ -95,6 +97,33 @@ def test_position_and_go_commands() -> None:
     assert go_command([white, black], 0) == "go wtime 59250 btime 30000 winc 500 binc 0"
     limited = Clock(TimeControl(move_time=0.25, depth=8, nodes=5000))
     assert go_command([limited, limited], 1) == "go movetime 250 depth 8 nodes 5000"
+
+
+class Unread:
+    """A process stand-in that takes every line (the seat's text is what is tested)."""
+
+    def send(self, data: bytes, deadline: float) -> bool:
+        return True
+
+
+def test_the_position_sent_grows_with_the_game_and_starts_again_with_the_next() -> None:
+    seat = UciSeat(resolve(fake("normal")), cast(Any, Unread()))
+    clock = Clock(TimeControl(move_time=1.0))
+    other = "8/8/8/8/8/8/6k1/4K2R w K - 0 1"
+    starts = [START, f"{other} moves h1h2", other, START]
+    played = ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5"]
+    for start in starts:  # each a game of its own on the same process: its own list of moves
+        seat.start({"type": "new_game", "position": start, "seat": 0})
+        moves: list[MoveRecord] = []
+        for text in [*played, None]:
+            request = MoveRequest(len(moves) + 1, b"", {}, 1.0, [clock, clock], moves)
+            line = seat.move_request(request).splitlines()[0]
+            assert line == position_command(start, [m.move for m in moves])
+            if text is not None:
+                moves.append(MoveRecord(len(moves) % 2, text, 1.0))
+        del moves[2:]  # a list that went back (no referee does this): made again whole
+        request = MoveRequest(9, b"", {}, 1.0, [clock, clock], moves)
+        assert seat.move_request(request).splitlines()[0] == position_command(start, played[:2])
 
 
 def test_a_spec_reads_command_and_options() -> None:

@@ -17,6 +17,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, func, insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.schema import CreateIndex
 
 from bot_arena.arena.match.botref import BotRef, sha256_text
 from bot_arena.arena.match.botspec import resolve
@@ -157,6 +158,18 @@ def test_models_and_migrations_agree(engine: Engine) -> None:
     with engine.connect() as conn:
         ctx = MigrationContext.configure(conn, opts={"compare_type": True})
         assert compare_metadata(ctx, Base.metadata) == []
+
+
+def test_the_models_partial_index_is_the_migrations_on_each_backend(engine: Engine) -> None:
+    """0015's ``ix_seats_faulted`` as the models make it for the engine's backend is partial, and
+    its condition is the one the database holds (PostgreSQL's given by ``declare_postgresql``
+    once an engine is made, not in the ``Index``: that would load the dialect on SQLite)."""
+    index = next(ix for ix in Seat.__table__.indexes if ix.name == "ix_seats_faulted")
+    made = str(CreateIndex(index).compile(dialect=engine.dialect))
+    assert made.endswith("WHERE fault IS NOT NULL"), made
+    held = {ix["name"]: ix for ix in inspect(engine).get_indexes("seats")}["ix_seats_faulted"]
+    where = held.get("dialect_options", {}).get(f"{engine.dialect.name}_where")
+    assert where is not None and "fault IS NOT NULL" in str(where), held
 
 
 def test_alembic_check_passes(db_url: str) -> None:
