@@ -50,11 +50,8 @@ runner = CliRunner()
 def test_startpos_and_moves_reach_it_as_moves() -> None:
     """Past a pawn move the position's text is a plain FEN: the moves come from the words."""
     args = ["play", "chess", "--bot", f"xboard:{FAIRYMAX} name=fm", "--bot", "random"]
-    played = runner.invoke(
-        app,
-        [*args, "--position", "startpos moves e2e4 e7e5", *RULES, "--no-save", "--json"]
-        + ["--seed", "1"],
-    )
+    start = ["--position", "startpos moves e2e4 e7e5", "--seed", "1"]
+    played = runner.invoke(app, [*args, *start, *RULES, "--no-save", "--json"])
     assert played.exit_code == 0, played.output
     record = json.loads(played.stdout)
     assert [s["fault"] for s in record["seats"]] == [None, None], record["seats"]
