@@ -202,8 +202,10 @@ class ProcessSeat:
 
     def _no_handshake(self, deadline: float, what: str) -> Fault:
         """The stall of a process that did not answer its start (``what``: the answer it owed)
-        by ``deadline``; the process is killed."""
-        limit = round(deadline - self.sent, 3)
+        by ``deadline``; the process is killed. The time it had is said to a hundredth of a
+        second: the pool sets one deadline after starting every seat, so a seat had its
+        start-up limit plus the milliseconds the starts took ("3.002s" for a 3 s limit)."""
+        limit = round(deadline - self.sent, 2)
         self.process.kill()
         return faults.stall(
             f"no {what} within the start-up limit ({limit:g}s)",
