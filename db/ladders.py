@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine, delete, func, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import PoolProxiedConnection
 
 from bot_arena.db.models import (
     Bot,
@@ -104,7 +105,12 @@ class RevisionReader:
     short transaction (so it sees every change committed before it): a few microseconds on
     SQLite, one round trip on PostgreSQL, where a session's read costs hundreds of
     microseconds of CPU (bench/ladder_gate.py). The runner's gate reads it before every
-    match it sends. ``close`` hands the connection back."""
+    match it sends. ``close`` hands the connection back.
+
+    A read that fails part-way (Ctrl-C while PostgreSQL answers, the server gone) raises
+    what stopped it, not the driver's complaint about the half-used connection: the
+    connection is dropped from the pool (never handed back to be reset), and the next read
+    takes a new one."""
 
     def __init__(self, engine: Engine, tournament_id: int) -> None:
         mark = "?" if engine.dialect.paramstyle == "qmark" else "%s"
@@ -112,22 +118,32 @@ class RevisionReader:
         key = Ladder.tournament_id.key
         self._sql = f"SELECT {column} FROM {table} WHERE {key} = {mark}"
         self._tournament_id = tournament_id
-        self._conn = engine.raw_connection()
+        self._engine = engine
+        self._conn: PoolProxiedConnection | None = engine.raw_connection()
 
     def read(self) -> int:
-        cursor = self._conn.cursor()
+        conn = self._conn if self._conn is not None else self._engine.raw_connection()
+        self._conn = None  # held again only once this read has ended its transaction
         try:
-            cursor.execute(self._sql, (self._tournament_id,))
-            row = cursor.fetchone()
-        finally:
-            cursor.close()
-            self._conn.rollback()  # the read's transaction ends: the next one sees newer commits
+            cursor = conn.cursor()
+            try:
+                cursor.execute(self._sql, (self._tournament_id,))
+                row = cursor.fetchone()
+            finally:
+                cursor.close()
+            conn.rollback()  # the read's transaction ends: the next one sees newer commits
+        except BaseException:
+            conn.invalidate()  # closed, not reset: its state is unknown
+            raise
+        self._conn = conn
         if row is None:
             raise LookupError(f"no ladder of tournament {self._tournament_id}")
         return int(row[0])
 
     def close(self) -> None:
-        self._conn.close()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
 
 def entrants(db: Db, tournament_id: int) -> list[Entrant]:

@@ -21,31 +21,9 @@ from bot_arena.db.rated_sql import PairColumns, RatedReads
 from bot_arena.db.session import make_engine, session_factory
 from bot_arena.db.sqlite_read import open_reads
 from tests.db.dbtest import BACKENDS, example_database
+from tests.db.test_pair_columns import LEVELS, held, row
 
-LEVELS = [None, "confined", "partial", "off"]
 VERSIONS = 6
-row = st.tuples(
-    st.integers(1, 2**40),
-    st.integers(1, 2**40),
-    st.sampled_from(LEVELS),
-    st.integers(0, 2**40),
-    st.integers(0, 2**40),
-    st.integers(0, 2**40),
-)
-
-
-def held(found: PairColumns) -> tuple[list[tuple[Any, ...]], tuple[str | None, ...]]:
-    """The columns as rows, and the levels in their codes' order."""
-    rows = zip(
-        found.first,
-        found.second,
-        map(found.level_of, range(len(found.first))),
-        found.wins,
-        found.draws,
-        found.losses,
-        strict=True,
-    )
-    return list(rows), found.levels
 
 
 def texts(rows: list[tuple[Any, ...]], code: Callable[[str | None], int]) -> list[str]:

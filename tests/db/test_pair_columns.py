@@ -26,6 +26,20 @@ row = st.tuples(
 )
 
 
+def held(found: PairColumns) -> tuple[list[tuple[Any, ...]], tuple[str | None, ...]]:
+    """The columns as rows, and the levels in their codes' order."""
+    rows = zip(
+        found.first,
+        found.second,
+        map(found.level_of, range(len(found.first))),
+        found.wins,
+        found.draws,
+        found.losses,
+        strict=True,
+    )
+    return list(rows), found.levels
+
+
 def once(rows: list[tuple[Any, ...]]) -> Iterator[Sequence[Any]]:
     """The rows as a cursor gives them: an iterator, read once."""
     yield from rows
@@ -38,17 +52,9 @@ def test_the_columns_are_the_rows_transposed(chunk: int, rows: list[tuple[Any, .
         found = PairColumns.of_rows(once(rows))
     columns = (found.first, found.second, found.wins, found.draws, found.losses)
     assert all(isinstance(c, array) and c.typecode == "q" for c in columns)
-    held = zip(
-        found.first,
-        found.second,
-        map(found.level_of, range(len(found.first))),
-        found.wins,
-        found.draws,
-        found.losses,
-        strict=True,
-    )
-    assert list(held) == rows
-    assert list(found.levels) == list(dict.fromkeys(r[2] for r in rows))  # first seen first
+    as_rows, levels = held(found)
+    assert as_rows == rows
+    assert list(levels) == list(dict.fromkeys(r[2] for r in rows))  # first seen first
 
 
 def test_no_rows_make_empty_columns() -> None:
