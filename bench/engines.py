@@ -8,9 +8,9 @@ fastchess measured in the same run, rounds alternating between the two; asserts 
    the script exits 1); wall-time ratio arena/fastchess (target <= 1.0) and CPU-time ratio
    (user+sys of the tool and its engines: what to compare when the machine is shared).
 2. A 1+0.01 clock (``--max-moves`` 60 too), two games at once, ``--clock-games`` (default
-   100) games: losses on time of each (target 0 for the arena) and the wall-time ratio.
-   Margins: the arena's default (50 ms) and fastchess's ``timemargin=50``, so both forgive the
-   same lateness.
+   100; 0 leaves this part out) games: losses on time of each (target 0 for the arena) and
+   the wall-time ratio. Margins: the arena's default (50 ms) and fastchess's
+   ``timemargin=50``, so both forgive the same lateness.
 
 fastchess is not packaged: build it from its public source (github.com/Disservin/fastchess,
 ``make``) and name the binary in ``$FASTCHESS``; without it the arena is measured alone, and
@@ -220,7 +220,8 @@ def main() -> None:
     try:
         (folder / "book.epd").write_text("\n".join(BOOK) + "\n")
         same = fixed_nodes(engine, binary, folder, games, rounds)
-        clocked(engine, binary, folder, clock_games)
+        if clock_games:  # --clock-games 0: part 1 alone
+            clocked(engine, binary, folder, clock_games)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     if not same:

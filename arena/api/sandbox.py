@@ -72,6 +72,21 @@ class Confinement:
         )
 
 
+def probe_ahead(mode: str | None) -> None:
+    """Start finding what this machine can confine (``support.start``) for a command that will
+    start bots in ``mode`` (``--sandbox``'s word, or None), before its imports and checks: the
+    probe then runs beside them and ``confinement`` reads its answer. Nothing for ``off``,
+    which needs no probe, nor for a word that is not a mode (``confinement`` says so)."""
+    from bot_arena.arena.transport.sandbox import support
+
+    try:
+        chosen = checks.sandbox_mode(mode)
+    except ArenaError:
+        return
+    if chosen is not Mode.OFF:
+        support.start()
+
+
 def confinement(mode: str | None, allow_read: Sequence[str] | None) -> Confinement:
     """The sandbox options checked: a word that is not a mode (given, or in $ARENA_SANDBOX), a
     path that does not exist, or ``on`` on a machine that cannot confine bots fully raises

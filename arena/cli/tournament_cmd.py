@@ -42,9 +42,10 @@ if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when
     from sqlalchemy.orm import Session, sessionmaker
 
     from bot_arena.arena.api.sandbox import Confinement
-    from bot_arena.arena.api.spec import TournamentSpec
+    from bot_arena.arena.api.spec import Checked, TournamentSpec
     from bot_arena.arena.formats.pgn_out import PgnOut
     from bot_arena.arena.match.botref import BotRef
+    from bot_arena.arena.match.pool import BotPool
     from bot_arena.arena.tournament.ray_executor import RayExecutor
     from bot_arena.arena.tournament.runner import Outcome
     from bot_arena.arena.tournament.schedule import Opening
@@ -310,22 +311,54 @@ def start_tournament(
     what: str,
 ) -> None:
     """Check the options (the API's checks: ArenaError is one line, exit 2), store the
-    tournament, play it and print its result (``what``: the banner's name for it)."""
+    tournament, play it and print its result (``what``: the banner's name for it).
+
+    Its bots' helpers start as soon as what they need is known, each beside the work that
+    follows, not after it: the sandbox's probe before the options are checked, the bots' fork
+    server (a fresh interpreter that imports the worker's modules, about 0.4 s) once the probe
+    has given the level, before the bots are resolved and the tournament is stored."""
+    from bot_arena.arena.api.sandbox import probe_ahead
+
+    probe_ahead(new.sandbox)
+    from bot_arena.arena.match.confinement import server_env
+    from bot_arena.arena.tournament.job_handle import start_job_server
+
+    checked = new.spec(game_name, bots).validate()
+    from bot_arena.arena.api.pgn_out import check_pgn_out
+
+    check_pgn_out(new.pgn_out, checked.game)
+    confinement = sandbox_options(new.sandbox, new.allow_read)  # before anything is stored
+    new.ray.check(confinement)
+    # the bots' fork server imports while the bots are resolved and the schedule is written
+    local = new.ray.executor != ExecutorKind.RAY
+    server = start_job_server(server_env(confinement.level)) if local else None
+    try:
+        _start_tournament(checked, new, fmt, games_per, format_settings, what, confinement, server)
+    finally:
+        if server is not None:
+            server.close()
+
+
+def _start_tournament(
+    checked: Checked,
+    new: NewTournament,
+    fmt: str,
+    games_per: int | None,
+    format_settings: FormatSettings,
+    what: str,
+    confinement: Confinement,
+    server: ForkServer | None,
+) -> None:
+    """``start_tournament`` once its game, bots and sandbox are checked (``server``: the fork
+    server, started; None on Ray)."""
+    from bot_arena.arena.api.pgn_out import open_pgn_out
     from bot_arena.arena.match.botref import BotSpecError, UnloadableBot
     from bot_arena.arena.match.botspec import distinct_names, resolve
-    from bot_arena.arena.match.confinement import server_env
     from bot_arena.arena.tournament.create import TournamentError, check_field, create
-    from bot_arena.arena.tournament.job_handle import start_job_server
     from bot_arena.arena.tournament.schedule import ScheduleError
 
     opening_plies, openings = new.opening_plies, new.openings
-    checked = new.spec(game_name, bots).validate()
     game, limits, book, specs = checked.game, checked.limits, checked.book, checked.specs
-    from bot_arena.arena.api.pgn_out import check_pgn_out, open_pgn_out
-
-    check_pgn_out(new.pgn_out, game)
-    confinement = sandbox_options(new.sandbox, new.allow_read)  # before anything is stored
-    new.ray.check(confinement)
     lookup, opened = _lookup(new.db)
     left_out: list[str] = []  # registered bots that can no longer be loaded
     try:
@@ -362,7 +395,11 @@ def start_tournament(
     tc = tcs[0]
     _check_setboard(refs, game, book, limits, confinement)
     pgn = open_pgn_out(new.pgn_out, game)  # before the database is made
+    pool: BotPool | None = None
     try:
+        # --jobs 1 plays in this process: its engines start (a net loaded, options set) while
+        # the database is opened and the schedule written
+        pool = _engines_ahead(refs, new.jobs, limits, confinement, server)
         factory = opened[0] if opened else open_db(new.db)
         import secrets
 
@@ -371,11 +408,11 @@ def start_tournament(
         # before anything is stored
         cluster = _executor(new.ray)
     except BaseException:
+        if pool is not None:
+            pool.close()
         if pgn is not None:
             pgn.close()
         raise
-    # the bots' fork server imports while the schedule is written
-    server = None if cluster is not None else start_job_server(server_env(confinement.level))
     try:
         try:
             tid = create(
@@ -418,13 +455,35 @@ def start_tournament(
         typer.echo("\n".join(wrap(banner, shutil.get_terminal_size().columns)), err=new.as_json)
         _play(
             factory, tid, refs, new.jobs, new.as_json, confinement, server, limits, cluster,
-            left_out, pgn=pgn,
+            left_out, pgn=pgn, pool=pool,
         )  # fmt: skip
     finally:
-        if server is not None:
-            server.close()
+        if pool is not None:
+            pool.close()  # the run closed it, unless it stopped before it played
         if pgn is not None:
             pgn.close()
+
+
+def _engines_ahead(
+    refs: list[BotRef],
+    jobs: int | None,
+    limits: ResourceLimits,
+    confinement: Confinement,
+    server: ForkServer | None,
+) -> BotPool | None:
+    """The pool of a ``--jobs 1`` run of engines, its engines started now (``prestart``), or
+    None. A chess engine takes a few tenths of a second to start (stockfish loads its net
+    before it answers ``uci``): started here, that overlaps the opening of the database and
+    the writing of the schedule instead of coming after them. Python bots start in
+    milliseconds (forks of the server) and start with the run."""
+    from bot_arena.arena.match.botref import ENGINES
+    from bot_arena.arena.match.pool import BotPool
+
+    if jobs != 1 or server is None or not any(ref.kind in ENGINES for ref in refs):
+        return None
+    pool = BotPool(limits, forkserver=server, sandbox=confinement.settings)
+    pool.prestart(refs)
+    return pool
 
 
 def _check_setboard(
@@ -540,6 +599,7 @@ def _play(
     skip: Sequence[int] = (),
     pgn: PgnOut | None = None,
     force: bool = False,
+    pool: BotPool | None = None,
 ) -> None:
     """Run the tournament and print its summary (``left_out``: a line for each bot left out
     of the field, said after the leaderboard; ``skip``: their field positions on a resume,
@@ -565,6 +625,7 @@ def _play(
             factory, pgn, tid, lambda line: typer.echo(f"warning: {line}", err=True)
         ),
         force=force,
+        pool=pool,
     )
     warn_unconfined(confinement)
     try:

@@ -156,7 +156,7 @@ def play_game(
             else:
                 facts = table.facts(game, state)
                 line = writer.line(
-                    request_id, facts.position_json, facts.legal_json, clock.request_json()
+                    request_id, facts.position_json(game), facts.legal_json(), clock.request_json()
                 )
                 request = protocol.MoveRequest(request_id, line, facts.legal, limit, clocks, moves)
                 _settle(unread)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from bot_arena.arena.transport.protocol import json_str
@@ -19,28 +18,48 @@ from bot_arena.games.base import Game
 TABLE_LIMIT = 8192  # positions kept per game (about 1 KiB each); the table restarts when full
 
 
-@dataclass(frozen=True, slots=True)
 class StateFacts:
-    seat: int  # the player to move
-    moves: Sequence[Any]  # legal moves, the game's order
-    legal: dict[str, Any]  # move text -> move, same order
-    legal_json: str  # the request's legal list items: '"2","3"'
-    position: str  # position text
-    position_json: str  # the same as a JSON string literal
+    """A position's facts: the player to move and the legal moves by text (every move needs
+    them: the answer is judged against them), and its texts for a Python bot's request (the
+    position, it and the legal list as JSON), each made on first use and kept with the facts.
+    An engine's request is the moves so far and the clocks, so a run of engines never makes
+    them (a chess position's FEN costs python-chess about 55 us, at every ply). The texts take
+    the game as an argument: a table's facts hold no reference to its game (``table_for``)."""
+
+    __slots__ = ("_legal_json", "_position", "_position_json", "legal", "moves", "seat", "state")
+
+    def __init__(self, seat: int, moves: Sequence[Any], legal: dict[str, Any], state: Any) -> None:
+        self.seat = seat  # the player to move
+        self.moves = moves  # legal moves, the game's order
+        self.legal = legal  # move text -> move, same order
+        self.state = state
+        self._position: str | None = None
+        self._position_json: str | None = None
+        self._legal_json: str | None = None
+
+    def position(self, game: Game[Any, Any]) -> str:
+        """The position's text (``game.format_position``)."""
+        if self._position is None:
+            self._position = game.format_position(self.state)
+        return self._position
+
+    def position_json(self, game: Game[Any, Any]) -> str:
+        """The position's text as a JSON string literal."""
+        if self._position_json is None:
+            self._position_json = json_str(self.position(game))
+        return self._position_json
+
+    def legal_json(self) -> str:
+        """The request's legal list items: ``'"2","3"'``."""
+        if self._legal_json is None:
+            self._legal_json = ",".join(map(json_str, self.legal))
+        return self._legal_json
 
 
 def facts_of(game: Game[Any, Any], state: Any) -> StateFacts:
     moves = game.legal_moves(state)
     legal = {game.format_move(m): m for m in moves}
-    position = game.format_position(state)
-    return StateFacts(
-        game.current_player(state),
-        moves,
-        legal,
-        ",".join(map(json_str, legal)),
-        position,
-        json_str(position),
-    )
+    return StateFacts(game.current_player(state), moves, legal, state)
 
 
 class StateTable:

@@ -98,7 +98,7 @@ def _check(
             return f"move {ply + 1}: {kind} by seat {move.seat}, which it cannot have made"
         legal = facts.legal.get(move.move)
         if legal is None:
-            return f"move {ply + 1} {move.move[:40]!r} is not legal in {facts.position!r}"
+            return f"move {ply + 1} {move.move[:40]!r} is not legal in {facts.position(game)!r}"
         state = game.apply(state, legal)
     if record.final_position != game.format_position(state):
         return "final position is not the one the moves lead to"

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bot_arena.arena.match.botref import BotRef, BotSpecError, sha256_text
+from bot_arena.arena.match.digests import file_sha256
 from bot_arena.arena.transport.sandbox.paths import command_paths, package_paths, python_closure
 from bot_arena.arena.transport.sandbox.scan import Scan, ScanError
 
@@ -41,14 +42,15 @@ def _files(paths: Iterable[str], scan: Scan) -> list[Path]:
 
 def _digest(text: str, files: list[Path], base: Path | None, scan: Scan) -> str:
     """The SHA-256 of ``text`` and the files (each by its name relative to ``base`` and its
-    bytes, read by ``scan``: regular files only); of ``text`` alone when there is no file."""
+    bytes, read by ``scan``: regular files only; a large file unchanged since this process last
+    hashed it is not read again, ``digests``); of ``text`` alone when there is no file."""
     if not files:
         return sha256_text(text)
     h = hashlib.sha256(text.encode("utf-8"))
     for file in files:
         name = os.path.relpath(file, base) if base is not None else str(file)
         h.update(b"\0" + name.encode("utf-8", "surrogateescape") + b"\0")
-        h.update(hashlib.sha256(scan.read(str(file))).digest())
+        h.update(file_sha256(str(file), scan.read))
     return h.hexdigest()
 
 

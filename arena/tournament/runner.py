@@ -75,6 +75,7 @@ from bot_arena.db.writer import writer_for
 from bot_arena.games.base import Game
 
 if TYPE_CHECKING:
+    from bot_arena.arena.match.pool import BotPool
     from bot_arena.arena.tournament.ray_executor import RayExecutor, RayWorker
 
     Worker = JobHandle | RayWorker
@@ -124,6 +125,7 @@ class Runner:
         skip: Collection[int] = (),
         stored_hook: Callable[[list[int]], None] | None = None,
         force: bool = False,
+        pool: BotPool | None = None,
     ) -> None:
         """``forkserver``: one the caller started early (its imports overlap the creation of
         the tournament) and closes; by default the run starts and closes its own. ``limits``:
@@ -137,7 +139,10 @@ class Runner:
         ``stored_hook``: told the ids of each group's matches once their commit is done (in
         the loop's thread; ``--pgn-out`` appends them). ``force``: play even though another
         live process seems to play the tournament (``resume --force``); otherwise the run
-        claims it atomically first and is refused (TournamentError) while another plays it."""
+        claims it atomically first and is refused (TournamentError) while another plays it.
+        ``pool``: a pool whose bots the caller started ahead (``prestart``: an engine's start,
+        its net loaded, overlaps the creation of the tournament), played by a ``--jobs 1`` run
+        instead of one of its own; the run closes it either way."""
         self.factory = factory
         self.force = force
         self.skip = frozenset(skip)
@@ -155,6 +160,7 @@ class Runner:
         self.version_ids: list[int] = []
         self._run: RunState | None = None  # the run in progress, once it is read
         self._server = forkserver  # starts the job processes and every bot
+        self._pool = pool  # a serial run's pool, its bots started ahead (None: its own)
         self._own_server = forkserver is None
         # a Swiss, knockout or SPRT: what adds its matches as the results come (``directors``)
         self.maker: Maker | None = None
@@ -207,6 +213,7 @@ class Runner:
         except BaseException:
             for w in spare:
                 w.stop(timeout=1.0)
+            self._close_pool()
             self._close_server()
             raise
         todo = state.todo
@@ -229,6 +236,7 @@ class Runner:
         finally:
             for w in spare:
                 w.stop(timeout=1.0)
+            self._close_pool()
             self._close_server()
             try:  # the groups handed over are stored (a group is never cut short)
                 self.commits.close()
@@ -307,10 +315,18 @@ class Runner:
 
         recovery = Recovery(state, self._incidents(state))
         plan = state.plan
-        with BotPool(plan.limits, forkserver=self._server or True, sandbox=plan.sandbox) as pool:
+        given, self._pool = self._pool, None
+        forkserver = self._server or True
+        with given or BotPool(plan.limits, forkserver=forkserver, sandbox=plan.sandbox) as pool:
             self.sandbox_level = pool.sandbox_level
             pool.prestart([plan.refs[i] for i in plan.playing])
             play_serially(state, pool, self, recovery)
+
+    def _close_pool(self) -> None:
+        """Close the pool given to the run when no serial run took it (its bots are killed)."""
+        given, self._pool = self._pool, None
+        if given is not None:
+            given.close()
 
     def _loop(self, state: RunState) -> WorkerLoop:
         """The loop that plays ``state`` on workers, local job processes or Ray actors."""

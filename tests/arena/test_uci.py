@@ -158,6 +158,25 @@ def test_a_uci_engine_plays_a_whole_game_with_its_search_info() -> None:
     assert record.seats[0].fault is None and record.seats[1].fault is None
 
 
+def test_a_game_of_engines_makes_no_position_text_a_move(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine is sent the moves so far, not the position: the referee judges its answers
+    against the legal moves without making the position's text (a chess FEN, about 55 us a
+    ply; ``states.StateFacts``), which only a Python bot's request needs."""
+    from bot_arena.games.chess import Chess
+
+    texts: list[object] = []
+    made = Chess.format_position
+
+    def counted(self: Chess, state: object) -> str:
+        texts.append(state)
+        return made(self, state)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Chess, "format_position", counted)
+    record = play(fake("good"), fake("good"))
+    assert record.termination is Termination.NORMAL and len(record.moves) > 10
+    assert len(texts) <= 3, len(texts)  # the start (pool, referee) and the end, none a move
+
+
 @pytest.mark.parametrize(
     ("mode", "args", "termination", "words"),
     [

@@ -35,20 +35,54 @@ WHAT = {  # how a missing layer is named to the user
 }
 
 
+_started: subprocess.Popen[bytes] | None = None  # the probe process started ahead (start)
+
+
+def _probe_process() -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-P", "-m", PROBE_MODULE],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=confine.clean_env(),
+    )
+
+
+def start() -> None:
+    """Start the probe process now, ahead of the first ``probe()``, which reads its answer: a
+    command that will start bots calls this first, so the probe (a fresh interpreter, about
+    0.1 s) runs on another core while the command imports and checks its options. Nothing
+    when the probe has run or is running in this process, or cannot be started."""
+    global _started
+    if _started is not None or probe.cache_info().currsize or not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError):
+        _started = _probe_process()
+
+
+def _probe_output() -> bytes:
+    """What the probe process printed: the one ``start`` began, else a new one."""
+    global _started
+    process, _started = _started, None
+    if process is None:
+        process = _probe_process()
+    with process:
+        try:
+            out, _ = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise
+    return out
+
+
 @cache
 def probe() -> tuple[frozenset[str], tuple[str, ...]]:
-    """(layers that work here, what is missing), from the probe process."""
+    """(layers that work here, what is missing), from the probe process (started here, or
+    ahead by ``start``)."""
     if not sys.platform.startswith("linux"):
         return frozenset(), ("Linux",)
     try:
-        out = subprocess.run(
-            [sys.executable, "-P", "-m", PROBE_MODULE],
-            capture_output=True,
-            timeout=30,
-            check=False,
-            env=confine.clean_env(),
-        ).stdout
-        found = json.loads(out)
+        found = json.loads(_probe_output())
         layers = frozenset(str(x) for x in found["layers"]) & frozenset(confine.LAYERS)
         extra = tuple(str(x) for x in found["missing"])
     except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError):

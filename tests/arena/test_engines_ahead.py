@@ -1,0 +1,152 @@
+"""A ``--jobs 1`` run of engines starts its helpers and its engines ahead (issue 32's start-up
+against fastchess): the sandbox's probe before the options are checked, the fork server once
+the probe has answered, the engines before the tournament is stored, each started once and
+sent the same commands as before. Through the real command line, in this process."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot_arena.arena.match.pool import BotPool
+from bot_arena.arena.transport import forkserver_client
+from bot_arena.arena.transport.sandbox import support
+from tests import inprocess
+
+# whole runs of scripted engines: seconds a test
+pytestmark = pytest.mark.slow
+
+FAKE = Path(__file__).parent / "fixtures" / "fake_uci.py"
+
+
+def _engine(folder: Path, name: str) -> tuple[str, Path]:
+    """An engine program (the scripted UCI engine behind a launcher that notes each start in
+    its log, then logs every line the engine reads) and its log."""
+    log = folder / f"{name}.log"
+    program = folder / f"{name}.py"
+    program.write_text(
+        "import os, sys\n"
+        f"open({str(log)!r}, 'a').write('started\\n')\n"
+        f"os.execv(sys.executable, [sys.executable, {str(FAKE)!r}, 'log', {str(log)!r}])\n"
+    )
+    return f"uci:{sys.executable} {program} name={name} option.Hash=8", log
+
+
+def _tournaments(db: Path) -> int | None:
+    """Tournaments stored in ``db`` (None: no database yet)."""
+    if not db.exists():
+        return None
+    with sqlite3.connect(db) as conn:
+        try:
+            return int(conn.execute("SELECT count(*) FROM tournaments").fetchone()[0])
+        except sqlite3.OperationalError:
+            return None
+
+
+def test_the_engines_start_before_the_tournament_is_stored_once_each_same_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "arena.db"
+    seen: list[int | None] = []  # tournaments stored at each prestart
+    prestart = BotPool.prestart
+
+    def noted(self: BotPool, refs: list[object]) -> None:
+        seen.append(_tournaments(db))
+        prestart(self, refs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BotPool, "prestart", noted)
+    (a, log_a), (b, log_b) = _engine(tmp_path, "a"), _engine(tmp_path, "b")
+    done = inprocess.run(
+        "tournament", "run", "chess", "--bot", a, "--bot", b, "--games", "2", "--jobs", "1",
+        "--max-moves", "6", "--sandbox", "off", "--db", f"sqlite:///{db}", "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # started ahead: before the tournament was stored (no database yet), then the run's own
+    # prestart finds them started
+    assert seen[0] is None and seen[1:] == [1], seen
+    for log in (log_a, log_b):
+        lines = log.read_text().splitlines()
+        assert lines.count("started") == 1, lines  # one process played both games
+        assert lines[:6] == [
+            "started",
+            "uci",
+            "setoption name Hash value 8",
+            "ucinewgame",
+            "isready",
+            lines[5],
+        ]
+        assert lines[5].startswith("position "), lines
+        assert lines.count("ucinewgame") == 2 and lines.count("isready") == 2
+        assert lines[-1] == "quit"
+
+
+def test_a_run_refused_after_its_fork_server_started_leaves_no_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fork server starts once the sandbox is known, before the bots are resolved: a bot
+    refused then (its program missing) closes the server on the way out."""
+    servers: list[forkserver_client.ForkServer] = []
+    start = forkserver_client.start_forkserver
+
+    def kept(*args: object, **kwargs: object) -> forkserver_client.ForkServer | None:
+        server = start(*args, **kwargs)  # type: ignore[arg-type]
+        if server is not None:
+            servers.append(server)
+        return server
+
+    monkeypatch.setattr(forkserver_client, "start_forkserver", kept)
+    from bot_arena.arena.tournament import job_handle
+
+    monkeypatch.setattr(job_handle, "start_forkserver", kept)
+    done = inprocess.run(
+        "tournament", "run", "chess", "--bot", "uci:./no-such-engine", "--bot", "random",
+        "--jobs", "1", "--db", f"sqlite:///{tmp_path / 'arena.db'}",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2 and "no-such-engine" in done.stderr, done.stderr
+    assert len(servers) == 1
+    assert servers[0].closed
+    assert servers[0].process is not None and servers[0].process.poll() is not None
+
+
+def test_the_probe_started_ahead_is_the_one_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[object] = []
+    make = support._probe_process
+
+    def counted() -> object:
+        started.append(make())
+        return started[-1]
+
+    monkeypatch.setattr(support, "_probe_process", counted)
+    support.probe.cache_clear()
+    try:
+        support.start()
+        assert len(started) == 1
+        support.start()  # running already: not another
+        assert len(started) == 1
+        layers, missing = support.probe()
+        assert len(started) == 1  # its answer read, no second probe
+        support.start()  # known: nothing to start
+        assert len(started) == 1
+    finally:
+        support.probe.cache_clear()
+    assert (layers, missing) == support.probe()  # the same answer as a probe of its own
+
+
+def test_no_probe_is_started_ahead_for_sandbox_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot_arena.arena.api.sandbox import probe_ahead
+
+    started: list[str] = []
+    monkeypatch.setattr(support, "start", lambda: started.append("probe"))
+    monkeypatch.delenv("ARENA_SANDBOX", raising=False)
+    probe_ahead("off")
+    probe_ahead("no-such-mode")  # refused later, where the options are checked
+    assert started == []
+    probe_ahead(None)
+    assert started == ["probe"]
+    assert os.environ.get("ARENA_SANDBOX") is None
