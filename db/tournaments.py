@@ -195,19 +195,47 @@ class StoredMatch:
 
     match_id: int
     round: int
-    status: str  # pending, running, done (void ones are left out)
+    status: str  # pending, running, done (void: only from ``matches_changed``)
     bots: tuple[str, ...]  # bot name per seat
     scores: tuple[float, ...] | None  # per seat, when done
 
 
 def tournament_matches(db: Session | Connection, tournament_id: int) -> list[StoredMatch]:
     """Every match of the tournament but the void ones, in the order they were made (id)."""
+    return _matches(db, tournament_id, Match.status != "void")
+
+
+def matches_changed(
+    db: Session | Connection, tournament_id: int, after_id: int, ids: Sequence[int]
+) -> list[StoredMatch]:
+    """The tournament's matches made after the match ``after_id`` and those of ``ids``, void
+    ones included (a follower of the tournament's matches reads what changed since its last
+    read: the new ones, and the ones it held open), in the order they were made."""
+    changed = Match.id > after_id
+    if ids:
+        changed = changed | Match.id.in_(list(ids))
+    return _matches(db, tournament_id, changed)
+
+
+def done_count(db: Session | Connection, tournament_id: int, up_to: int, but: Sequence[int]) -> int:
+    """How many of the tournament's matches up to id ``up_to``, those of ``but`` left out, are
+    done (from the index on tournament and status). A done match leaves that count only by
+    being voided (or deleted): a follower that saw them all compares it with its own."""
+    query = select(func.count()).where(
+        Match.tournament_id == tournament_id, Match.status == "done", Match.id <= up_to
+    )
+    if but:
+        query = query.where(Match.id.not_in(list(but)))
+    return int(db.execute(query).scalar_one())
+
+
+def _matches(db: Session | Connection, tournament_id: int, where: Any) -> list[StoredMatch]:
     rows = db.execute(
         select(Match.id, Match.round, Match.status, Bot.name, Seat.score)
         .join(Seat, Seat.match_id == Match.id)
         .join(BotVersion, BotVersion.id == Seat.bot_version_id)
         .join(Bot, Bot.id == BotVersion.bot_id)
-        .where(Match.tournament_id == tournament_id, Match.status != "void")
+        .where(Match.tournament_id == tournament_id, where)
         .order_by(Match.id, Seat.seat)
     )
     found = []

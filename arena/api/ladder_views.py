@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot_arena.arena.api.errors import ArenaError
+from bot_arena.arena.api.ladder_follow import Followers
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -84,16 +85,20 @@ def _owner(session: Session, entrant: str, sha256: str) -> str | None:
     return None
 
 
-def standings(session: Session, row: LadderRow) -> dict[str, Any]:
+def standings(
+    session: Session, row: LadderRow, followers: Followers | None = None
+) -> dict[str, Any]:
     """``arena ladder show --json`` of the ladder, each standing with its ``owner`` (None: a
     bot of the house) and ``bot`` (the registered bot's id, for its page; None if none), and
     ``leaderboard``: the rows ``arena leaderboard --tournament ID --json`` prints for the
-    ladder (the leaderboard's fit, centred on 1500; empty while nothing is rated)."""
+    ladder (the leaderboard's fit, centred on 1500; empty while nothing is rated).
+    ``followers``: the ladders' directors kept between reads (``StandingsCache.followers``),
+    so a read costs what changed since the last one, not every match of the ladder."""
     from bot_arena.arena.api.ladders import ladder_leaderboard, ladder_view
     from bot_arena.db import accounts, ladders
 
     board = ladder_leaderboard(session, row.tournament_id)  # empty: no game stored yet
-    view = ladder_view(session, row, board).to_dict()
+    view = ladder_view(session, row, board, followers).to_dict()
     view["leaderboard"] = board
     shas = {e.name: e.sha256 for e in ladders.entrants(session, row.tournament_id)}
     for standing in view["standings"]:
@@ -129,6 +134,7 @@ class StandingsCache:
         self._lock = threading.Lock()
         self._max_age, self._clock = max_age, clock
         self.fits = 0  # how many times ``make`` ran (read by tests and the bench)
+        self.followers = Followers()  # the ladders' directors, for ``make`` to follow
 
     def recent(self, name: str) -> Any | None:
         """The answer for the ladder ``name`` if its key was read less than ``max_age``

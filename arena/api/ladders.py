@@ -24,8 +24,11 @@ from bot_arena.arena.match.timecontrol import DEFAULT_MARGIN
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
+    from bot_arena.arena.api.ladder_follow import Followers
     from bot_arena.arena.match.botref import BotRef
+    from bot_arena.arena.tournament.directors.ladder import LadderDirector
     from bot_arena.db.ladders import LadderRow
+    from bot_arena.db.models import Tournament
 
 #: An entrant is suspended after this many faults in a row unless ``suspend_after`` says.
 DEFAULT_SUSPEND_AFTER = 5
@@ -506,20 +509,40 @@ def ladder_show(name: str, *, db: str | None = None) -> LadderView:
 
 
 def ladder_view(
-    session: Session, row: LadderRow, leaderboard: list[dict[str, Any]] | None = None
+    session: Session,
+    row: LadderRow,
+    leaderboard: list[dict[str, Any]] | None = None,
+    followers: Followers | None = None,
 ) -> LadderView:
     """``ladder_show``'s standings of the ladder ``row`` read in the caller's session.
     ``leaderboard``: the ladder's ``api.views.standings_rows`` when the caller has them
-    (read here otherwise); each entrant's Elo is its row's."""
+    (read here otherwise); each entrant's Elo is its row's. ``followers``: the ladders'
+    directors kept between reads (the server's: ``api/ladder_follow.py``), else the ladder's
+    director is loaded from all its matches."""
     from bot_arena.arena.tournament.create import load_tournament
-    from bot_arena.arena.tournament.directors import load_director
-    from bot_arena.arena.tournament.directors.ladder import LadderDirector
-    from bot_arena.db import ladders
 
     tournament = load_tournament(session, row.tournament_id)
+    if followers is None:
+        from bot_arena.arena.tournament.directors import load_director
+        from bot_arena.arena.tournament.directors.ladder import LadderDirector
+
+        director = load_director(session, tournament)
+        assert isinstance(director, LadderDirector)
+        return _view(session, row, tournament, director, leaderboard)
+    with followers.following(session, tournament, row.revision) as director:
+        return _view(session, row, tournament, director, leaderboard)
+
+
+def _view(
+    session: Session,
+    row: LadderRow,
+    tournament: Tournament,
+    director: LadderDirector,
+    leaderboard: list[dict[str, Any]] | None,
+) -> LadderView:
+    from bot_arena.db import ladders
+
     found = ladders.entrants(session, row.tournament_id)
-    director = load_director(session, tournament)
-    assert isinstance(director, LadderDirector)
     model = director.fitted()
     intervals = model.rank_intervals() if found else []
     in_play = director.in_play_counts()

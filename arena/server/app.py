@@ -23,7 +23,7 @@ from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Route
 from starlette.types import Lifespan
 
-from bot_arena.arena.server import ladders, reads, uploads
+from bot_arena.arena.server import http, ladders, reads, uploads
 from bot_arena.arena.server.errors import ApiError, InternalErrors, api_error, http_error
 from bot_arena.arena.server.headers import SecurityHeaders
 from bot_arena.arena.server.settings import ServerSettings
@@ -112,6 +112,8 @@ def serve(app: Starlette, host: str, port: int) -> None:
         app,
         host=host,
         port=port,
+        http=http.protocol(),  # httptools with its head bounded, else h11 (``http.py``)
+        loop="auto",  # uvloop when it is installed, else asyncio
         log_level="warning",
         server_header=False,
         proxy_headers=False,

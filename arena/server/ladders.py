@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -73,18 +74,24 @@ def _rules(state: ServerState, name: str) -> Rules:
         return Rules(row.tournament_id, row.name, tournament.game, params)
 
 
-def _standings_ready(session: Session, row: Any) -> Ready:
-    """The standings as JSON, made once a change (the cache keeps them): text, bytes, tag."""
+def _standings_ready(state: ServerState) -> Callable[[Session, Any], Ready]:
+    """The standings as JSON, made once a change (the cache keeps them): text, bytes, tag;
+    each ladder's director followed between reads (``StandingsCache.followers``)."""
     from bot_arena.arena.transport.strict_json import finite
 
-    return Ready.of(json.dumps(finite(ladder_views.standings(session, row))))
+    followers = state.standings.followers
+
+    def make(session: Session, row: Any) -> Ready:
+        return Ready.of(json.dumps(finite(ladder_views.standings(session, row, followers))))
+
+    return make
 
 
 def standings_text(state: ServerState, name: str) -> Ready:
     """The ladder's standings as JSON, ready to send, from the cache (404: no such ladder).
     Blocking."""
     with state.reads() as session:
-        ready = state.standings.get(session, _row(session, name), _standings_ready)
+        ready = state.standings.get(session, _row(session, name), _standings_ready(state))
         assert isinstance(ready, Ready)
         return ready
 
