@@ -37,6 +37,13 @@ def keep_bytecode() -> None:
 
 keep_bytecode()
 
+#: scrypt's N for every hash this run makes, in this process and in the servers and commands it
+#: starts (``$ARENA_SCRYPT_N``, read at each hash): the server tests sign in and check tokens
+#: hundreds of times and at OWASP's N=2^14 each hash took about 0.2 s of CPU. What the tests
+#: check (a wrong password or token refused, the same work for a name that does not exist)
+#: does not depend on N; ``tests/api/test_passwords.py`` checks the default without it.
+os.environ.setdefault("ARENA_SCRYPT_N", "1024")
+
 from tests.browser import browser as browser  # noqa: E402  (one Playwright a process)
 from tests.db.dbtest import PG_ENV, worker_url  # noqa: E402  (after keep_bytecode)
 from tests.quick_tier import MEASURED_SLOW  # noqa: E402
