@@ -6,6 +6,12 @@ it is one of the two password hashes OWASP's password storage cheat sheet recomm
 is OWASP's N=2^14, r=8, p=5 (16 MiB, about 0.3 s of CPU a hash). The parameters are stored
 in the hash (``scrypt$N$r$p$salt$hash``), so a later release can raise them and still check
 what is stored.
+
+``$ARENA_SCRYPT_N`` lowers N for a test suite, and for nothing else: the server tests sign in
+and check tokens hundreds of times, in processes of their own, and at the real cost those
+hashes took about 24 s of the suite's CPU (0.2 s each). Unset (as everywhere but the tests),
+N is OWASP's; :func:`check_secret` reads N from what is stored, so a hash made at either cost
+still checks.
 """
 
 from __future__ import annotations
@@ -13,11 +19,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import os
 import secrets
 
 N, R, P = 2**14, 8, 5
 _MAXMEM = 64 * 2**20
 _PREFIX = "scrypt"
+COST_ENV = "ARENA_SCRYPT_N"  # a test suite's cheaper N (a power of two); unset: N
 MAX_SECRET = 1024  # longest password accepted (bytes): the hash's work does not depend on it
 
 
@@ -25,11 +33,24 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
+def cost() -> int:
+    """The N new hashes are made with: ``$ARENA_SCRYPT_N`` when set (a power of two from 2 to
+    N, never above the default), else N. Read at each hash, so a test can set it late."""
+    raw = os.environ.get(COST_ENV, "").strip()
+    if not raw:
+        return N
+    n = int(raw) if raw.isdigit() and len(raw) <= 7 else 0
+    if n < 2 or n > N or n & (n - 1):
+        raise ValueError(f"${COST_ENV}: {raw!r} is not a power of two from 2 to {N}")
+    return n
+
+
 def hash_secret(secret: str) -> str:
     """A fresh salted hash of ``secret``, in the stored form."""
     salt = secrets.token_bytes(16)
-    digest = hashlib.scrypt(secret.encode(), salt=salt, n=N, r=R, p=P, maxmem=_MAXMEM, dklen=32)
-    return f"{_PREFIX}${N}${R}${P}${_b64(salt)}${_b64(digest)}"
+    n = cost()
+    digest = hashlib.scrypt(secret.encode(), salt=salt, n=n, r=R, p=P, maxmem=_MAXMEM, dklen=32)
+    return f"{_PREFIX}${n}${R}${P}${_b64(salt)}${_b64(digest)}"
 
 
 def check_secret(stored: str, secret: str) -> bool:

@@ -33,8 +33,12 @@ def text(found: list[PairRecord], width: int | None, counted_at: int | None) -> 
     return _crosstable_text(summary, width)
 
 
+# density: records per ordered pair of the field. Up to 1.5 most pairs have met (1 - e^-3 of
+# them, 95%) and the top square is nearly full; up to 3.0 (as before) drew as many as 77k
+# records an example to fill cells already filled, half this file's CPU for no shape the
+# smaller range lacks (the second example below still draws 2.0)
 @settings(max_examples=60, deadline=None)
-@given(st.integers(1, 160), st.floats(0.05, 3.0), st.integers(8, 120), st.integers(0, 9))
+@given(st.integers(1, 160), st.floats(0.05, 1.5), st.integers(8, 120), st.integers(0, 9))
 @example(field=160, density=1.0, width=40, seed=1)  # the top 3 of 160
 @example(field=160, density=2.0, width=80, seed=2)
 def test_the_cells_shown_are_those_of_the_whole_crosstable(

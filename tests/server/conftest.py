@@ -96,8 +96,8 @@ def fill(db: Path) -> Filled:
     a two-game tournament of random, first_legal and hostile played.
 
     Made once a process and copied (the database file and ``hostile.py`` beside it): a fill
-    took about 3 s of CPU (six scrypt hashes of 0.3 s each, the tournament), and the suite
-    filled a database for each server module and several tests."""
+    took about 3 s of CPU (six scrypt hashes of 0.3 s each at the real cost, the tournament),
+    and the suite filled a database for each server module and several tests."""
     if not _filled:
         folder = tempfile.TemporaryDirectory(prefix="arena-filled-")
         made = Path(folder.name) / "arena.db"

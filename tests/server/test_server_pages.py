@@ -15,7 +15,7 @@ import pytest
 
 from tests.server.conftest import GOOD_BOT, PASSWORD, Served
 
-# a real server process, and sign-ins that hash passwords on purpose slowly: seconds a test
+# a real server process, and sign-ins (each a password hash): seconds a test
 pytestmark = pytest.mark.slow
 
 SIGNED_IN = re.compile(r'name="csrf" value="([^"]+)"')
