@@ -1,6 +1,6 @@
 """Shared fixtures for the whole suite, and the markers given by what a test uses.
 
-A run may be split between processes (``pytest -n 3``, pytest-xdist): each worker gets a bundle
+A run may be split between processes (``pytest -n 2``, pytest-xdist): each worker gets a bundle
 cache of its own and, with ``$ARENA_TEST_PG_URL``, a PostgreSQL database of its own.
 """
 
@@ -94,7 +94,7 @@ def own_postgres_database() -> Iterator[None]:
 # the next file in collection order as it finishes one (pyproject's ``--no-loadscope-reorder``:
 # xdist's default hands out the files with the most tests first, and this order was ignored), so
 # a long file collected late (the Ray cluster's) ran alone while the other worker idled; started
-# first, the short files fill in around them and the workers end together. Only the order
+# first, the short files fill in around them and both workers end together. Only the order
 # changes: a file missing here (or gone) runs after these, in its usual place. Ranked by the
 # seconds per file (setup, call and teardown, which count the waits: the Ray cluster, the
 # servers, the processes killed) of a full run with ``--durations=0`` (every
