@@ -96,10 +96,22 @@ def serve_command(
     check_executor(executor or "local", ray_address)
     if executor == "ray":  # its runners would each fail (or wait on a dead address) later
         check_cluster(ray_address)
+    from bot_arena.arena.api import passwords
+
+    try:
+        scrypt_n = passwords.cost()  # a bad $ARENA_SCRYPT_N: refused now, not at the first sign-up
+    except ValueError as error:
+        fail(str(error))
     confinement = sandboxing.confinement()
     writes = open_writable_db(db)  # creates and migrates the database if need be
     reads = open_db(db, write=False)
     warn_unconfined(confinement)
+    if scrypt_n != passwords.N:
+        typer.echo(
+            f"arena: warning: ${passwords.COST_ENV}={scrypt_n} hashes new passwords and tokens"
+            f" {passwords.N // scrypt_n} times cheaper than the default: a test suite's setting",
+            err=True,
+        )
 
     from bot_arena.arena.server.app import create_app, serve
     from bot_arena.arena.server.scratch import sweep

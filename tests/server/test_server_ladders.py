@@ -471,6 +471,28 @@ def test_serve_hands_its_sandbox_options_to_the_runners_and_yields_the_cpu_to_th
     assert levels == [("off",)], levels
 
 
+def test_a_lowered_scrypt_cost_is_said_when_the_server_starts(served: Served) -> None:
+    """The suite runs every server with ``$ARENA_SCRYPT_N=1024`` (tests/conftest.py): a server
+    started so says it, in one line, so an operator who left it set sees it."""
+    assert os.environ["ARENA_SCRYPT_N"] == "1024"
+    line = (
+        "arena: warning: $ARENA_SCRYPT_N=1024 hashes new passwords and tokens 16 times cheaper"
+        " than the default: a test suite's setting"
+    )
+    assert line in served.log.read_text().splitlines(), served.log.read_text()
+
+
+@pytest.mark.parametrize("value", ["3", "65536", "1e3", "-4"])
+def test_a_bad_scrypt_cost_stops_the_server_before_it_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("ARENA_SCRYPT_N", value)
+    found = arena(tmp_path / "arena.db", "serve")
+    line = f"error: $ARENA_SCRYPT_N: {value!r} is not a power of two from 2 to 16384"
+    assert found.returncode == 2 and found.stderr.strip() == line, found.stderr
+    assert not (tmp_path / "arena.db").exists()
+
+
 @pytest.mark.parametrize(
     ("args", "line"),
     [
