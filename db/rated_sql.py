@@ -18,6 +18,7 @@ from typing import Any
 
 from bot_arena.arena.transport.sandbox.mode import LEVELS
 from bot_arena.db.decode import Malformed, StoredDataError, decode, malformed_matches
+from bot_arena.db.meanwhile import import_meanwhile
 from bot_arena.db.pair_totals import (
     BULK_ROWS,
     EVERY_DONE_PAIRED,
@@ -292,12 +293,14 @@ class RatedReads:
         tournament_id: int | None = None,
         game: str | None = None,
         leave_out: set[int] | frozenset[int] = frozenset(),
+        warm: Sequence[str] = (),
     ) -> PairColumns:
         """``pair_totals`` as columns of version ids and counts (see ``PairColumns``): the
         rows of the table the writes keep (``db/pair_totals.py``: O(pairs), no match read),
         summed over the tournaments and games of the selection; the left-out matches' own
         totals taken away (a few rows: malformed matches are rare); filled from the rows in
-        chunks as they come."""
+        chunks as they come. ``warm``: modules the caller will need after a large read (say
+        the fit), imported with numpy while the bulk statement runs (``db/meanwhile.py``)."""
         where, params = selection(tournament_id, game)
         one_scope, stored = True, 0
         for (low_t,) in list(self._rows(FIRST_SCOPE.format(where=where), params)):
@@ -306,7 +309,7 @@ class RatedReads:
             one_scope = low_t == high_t and low_g == high_g
         query = (ONE_SCOPE_ROWS if one_scope else ROWS).format(where=where)
         if not leave_out and int(stored or 0) >= BULK_FROM:
-            found = self._bulk(query, params)
+            found = self._bulk(query, params, warm)
             if found is not None:
                 return found
         rows: Iterable[Sequence[Any]] = self._rows(query, params)
@@ -314,13 +317,17 @@ class RatedReads:
             rows = self._without(list(rows), tournament_id, game, leave_out)
         return PairColumns.of_rows(rows)
 
-    def _bulk(self, query: str, params: Mapping[str, Any]) -> PairColumns | None:
+    def _bulk(
+        self, query: str, params: Mapping[str, Any], warm: Sequence[str] = ()
+    ) -> PairColumns | None:
         """``query``'s rows read in bulk (``BULK_ROWS``), or None (a sandbox level this
-        read does not know: the caller reads them row by row)."""
+        read does not know: the caller reads them row by row); numpy (which parses them)
+        and ``warm`` imported meanwhile."""
         bulk = BULK_ROWS.format(
             agg=self._string_agg, level_code=level_code(len(LEVELS)), rows=query
         )
         named = {f"level{i}": level for i, level in enumerate(LEVELS, start=1)}
+        import_meanwhile(("numpy", *warm))
         for count, *texts in self._rows(bulk, {**params, **named}):
             if not count:
                 return PairColumns.of_rows(())

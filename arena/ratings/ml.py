@@ -425,9 +425,10 @@ def _newton(
         label[pool] = number
     size = np.bincount(label, minlength=len(members)).astype(np.float64)
     ll, grad, info = design.evaluate(theta)
+    if k <= DENSE_LIMIT:  # the same at every step
+        gauge = (label[:, None] == label[None, :]) / size[label][:, None]
     for _ in range(100):
         if k <= DENSE_LIMIT:
-            gauge = (label[:, None] == label[None, :]) / size[label][:, None]
             step = np.linalg.solve(info.dense() + gauge, grad)
         else:
             step = _conjugate_gradient(info.compact(), label, size, grad)
@@ -526,9 +527,15 @@ def _one_pool(pool: list[int], info: Sparse, meat: Sparse) -> tuple[FloatArray, 
         diag, bdiag = info.diagonal()[pool], meat.diagonal()[pool]
         return 1.0 / diag, bdiag / (diag * diag)
     cells = np.ix_(pool, pool)
-    inverse = np.linalg.inv(info.dense()[cells] + 1.0 / m).astype(np.float64, copy=False)
+    every = m == info.k and pool == list(range(m))  # the matrices' own order: no copy
+
+    def pooled(matrix: Sparse) -> FloatArray:
+        whole = matrix.dense()
+        return whole if every else whole[cells]
+
+    inverse = np.linalg.inv(pooled(info) + 1.0 / m).astype(np.float64, copy=False)
     model: FloatArray = inverse - 1.0 / m
-    robust: FloatArray = model @ meat.dense()[cells] @ model
+    robust: FloatArray = model @ pooled(meat) @ model
     return model, robust
 
 

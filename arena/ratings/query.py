@@ -51,6 +51,9 @@ if TYPE_CHECKING:
 
 
 SHORT_HASH = 7
+#: What a fit of many bots imports (the ML fit, numpy under it, and the one-BLAS-thread
+#: limit), imported while a large selection's pair totals are read (``db/meanwhile.py``).
+FIT_MODULES = ("bot_arena.arena.ratings.ml", "threadpoolctl")
 METHODS = ("ml", "elo")
 
 
@@ -132,7 +135,9 @@ def select_results(
     if totals:
         faulted, bad = stored.faulted_seats(tournament_id=tournament_id, game=game)
         if columnar:
-            columns = stored.pair_columns(tournament_id=tournament_id, game=game, leave_out=bad)
+            columns = stored.pair_columns(
+                tournament_id=tournament_id, game=game, leave_out=bad, warm=FIT_MODULES
+            )
         else:
             pairs = stored.pair_totals(tournament_id=tournament_id, game=game, leave_out=bad)
     rows = stored.rated_seats(tournament_id=tournament_id, game=game, multi=totals)

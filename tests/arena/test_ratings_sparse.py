@@ -81,3 +81,35 @@ def test_other_entries_add_after_the_pairs_in_their_order() -> None:
     assert held.dense().tolist() == [[1.0, tiny - 1.0], [tiny - 1.0, 1.0]]
     assert held.diagonal().tolist() == [1.0, 1.0]
     assert held.dense().tobytes() == spelled_out(held).dense().tobytes()
+
+
+def _pooled_reference(pool: list[int], info: Sparse, meat: Sparse) -> tuple[np.ndarray, np.ndarray]:
+    """``ml._one_pool`` as it was written first: each matrix's cells of the pool copied out."""
+    m, cells = len(pool), np.ix_(pool, pool)
+    model = np.linalg.inv(info.dense()[cells] + 1.0 / m) - 1.0 / m
+    return model, model @ meat.dense()[cells] @ model
+
+
+@given(
+    pairs=st.lists(st.tuples(pair, st.floats(0.1, 3.0)), max_size=12),
+    order=st.permutations(list(range(K))),
+)  # fmt: skip
+def test_one_pool_reads_the_matrices_in_place_only_in_their_own_order(
+    pairs: list[tuple[tuple[int, int], float]], order: list[int]
+) -> None:
+    """A field of one pool in the matrices' own order is read without copying its cells
+    (issue 29: two 1,000 x 1,000 copies a fit); in any other order they are copied: the
+    covariances are the bits the copies give, either way."""
+    from bot_arena.arena.ratings.ml import _one_pool
+
+    chain = [((a, a + 1), 1.0 + a / 7) for a in range(K - 1)]  # every bot linked: one pool
+    i = np.asarray([p[0][0] for p in chain + pairs], dtype=np.intp)
+    j = np.asarray([p[0][1] for p in chain + pairs], dtype=np.intp)
+    v = np.asarray([p[1] for p in chain + pairs], dtype=np.float64)
+    empty = np.zeros(0, np.intp)
+    info = Sparse(K, empty, empty, np.zeros(0), i, j, v + 1.0)
+    meat = Sparse(K, empty, empty, np.zeros(0), i, j, v)
+    for pool in (list(range(K)), order):
+        found, expected = _one_pool(pool, info, meat), _pooled_reference(pool, info, meat)
+        for got, want in zip(found, expected, strict=True):
+            assert got.tobytes() == want.tobytes()
