@@ -45,6 +45,9 @@ class HumanSeat:
     def start(self, message: dict[str, Any]) -> None:
         self.seat = int(message["seat"])
 
+    def advance_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None:
+        return None
+
     def finish_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None:
         self.games += 1
         return None

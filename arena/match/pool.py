@@ -289,9 +289,11 @@ class BotPool:
                 seat.start(protocol.hello(**hellos[i], first=seat.games == 0))
             deadline = time.monotonic() + self.limits.startup_s
             retry: dict[int, Seat] = {}
+            # every seat's middle first (a UCI engine's options), then the last answers
+            middle = {i: seat.advance_start(deadline, game) for i, seat in pending.items()}
             for i, seat in pending.items():
                 reused = seat.games > 0
-                fault = seat.finish_start(deadline, game)
+                fault = middle[i] or seat.finish_start(deadline, game)
                 if fault is not None and reused and attempt == 0:
                     self._replaced.append(seat)
                     fresh = self._spawn(seat.ref)

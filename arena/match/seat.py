@@ -52,6 +52,13 @@ class Seat(Protocol):
 
     def start(self, message: dict[str, Any]) -> None: ...
 
+    def advance_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None:
+        """The middle of a start that needs one answer before it can say more (a UCI
+        engine's options follow its ``uciok``): the pool calls it for every seat before
+        ``finish_start`` for any, so the seats' last round trips overlap. None when done or
+        nothing to do; a fault ends the start as ``finish_start``'s would."""
+        ...
+
     def finish_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None: ...
 
     def ask(
@@ -170,6 +177,9 @@ class ProcessSeat:
         """Send hello/new_game now; ``finish_start`` collects the answer."""
         self.sent = time.monotonic()
         self.send_ok = self.process.send(protocol.encode(message), self.sent + 5.0)
+
+    def advance_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None:
+        return None  # one round trip: the hello and its ready
 
     def finish_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None:
         """Wait for ``ready`` until ``deadline``; any failure is a stall (or bad output)."""

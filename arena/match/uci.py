@@ -124,6 +124,7 @@ class UciSeat(EngineSeat):
         self.start_position = START_FEN
         self.seat = 0
         self.first = True
+        self.advanced = False
         self.info = ""  # the move's info line so far
         self.exact = False  # whether it holds an exact score
         # the last ``position`` text sent: the game's list of moves it was made for, their count
@@ -136,36 +137,51 @@ class UciSeat(EngineSeat):
         self.seat = int(message.get("seat") or 0)
         self.first = message.get("type") == "hello"
         self.said = (None, 0, "")
+        self.advanced = False  # whether advance_start ran for this start
         text = "uci\n" if self.first else "ucinewgame\nisready\n"
         self.send_ok = self.process.send(text.encode(), self.sent + 5.0)
 
-    def finish_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None:
+    def advance_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None:
+        """A first game's middle: ``uciok`` read, then the options, ``ucinewgame`` and
+        ``isready`` sent; ``finish_start`` waits for the ``readyok``. The pool calls this for
+        both seats before it waits for either's ``readyok``, so the two engines set their
+        options (a hash table made and cleared) at the same time rather than one after the
+        other on the first game's path."""
         if game.name != GAME:
             self.process.kill()
             return faults.stall(f"a UCI engine plays chess, not {game.name}", "game")
-        if self.first:
-            got = self._wait_for("uciok", deadline)
-            if isinstance(got, Fault):
-                return got
-            offered = {}
-            for line in got:
-                if line.startswith("id name "):
-                    self.bot_name = protocol.truncate(line[8:].strip(), 200)
-                elif line.startswith("option name "):
-                    name = line[12:].partition(" type ")[0].strip()
-                    offered[name.lower()] = name
-            commands = []
-            for name, value in self.options:
-                if name.lower() not in offered:
-                    self.process.kill()
-                    names = ", ".join(sorted(offered.values())) or "none"
-                    return faults.stall(
-                        f"the engine has no option {name!r} (it offers: {names})", "option"
-                    )
-                commands.append(f"setoption name {offered[name.lower()]} value {value}\n")
-            commands += ["ucinewgame\n", "isready\n"]
-            if not self.process.send("".join(commands).encode(), deadline):
-                return faults.stall(f"no handshake: {self._exit_message()}", "exited")
+        if not self.first or self.advanced:
+            return None
+        self.advanced = True
+        got = self._wait_for("uciok", deadline)
+        if isinstance(got, Fault):
+            return got
+        offered = {}
+        for line in got:
+            if line.startswith("id name "):
+                self.bot_name = protocol.truncate(line[8:].strip(), 200)
+            elif line.startswith("option name "):
+                name = line[12:].partition(" type ")[0].strip()
+                offered[name.lower()] = name
+        commands = []
+        for name, value in self.options:
+            if name.lower() not in offered:
+                self.process.kill()
+                names = ", ".join(sorted(offered.values())) or "none"
+                return faults.stall(
+                    f"the engine has no option {name!r} (it offers: {names})", "option"
+                )
+            commands.append(f"setoption name {offered[name.lower()]} value {value}\n")
+        commands += ["ucinewgame\n", "isready\n"]
+        if not self.process.send("".join(commands).encode(), deadline):
+            return faults.stall(f"no handshake: {self._exit_message()}", "exited")
+        return None
+
+    def finish_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None:
+        if not self.advanced:  # a caller that skipped the middle (or a later game)
+            fault = self.advance_start(deadline, game)
+            if fault is not None:
+                return fault
         got = self._wait_for("readyok", deadline)
         if isinstance(got, Fault):
             return got

@@ -260,6 +260,23 @@ def test_options_clocks_and_reuse_as_the_engine_sees_them(tmp_path: Path) -> Non
     assert first.termination is Termination.NORMAL and second.termination is Termination.NORMAL
 
 
+def test_two_engines_set_their_options_at_the_same_time(tmp_path: Path) -> None:
+    """The first game's handshakes overlap: each engine is sent its options and ``isready``
+    before the arena waits for either's ``readyok`` (pool._start calls every seat's
+    ``advance_start`` first). Each fake engine here answers ``isready`` only once both have
+    received one, so handshakes made one after the other would leave the first engine
+    unanswered until the start-up limit: a stall."""
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    specs = [fake("meet", str(meet / name)) + " option.Hash=8" for name in ("a", "b")]
+    with BotPool(ResourceLimits(startup_s=10.0), sandbox=SandboxSettings(Mode.OFF)) as pool:
+        refs = [resolve(spec) for spec in specs]
+        record = pool.play(games.get("chess"), refs, time_control=TimeControl(move_time=2.0))
+    assert [seat.fault for seat in record.seats] == [None, None]
+    assert sorted(p.name for p in meet.iterdir()) == ["a.ready", "b.ready"]
+    assert record.termination is not Termination.STALL and record.moves
+
+
 def test_a_uci_engine_plays_chess_only() -> None:
     with BotPool(ResourceLimits(startup_s=5.0)) as pool:
         record = pool.play(games.get("tictactoe"), [resolve(fake("good")), resolve("random")])
