@@ -51,9 +51,13 @@ def test_sign_in_upload_and_watch_a_replay(site: tuple[Any, PageLog], served: Se
     assert log.errors == [] and log.requests == []
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def ladder_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """A server that plays its ladder ``live`` (tictactoe: random, first_legal) itself."""
+    """A server that plays its ladder ``live`` (tictactoe: random, first_legal) itself.
+
+    Stopped when its test ends, not with the module: the server plays its ladder without a
+    pause for as long as it runs, and as a module's fixture it went on playing games nobody
+    read through the tests after its one user (the poller's, which waits for three 2 s polls)."""
     from bot_arena.arena.api.ladders import ladder_add, ladder_create
     from tests.server.conftest import SERVER_ENV, fill, start
 
