@@ -5,7 +5,6 @@ no transaction open between reads (SQLite and PostgreSQL)."""
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import threading
 
