@@ -17,6 +17,7 @@ import pytest
 from bot_arena.arena.api import ladder_views
 from bot_arena.arena.api.ladder_follow import Followers
 from bot_arena.arena.api.ladders import ladder_add, ladder_create, ladder_retire, ladder_run
+from tests.db.dbtest import sqlite_copy
 
 FIRST_LEGAL = Path(__file__).resolve().parents[1] / "arena" / "fixtures" / "first_legal.py"
 
@@ -34,11 +35,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def db(played: Path, tmp_path: Path) -> str:
     copy = str(tmp_path / "arena.db")
-    with (
-        contextlib.closing(sqlite3.connect(played)) as made,
-        contextlib.closing(sqlite3.connect(copy)) as into,
-    ):
-        made.backup(into)
+    sqlite_copy(played, copy)
     return copy
 
 

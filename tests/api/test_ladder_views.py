@@ -5,9 +5,7 @@ once fit once."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ import pytest
 from bot_arena.arena.api import ladder_views
 from bot_arena.arena.api.ladder_views import NoLadder, StandingsCache
 from bot_arena.arena.api.ladders import ladder_add, ladder_create, ladder_retire, ladder_run
+from tests.db.dbtest import sqlite_copy
 
 FIRST_LEGAL = Path(__file__).resolve().parents[1] / "arena" / "fixtures" / "first_legal.py"
 
@@ -37,11 +36,7 @@ def factory(played: Path, tmp_path: Path) -> Any:
     from bot_arena.db.session import make_engine, session_factory
 
     db = str(tmp_path / "arena.db")
-    with (
-        contextlib.closing(sqlite3.connect(played)) as made,
-        contextlib.closing(sqlite3.connect(db)) as copy,
-    ):
-        made.backup(copy)  # every page, those in the write-ahead log too
+    sqlite_copy(played, db)
     engine = make_engine(db, read_only=True)
     try:
         yield db, session_factory(engine)

@@ -10,7 +10,6 @@ did). ``--executor ray`` refuses bots that are not fully confined unless the ope
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import sqlite3
@@ -24,6 +23,7 @@ from bot_arena.arena.transport import protocol, strict_json
 from bot_arena.arena.transport.strict_json import NonFinite
 from tests import inprocess
 from tests.arena.test_ray_missing import arena_without_ray
+from tests.db.dbtest import sqlite_copy
 
 NAN_INFO = '{"values":[NaN,Infinity],"depth":-Infinity}'
 TOKENS = ("NaN", "Infinity")
@@ -136,11 +136,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def played_copy(played: Path, tmp_path: Path) -> Path:
     """A copy of :func:`played`'s database of the test's own."""
     db = tmp_path / "arena.db"
-    with (
-        contextlib.closing(sqlite3.connect(played)) as made,
-        contextlib.closing(sqlite3.connect(db)) as copy,
-    ):
-        made.backup(copy)  # every page, those in the write-ahead log too
+    sqlite_copy(played, db)
     return db
 
 

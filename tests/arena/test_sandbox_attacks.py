@@ -52,6 +52,7 @@ import pytest
 
 from bot_arena.arena.match.confinement import PROCESS_CAP
 from bot_arena.arena.transport.process import descendants
+from tests.db.dbtest import sqlite_copy
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
@@ -256,16 +257,6 @@ class Db:
                 text,
             )
         return out
-
-
-def copy_db(source: Path, target: Path) -> None:
-    src = sqlite3.connect(source)
-    dst = sqlite3.connect(target)
-    try:
-        src.backup(dst)
-    finally:
-        dst.close()
-        src.close()
 
 
 def match_from_record(record: dict[str, Any], attacker: str) -> Match:
@@ -521,7 +512,7 @@ def run(
     keys = Secrets()
     config = prepare(folders, attackers, keys, delay, child_mb)
     db = folders.cwd / "arena.db"
-    copy_db(template, db)
+    sqlite_copy(template, db)
     earlier = Db.read(db)
     listeners = Listeners(folders.base)
     config.update(TCP_PORT=listeners.port, UNIX_SOCKET=str(listeners.path))

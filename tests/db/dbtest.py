@@ -10,6 +10,7 @@ database."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import os
 import shutil
@@ -32,6 +33,16 @@ BACKENDS = [
         marks=pytest.mark.skipif(not os.environ.get(PG_ENV), reason=f"{PG_ENV} is not set"),
     ),
 ]
+
+
+def sqlite_copy(source: Path | str, target: Path | str) -> None:
+    """Copy the SQLite database ``source`` to ``target`` through SQLite's backup: every page,
+    those still in the write-ahead log too (a file copy would miss them)."""
+    with (
+        contextlib.closing(sqlite3.connect(source)) as made,
+        contextlib.closing(sqlite3.connect(target)) as into,
+    ):
+        made.backup(into)
 
 
 def worker_url(base: str, worker: str) -> str:
