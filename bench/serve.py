@@ -392,6 +392,35 @@ def fit_cost(db: Path, repeats: int = 30) -> tuple[float, float]:
         engine.dispose()
 
 
+def refresh_cost(db: Path, repeats: int = 20) -> tuple[int, float, float]:
+    """The ladder's done games, and the median CPU seconds (``process_time``, in process) of
+    what the server pays about once a second while it plays: the standings' key, and a read
+    afresh of a followed ladder (its director held, as the server holds it). At the ladder's
+    size after the run: these grow with its games, the requests' cost does not."""
+    from bot_arena.arena.api import ladder_views
+    from bot_arena.arena.api.ladder_follow import Followers
+    from bot_arena.db.ladders import standings_key
+    from bot_arena.db.session import make_engine, session_factory
+
+    engine = make_engine(str(db), read_only=True)
+    try:
+        followers = Followers()
+        with session_factory(engine)() as session:
+            row = ladder_views.find(session, LADDER)
+            ladder_views.standings(session, row, followers)  # the director loaded once
+            keys, reads = [], []
+            for _ in range(repeats):
+                start = time.process_time()
+                standings_key(session, row.tournament_id)
+                keys.append(time.process_time() - start)
+                start = time.process_time()
+                ladder_views.standings(session, row, followers)
+                reads.append(time.process_time() - start)
+        return done(db), statistics.median(keys), statistics.median(reads)
+    finally:
+        engine.dispose()
+
+
 def start_server(
     folder: Path, db: Path, web_nice: int | None
 ) -> tuple[subprocess.Popen[bytes], str]:
@@ -524,6 +553,7 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        games, key_cost, refresh = refresh_cost(db)
         errors = [
             line
             for line in (folder / "serve.log").read_text(errors="replace").splitlines()
@@ -536,6 +566,10 @@ def main() -> None:
     requests = sum(len(v) for v in found.values())
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"standings in process: fit {ms(fit)} (median), cached read {ms(hit)}: x{fit / hit:.0f}")
+    print(
+        f"at {games} games, in process (CPU, median): the standings' key {ms(key_cost)}, "
+        f"a read afresh of the followed ladder {ms(refresh)} (the server: about once a second)"
+    )
     print("one client, in a row (server CPU a request, against /api/health):")
     for path, cost in alone.items():
         print(f"  {path:32} {ms(cost)}  x{cost / alone['/api/health']:.2f}")
