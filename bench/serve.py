@@ -43,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
@@ -67,6 +68,93 @@ def cpu_s(pid: int) -> float:
     """User + system CPU seconds of process ``pid`` so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Sched:
+    """What the kernel counted of a set of threads (``/proc/PID/task/TID``): nanoseconds on
+    a CPU and waiting on a run queue (runnable, not running: a wake-up's wait for a CPU),
+    and context switches, voluntary (the thread blocked) and not (it was preempted)."""
+
+    on_cpu: int = 0
+    waiting: int = 0
+    voluntary: int = 0
+    preempted: int = 0
+
+    def __sub__(self, other: Sched) -> Sched:
+        return Sched(
+            self.on_cpu - other.on_cpu,
+            self.waiting - other.waiting,
+            self.voluntary - other.voluntary,
+            self.preempted - other.preempted,
+        )
+
+
+def _tree(root: int) -> list[int]:
+    """The live descendants of process ``root`` (not ``root`` itself)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                stat = Path(f"/proc/{entry.name}/stat").read_text()
+            except OSError:
+                continue
+            children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry.name))
+    found, todo = [], list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
+
+
+def ladder_sched(server: int) -> dict[int, Sched]:
+    """Each thread of the server's ladder players (its child processes and everything under
+    them: the ``ladder run`` runner, its fork server, the bots), by thread id."""
+    found = {}
+    for pid in _tree(server):
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                cpu, wait, _ = Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()
+                status = Path(f"/proc/{pid}/task/{tid}/status").read_text().splitlines()
+            except (OSError, ValueError):
+                continue
+            switches = {k: int(v) for k, _, v in (line.partition(":\t") for line in status)
+                        if k.endswith("ctxt_switches")}  # fmt: skip
+            found[int(tid)] = Sched(
+                int(cpu),
+                int(wait),
+                switches.get("voluntary_ctxt_switches", 0),
+                switches.get("nonvoluntary_ctxt_switches", 0),
+            )
+    return found
+
+
+def sched_since(server: int, before: dict[int, Sched]) -> Sched:
+    """What the ladder players' threads were counted since ``before`` (threads that ended
+    meanwhile are left out; threads started since count from zero)."""
+    total = Sched()
+    for tid, now in ladder_sched(server).items():
+        spent = now - before.get(tid, Sched())
+        total = Sched(
+            total.on_cpu + spent.on_cpu,
+            total.waiting + spent.waiting,
+            total.voluntary + spent.voluntary,
+            total.preempted + spent.preempted,
+        )
+    return total
+
+
+def stretch(
+    server: int, held: dict[int, Sched], db: Path, count: int, began: float
+) -> tuple[Sched, int, float]:
+    """What the ladder players' threads were counted since ``held``, the games stored since
+    there were ``count``, and the seconds since ``began``."""
+    return sched_since(server, held), done(db) - count, time.perf_counter() - began
 
 
 def free_port() -> int:
@@ -304,6 +392,35 @@ def fit_cost(db: Path, repeats: int = 30) -> tuple[float, float]:
         engine.dispose()
 
 
+def refresh_cost(db: Path, repeats: int = 20) -> tuple[int, float, float]:
+    """The ladder's done games, and the median CPU seconds (``process_time``, in process) of
+    what the server pays about once a second while it plays: the standings' key, and a read
+    afresh of a followed ladder (its director held, as the server holds it). At the ladder's
+    size after the run: these grow with its games, the requests' cost does not."""
+    from bot_arena.arena.api import ladder_views
+    from bot_arena.arena.api.ladder_follow import Followers
+    from bot_arena.db.ladders import standings_key
+    from bot_arena.db.session import make_engine, session_factory
+
+    engine = make_engine(str(db), read_only=True)
+    try:
+        followers = Followers()
+        with session_factory(engine)() as session:
+            row = ladder_views.find(session, LADDER)
+            ladder_views.standings(session, row, followers)  # the director loaded once
+            keys, reads = [], []
+            for _ in range(repeats):
+                start = time.process_time()
+                standings_key(session, row.tournament_id)
+                keys.append(time.process_time() - start)
+                start = time.process_time()
+                ladder_views.standings(session, row, followers)
+                reads.append(time.process_time() - start)
+        return done(db), statistics.median(keys), statistics.median(reads)
+    finally:
+        engine.dispose()
+
+
 def start_server(
     folder: Path, db: Path, web_nice: int | None
 ) -> tuple[subprocess.Popen[bytes], str]:
@@ -394,8 +511,12 @@ def main() -> None:
             wall = 0.0
             events: list[float] = []
             firsts: list[float] = []
+            spent: dict[str, list[tuple[Sched, int, float]]] = {"quiet": [], "loaded": []}
             for _ in range(args.rounds):
+                held, count, began = ladder_sched(process.pid), done(db), time.perf_counter()
                 quiet.append(games_per_s(db, args.seconds))
+                spent["quiet"].append(stretch(process.pid, held, db, count, began))
+                held, count, began = ladder_sched(process.pid), done(db), time.perf_counter()
                 cpu_before, wall_before = cpu_s(process.pid), time.perf_counter()
                 if args.sse:
                     late, early, rate = followed(url, db, args.clients, args.seconds)
@@ -408,13 +529,19 @@ def main() -> None:
                 cpu += cpu_s(process.pid) - cpu_before
                 wall += time.perf_counter() - wall_before
                 busy.append(rate)
+                spent["loaded"].append(stretch(process.pid, held, db, count, began))
                 if args.client_nice:
+                    held, count = ladder_sched(process.pid), done(db)
+                    began = time.perf_counter()
                     latencies, rate = loaded(
                         url, db, args.clients, args.seconds, args.interval, args.client_nice
                     )
                     for path, values in latencies.items():
                         niced_found[path] = niced_found.get(path, []) + values
                     niced.append(rate)
+                    spent.setdefault("niced", []).append(
+                        stretch(process.pid, held, db, count, began)
+                    )
         except Exception:
             log = (folder / "serve.log").read_text(errors="replace")
             print(f"the server's log:\n{log[-4000:]}", file=sys.stderr)
@@ -426,6 +553,7 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        games, key_cost, refresh = refresh_cost(db)
         errors = [
             line
             for line in (folder / "serve.log").read_text(errors="replace").splitlines()
@@ -438,6 +566,10 @@ def main() -> None:
     requests = sum(len(v) for v in found.values())
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"standings in process: fit {ms(fit)} (median), cached read {ms(hit)}: x{fit / hit:.0f}")
+    print(
+        f"at {games} games, in process (CPU, median): the standings' key {ms(key_cost)}, "
+        f"a read afresh of the followed ladder {ms(refresh)} (the server: about once a second)"
+    )
     print("one client, in a row (server CPU a request, against /api/health):")
     for path, cost in alone.items():
         print(f"  {path:32} {ms(cost)}  x{cost / alone['/api/health']:.2f}")
@@ -485,6 +617,19 @@ def main() -> None:
             f"  with the clients niced by {args.client_nice} (not as remote browsers would be: "
             f"they share this machine): loaded {n:.1f} (median of {niced}): {n / q:.2f} of "
             f"quiet; each round's: {each}"
+        )
+    print("the ladder's processes (runner, fork server, bots: /proc schedstat), a game:")
+    for what, stretches in spent.items():
+        games = sum(g for _, g, _ in stretches) or 1
+        on_cpu = sum(x.on_cpu for x, _, _ in stretches) / games / 1e6
+        waiting = sum(x.waiting for x, _, _ in stretches) / games / 1e6
+        voluntary = sum(x.voluntary for x, _, _ in stretches) / games
+        preempted = sum(x.preempted for x, _, _ in stretches) / games
+        wall = sum(t for _, _, t in stretches) / games * 1000
+        print(
+            f"  {what:7} {wall:.2f} ms apart; on a CPU {on_cpu:.2f} ms, waiting for one "
+            f"{waiting:.2f} ms; "
+            f"switches {voluntary:.1f} blocked, {preempted:.1f} preempted"
         )
 
 

@@ -6,6 +6,8 @@ module only reads and writes rows.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -53,6 +55,45 @@ def owner_of(session: Session, bot_id: int) -> int | None:
 
 def bot_named(session: Session, name: str) -> Bot | None:
     return session.scalars(select(Bot).where(Bot.name == name)).one_or_none()
+
+
+@dataclass(frozen=True, slots=True)
+class Named:
+    """A bot as a page names it: its id, whether it is registered, its owner's user name
+    (None: no owner, a bot of the house or a spec's)."""
+
+    bot_id: int
+    registered: bool
+    owner: str | None
+
+
+def bots_named(session: Session, names: Collection[str]) -> dict[str, Named]:
+    """The bots of these names that exist, each with its owner's name, in one query (a
+    ladder's standings name every entrant's bot each time they are read afresh)."""
+    if not names:
+        return {}
+    rows = session.execute(
+        select(Bot.name, Bot.id, Bot.registered, User.name)
+        .outerjoin(BotOwner, BotOwner.bot_id == Bot.id)
+        .outerjoin(User, User.id == BotOwner.user_id)
+        .where(Bot.name.in_(sorted(set(names))))
+    )
+    return {
+        name: Named(bot_id, bool(registered), owner) for name, bot_id, registered, owner in rows
+    }
+
+
+def versions_held(session: Session, pairs: Collection[tuple[int, str]]) -> set[tuple[int, str]]:
+    """Which of these (bot id, SHA-256) pairs are stored versions of that bot."""
+    if not pairs:
+        return set()
+    bots, shas = sorted({b for b, _ in pairs}), sorted({s for _, s in pairs})
+    rows = session.execute(
+        select(BotVersion.bot_id, BotVersion.sha256).where(
+            BotVersion.bot_id.in_(bots), BotVersion.sha256.in_(shas)
+        )
+    )
+    return {(int(b), str(s)) for b, s in rows} & set(pairs)
 
 
 def set_owner(session: Session, bot_id: int, user_id: int) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -63,22 +63,28 @@ class Followers:
 
     @contextlib.contextmanager
     def following(
-        self, session: Session, tournament: Tournament, revision: int
+        self,
+        session: Session,
+        tournament_id: int,
+        revision: int,
+        load: Callable[[], Tournament],
     ) -> Iterator[LadderDirector]:
-        """The ladder ``tournament``'s director as its matches stand in ``session``, the
+        """The ladder ``tournament_id``'s director as its matches stand in ``session``, the
         field at ``revision``; held by this caller alone until the block ends (one reader of
-        a ladder at a time updates it or reads it)."""
+        a ladder at a time updates it or reads it). ``load``: the tournament with its field,
+        called only when the ladder is loaded whole (reading the field costs milliseconds,
+        and a read that follows the ladder needs none of it)."""
         with self._lock:
             if len(self._locks) > MAX_FOLLOWED:
                 self._held.clear()
                 self._locks.clear()
-            lock = self._locks.setdefault(tournament.id, threading.Lock())
+            lock = self._locks.setdefault(tournament_id, threading.Lock())
         with lock:
-            held = self._held.pop(tournament.id, None)
+            held = self._held.pop(tournament_id, None)
             if held is None or held.revision != revision or not self._update(session, held):
-                held = self._load(session, tournament, revision)
+                held = self._load(session, load(), revision)
             yield held.director
-            self._held[tournament.id] = held  # not kept if the block raised
+            self._held[tournament_id] = held  # not kept if the block raised
 
     def _load(self, session: Session, tournament: Tournament, revision: int) -> _Followed:
         from bot_arena.arena.tournament.directors import load_director

@@ -23,6 +23,7 @@ from bot_arena.arena.api.ladder_follow import Followers
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
+    from bot_arena.db.accounts import Named
     from bot_arena.db.ladders import LadderRow
 
 MAX_LADDERS = 500  # ladders listed
@@ -65,23 +66,25 @@ def ladder_list(session: Session) -> list[dict[str, Any]]:
     ]
 
 
-def _owner(session: Session, entrant: str, sha256: str) -> str | None:
-    """The user who owns the entrant: its bot's owner, or for ``NAME@k`` (a new version
-    entered beside an older one) the owner of ``NAME`` when that bot has this version."""
-    from bot_arena.db import accounts
+def _base(entrant: str) -> str:
+    """The bot an entrant's name stands for: ``NAME`` for ``NAME@k`` (a new version entered
+    beside an older one), else the name itself."""
+    return entrant.rsplit("@", 1)[0] if "@" in entrant else entrant
 
-    candidates = [entrant]
-    if "@" in entrant:
-        candidates.append(entrant.rsplit("@", 1)[0])
+
+def _owner(
+    entrant: str, sha256: str, bots: dict[str, Named], held: set[tuple[int, str]]
+) -> str | None:
+    """The user who owns the entrant: its bot's owner, or for ``NAME@k`` the owner of
+    ``NAME`` when that bot has this version (``held``: the (bot id, SHA-256) pairs stored)."""
+    candidates = [entrant] if "@" not in entrant else [entrant, _base(entrant)]
     for name in candidates:
-        bot = accounts.bot_named(session, name)
+        bot = bots.get(name)
         if bot is None or not bot.registered:
             continue
-        if name != entrant and not any(v.sha256 == sha256 for v in bot.versions):
+        if name != entrant and (bot.bot_id, sha256) not in held:
             continue
-        owner_id = accounts.owner_of(session, bot.id)
-        user = accounts.user_by_id(session, owner_id) if owner_id is not None else None
-        return user.name if user is not None else None
+        return bot.owner
     return None
 
 
@@ -93,7 +96,8 @@ def standings(
     ``leaderboard``: the rows ``arena leaderboard --tournament ID --json`` prints for the
     ladder (the leaderboard's fit, centred on 1500; empty while nothing is rated).
     ``followers``: the ladders' directors kept between reads (``StandingsCache.followers``),
-    so a read costs what changed since the last one, not every match of the ladder."""
+    so a read costs what changed since the last one, not every match of the ladder. The
+    owners and bots of the whole field are read in two queries."""
     from bot_arena.arena.api.ladders import ladder_leaderboard, ladder_view
     from bot_arena.db import accounts, ladders
 
@@ -101,11 +105,19 @@ def standings(
     view = ladder_view(session, row, board, followers).to_dict()
     view["leaderboard"] = board
     shas = {e.name: e.sha256 for e in ladders.entrants(session, row.tournament_id)}
+    names = [str(s["name"]) for s in view["standings"]]
+    bots = accounts.bots_named(session, {*names, *map(_base, names)})
+    asked = {
+        (bot.bot_id, shas[name])
+        for name in names
+        if "@" in name and (bot := bots.get(_base(name))) is not None and bot.registered
+    }
+    held = accounts.versions_held(session, asked)
     for standing in view["standings"]:
         name = standing["name"]
-        standing["owner"] = _owner(session, name, shas[name])
-        bot = accounts.bot_named(session, name.rsplit("@", 1)[0] if "@" in name else name)
-        standing["bot"] = bot.id if bot is not None and bot.registered else None
+        standing["owner"] = _owner(name, shas[name], bots, held)
+        bot = bots.get(_base(name))
+        standing["bot"] = bot.bot_id if bot is not None and bot.registered else None
     return view
 
 

@@ -519,24 +519,33 @@ def ladder_view(
     (read here otherwise); each entrant's Elo is its row's. ``followers``: the ladders'
     directors kept between reads (the server's: ``api/ladder_follow.py``), else the ladder's
     director is loaded from all its matches."""
-    from bot_arena.arena.tournament.create import load_tournament
+    from bot_arena.arena.tournament.create import TournamentError, load_tournament
 
-    tournament = load_tournament(session, row.tournament_id)
     if followers is None:
         from bot_arena.arena.tournament.directors import load_director
         from bot_arena.arena.tournament.directors.ladder import LadderDirector
 
+        tournament = load_tournament(session, row.tournament_id)
         director = load_director(session, tournament)
         assert isinstance(director, LadderDirector)
-        return _view(session, row, tournament, director, leaderboard)
-    with followers.following(session, tournament, row.revision) as director:
-        return _view(session, row, tournament, director, leaderboard)
+        return _view(session, row, tournament.game, director, leaderboard)
+    from bot_arena.db.tournaments import get_tournament
+
+    found = get_tournament(session, row.tournament_id)  # its row alone: the field only to load
+    if found is None:
+        raise TournamentError(f"no tournament {row.tournament_id}")
+
+    def whole() -> Tournament:
+        return load_tournament(session, row.tournament_id)
+
+    with followers.following(session, row.tournament_id, row.revision, whole) as director:
+        return _view(session, row, found.game, director, leaderboard)
 
 
 def _view(
     session: Session,
     row: LadderRow,
-    tournament: Tournament,
+    game: str,
     director: LadderDirector,
     leaderboard: list[dict[str, Any]] | None,
 ) -> LadderView:
@@ -567,7 +576,7 @@ def _view(
     standings.sort(key=lambda s: s.rank)
     summary = director.summary()
     return LadderView(
-        row.tournament_id, row.name, tournament.game, summary["games"], summary["in_play"],
+        row.tournament_id, row.name, game, summary["games"], summary["in_play"],
         row.suspend_after, standings,
     )  # fmt: skip
 

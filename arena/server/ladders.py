@@ -35,6 +35,7 @@ from bot_arena.arena.server.state import ServerState, state_of
 log = logging.getLogger("arena.server")
 
 MAX_PATH_NAME = 200  # characters of a ladder's name read from a path (longer: no ladder)
+BLANK = Visitor(None, "")  # the visitor a page shared by everyone not signed in is made for
 
 
 @dataclasses.dataclass(frozen=True)
@@ -239,24 +240,47 @@ async def ladders_page(request: Request) -> HTMLResponse:
     return _render(request, seen, "ladders.html.j2", ladders=await run_in_threadpool(read))
 
 
+def _ladder_values(view: dict[str, Any], **values: Any) -> dict[str, Any]:
+    """What ``ladder.html.j2`` is rendered with, for the standings ``view``."""
+    values.setdefault("bot_name", "")
+    values.setdefault("evidence", [])
+    quoted = quote(view["name"], safe="")
+    return dict(
+        ladder=view,
+        standings_url=f"/api/ladders/{quoted}/standings",
+        events_url=f"/api/ladders/{quoted}/events",
+        upload_url=f"/ladders/{quoted}/upload",
+        **values,
+    )
+
+
 async def _ladder_page(
     request: Request, seen: Visitor, name: str, status: int = 200, **values: Any
 ) -> HTMLResponse:
     state = state_of(request)
     view = json.loads((await _standings(state, name)).text)
-    values.setdefault("bot_name", "")
-    values.setdefault("evidence", [])
-    return _render(
-        request, seen, "ladder.html.j2", status, ladder=view,
-        standings_url=f"/api/ladders/{quote(view['name'], safe='')}/standings",
-        events_url=f"/api/ladders/{quote(view['name'], safe='')}/events",
-        upload_url=f"/ladders/{quote(view['name'], safe='')}/upload", **values,
-    )  # fmt: skip
+    return _render(request, seen, "ladder.html.j2", status, **_ladder_values(view, **values))
 
 
 async def ladder_page(request: Request) -> HTMLResponse:
+    """A ladder's page. For a visitor who is not signed in it is the same page for all (no
+    form, no name; the CSRF token goes in a cookie set per answer), so it is rendered once a
+    change of the standings' bytes (``ServerState.ladder_pages``), with a blank visitor: no
+    visitor's token can be in the bytes shared."""
+    from bot_arena.arena.server.pages import page_response, page_text
+
     seen = await auth.visitor(request)
-    return await _ladder_page(request, seen, _name(request))
+    name = _name(request)
+    if seen.user is not None:
+        return await _ladder_page(request, seen, name)
+    state = state_of(request)
+
+    def make(standings: Ready) -> bytes:
+        values = _ladder_values(json.loads(standings.text))
+        return page_text(request, BLANK, "ladder.html.j2", **values).encode()
+
+    ready = await _standings(state, name)
+    return page_response(request, seen, state.ladder_pages.get(name, ready, make))
 
 
 async def upload_page(request: Request) -> Response:

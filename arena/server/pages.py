@@ -52,11 +52,10 @@ def _static(name: str) -> bytes:
     return (resources.files(package) / "static" / file).read_bytes()
 
 
-def render(
-    request: Request, seen: Visitor, template: str, status: int = 200, **values: Any
-) -> HTMLResponse:
+def page_text(request: Request, seen: Visitor, template: str, **values: Any) -> str:
+    """The page ``template`` rendered for the visitor ``seen``."""
     values.setdefault("error", None)
-    page = (
+    return (
         _templates()
         .get_template(template)
         .render(
@@ -65,9 +64,21 @@ def render(
             **values,
         )
     )
+
+
+def page_response(
+    request: Request, seen: Visitor, page: str | bytes, status: int = 200
+) -> HTMLResponse:
+    """A rendered page as the answer to ``request``, with the visitor's CSRF cookie."""
     response = HTMLResponse(page, status_code=status)
     auth.set_csrf_cookie(request, response, seen)
     return response
+
+
+def render(
+    request: Request, seen: Visitor, template: str, status: int = 200, **values: Any
+) -> HTMLResponse:
+    return page_response(request, seen, page_text(request, seen, template, **values), status)
 
 
 async def static(request: Request) -> Response:

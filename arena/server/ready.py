@@ -73,6 +73,33 @@ class Recent:
             self._generation += 1
 
 
+class Derived:
+    """Bytes made from a kept answer, kept while that answer is the one handed out: a
+    ladder's page for visitors who are not signed in, from its standings (made once a change
+    of the standings' bytes, not once a request). By key (the ladder's name); past ``most``
+    keys, all are dropped and made again when asked."""
+
+    def __init__(self, most: int) -> None:
+        self._kept: dict[str, tuple[str, bytes]] = {}  # by key: (the source's tag, bytes)
+        self._lock = threading.Lock()
+        self._most = most
+        self.made = 0  # how many times ``make`` ran (read by tests)
+
+    def get(self, key: str, source: Ready, make: Callable[[Ready], bytes]) -> bytes:
+        """What ``make(source)`` gives, made again only when ``source``'s tag (a hash of its
+        bytes) is not the one the kept bytes were made from."""
+        kept = self._kept.get(key)
+        if kept is not None and kept[0] == source.etag:
+            return kept[1]
+        made = make(source)
+        with self._lock:
+            self.made += 1
+            if len(self._kept) >= self._most:
+                self._kept.clear()
+            self._kept[key] = (source.etag, made)
+        return made
+
+
 def not_modified(request: Request, etag: str) -> bool:
     """Whether the request's ``If-None-Match`` names ``etag`` (or ``*``): the weak comparison
     RFC 9110 asks of If-None-Match. A header past ``MAX_IF_NONE_MATCH`` characters, or its

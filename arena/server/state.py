@@ -13,13 +13,14 @@ from bot_arena.arena.api.accounts import TokenCache
 from bot_arena.arena.api.ladder_views import StandingsCache
 from bot_arena.arena.server.events import Feeds
 from bot_arena.arena.server.ratelimit import RateLimiter
-from bot_arena.arena.server.ready import Recent
+from bot_arena.arena.server.ready import Derived, Recent
 from bot_arena.arena.server.settings import ServerSettings
 from bot_arena.arena.server.validators import Validators
 
 #: seconds a ladder's standings are answered without reading the database (the page polls
 #: every 2 s, so no reader is shown standings older than one poll)
 STANDINGS_MAX_AGE = 1.0
+MAX_LADDER_PAGES = 500  # ladders whose page is kept rendered
 
 
 @dataclass
@@ -38,6 +39,9 @@ class ServerState:
     refreshes: set[asyncio.Task[None]] = field(default_factory=set)  # standings read afresh
     ladder_list: Recent = field(  # GET /api/ladders: a read a second at most
         default_factory=lambda: Recent(max_age=STANDINGS_MAX_AGE)
+    )
+    ladder_pages: Derived = field(  # a ladder's page for visitors not signed in, by ladder:
+        default_factory=lambda: Derived(MAX_LADDER_PAGES)  # rendered once its standings change
     )
 
     def __post_init__(self) -> None:
