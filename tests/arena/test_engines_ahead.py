@@ -85,6 +85,32 @@ def test_the_engines_start_before_the_tournament_is_stored_once_each_same_comman
         assert lines[-1] == "quit"
 
 
+def test_the_python_api_starts_its_engines_before_the_tournament_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tournament()`` takes the command's one path (``api/new_run.py``): a ``jobs=1`` run's
+    engines start before its database is made, one process each for both games."""
+    from bot_arena.arena.api.tournaments import tournament
+
+    db = tmp_path / "arena.db"
+    seen: list[int | None] = []  # tournaments stored at each prestart
+    prestart = BotPool.prestart
+
+    def noted(self: BotPool, refs: list[object]) -> None:
+        seen.append(_tournaments(db))
+        prestart(self, refs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BotPool, "prestart", noted)
+    (a, log_a), (b, log_b) = _engine(tmp_path, "a"), _engine(tmp_path, "b")
+    played = tournament(
+        "chess", [a, b], games=2, jobs=1, max_moves=6, sandbox="off", db=f"sqlite:///{db}"
+    )
+    assert played.finished and len(played.matches) == 2
+    assert seen[0] is None and seen[1:] == [1], seen
+    for log in (log_a, log_b):
+        assert log.read_text().splitlines().count("started") == 1
+
+
 def test_a_run_refused_after_its_fork_server_started_leaves_no_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
