@@ -116,21 +116,18 @@ def start(
     is left out, and ``warn`` told why. The helpers are closed on the way out."""
     sandbox.probe_ahead(run.sandbox)
     from bot_arena.arena.api.pgn_out import check_pgn_out
-    from bot_arena.arena.match.confinement import server_env
-    from bot_arena.arena.tournament.job_handle import start_job_server
 
-    checked = run.spec.validate()
-    check_pgn_out(run.pgn_out, checked.game)
-    confinement = sandbox.confinement(run.sandbox, run.allow_read)
-    sandbox.check_executor(run.executor, run.ray_address)
-    confinement.check_executor(run.executor, run.ray_allow_unconfined)
     with contextlib.ExitStack() as helpers:
-        # the bots' fork server imports while the bots are resolved and the schedule written
-        server = None
+        # the bots' fork server imports while the options are checked, the bots are resolved
+        # and the schedule written
+        server = _server_ahead(run, helpers)
+        checked = run.spec.validate()
+        check_pgn_out(run.pgn_out, checked.game)
+        confinement = sandbox.confinement(run.sandbox, run.allow_read)
+        sandbox.check_executor(run.executor, run.ray_address)
+        confinement.check_executor(run.executor, run.ray_allow_unconfined)
         if run.executor != sandbox.RAY:
-            server = start_job_server(server_env(confinement.level))
-            if server is not None:
-                helpers.callback(server.close)
+            server = _server_for(confinement.level, server, helpers)
         lookup, opened = _registered(store)
         specs, refs, left_out = _field(checked.specs, lookup, warn)
         game, limits, book = checked.game, checked.limits, checked.book
@@ -210,6 +207,49 @@ def start(
         )
 
 
+def _server_ahead(run: NewRun, helpers: contextlib.ExitStack) -> ForkServer | None:
+    """The fork server of a local run, started before the sandbox's probe has answered: its
+    environment is the one for confined bots unless ``--sandbox off`` (``_server_for`` starts
+    another in the rare case the probe finds no layer at all). None on Ray, or when the
+    sandbox's word is not a mode (refused by the checks that follow)."""
+    from bot_arena.arena.match.confinement import server_env
+    from bot_arena.arena.transport.sandbox.mode import CONFINED, UNCONFINED, Mode
+
+    if run.executor == sandbox.RAY:
+        return None
+    try:
+        mode = checks.sandbox_mode(run.sandbox)
+    except ArenaError:
+        return None
+    from bot_arena.arena.tournament.job_handle import start_job_server
+
+    level = UNCONFINED if mode is Mode.OFF else CONFINED
+    server = start_job_server(server_env(level))
+    if server is not None:
+        helpers.callback(server.close)
+    return server
+
+
+def _server_for(
+    level: str, server: ForkServer | None, helpers: contextlib.ExitStack
+) -> ForkServer | None:
+    """The fork server for bots run at ``level``: ``server``, started ahead, when its
+    environment is that level's, else a new one (the one started ahead closed)."""
+    from bot_arena.arena.match.confinement import server_env
+
+    env = server_env(level)
+    if server is not None and server.env == env:
+        return server
+    if server is not None:
+        server.close()
+    from bot_arena.arena.tournament.job_handle import start_job_server
+
+    server = start_job_server(env)
+    if server is not None:
+        helpers.callback(server.close)
+    return server
+
+
 def _registered(store: Store) -> tuple[Callable[[str], BotRef | None], list[Any]]:
     """A registered-name lookup that opens the database only when a spec needs it (so a bad
     bot spec never creates a database file), and the factory it opened (none yet)."""
@@ -236,7 +276,7 @@ def _field(
     once through ``warn``), if at least two bots are left."""
     from bot_arena.arena.match.botref import BotSpecError, UnloadableBot
     from bot_arena.arena.match.botspec import distinct_names, resolve
-    from bot_arena.arena.tournament.create import TournamentError, check_field
+    from bot_arena.arena.tournament.field import TournamentError, check_field
 
     kept: list[str] = []
     refs: list[BotRef] = []

@@ -321,11 +321,17 @@ def start_tournament(
 
 
 def _store(url: str | None) -> Store:
-    """``--db``'s database for a new tournament (``open_db``: a one-line error, exit 2)."""
+    """``--db``'s database for a new tournament (``open_db``: a one-line error, exit 2),
+    looked at only when the run asks: SQLAlchemy is not imported before the run's helpers
+    have started."""
     from bot_arena.arena.api.new_run import Store
-    from bot_arena.db.session import database_url, exists
 
-    return Store(lambda: open_db(url), lambda: exists(database_url(url)))
+    def exists() -> bool:
+        from bot_arena.db.session import database_url, exists
+
+        return exists(database_url(url))
+
+    return Store(lambda: open_db(url), exists)
 
 
 def _check_setboard(
