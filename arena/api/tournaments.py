@@ -188,37 +188,42 @@ def _warn(line: str) -> None:
 def _database(url: str | None, folder: str) -> Iterator[Store]:
     """The database named by ``url``, else a SQLite file in ``folder`` (the call's temporary
     folder): the runner's writer thread and its jobs open connections of their own, which an
-    in-memory database would not share. Opened when the run asks (``Store``), closed after."""
-    from bot_arena.db.session import (
-        DatabaseOpenError,
-        database_url,
-        exists,
-        make_engine,
-        session_factory,
-        sqlite_path,
-    )
-
-    if (
-        url is not None
-        and database_url(url).startswith("sqlite")
-        and not sqlite_path(database_url(url))
-    ):
-        raise ArenaError(
-            f"db={url!r} is an in-memory database, which the tournament's writer and jobs "
-            "cannot share: leave db out (a temporary database) or name a file"
-        )
+    in-memory database would not share. Opened when the run asks (``Store``: SQLAlchemy is
+    imported once a jobs=1 run's engines have started), closed after."""
     engines: list[Engine] = []
 
     def opened() -> sessionmaker[Session]:
+        from bot_arena.db.session import (
+            DatabaseOpenError,
+            database_url,
+            make_engine,
+            session_factory,
+            sqlite_path,
+        )
+
         if not engines:
+            if (
+                url is not None
+                and database_url(url).startswith("sqlite")
+                and not sqlite_path(database_url(url))
+            ):
+                raise ArenaError(
+                    f"db={url!r} is an in-memory database, which the tournament's writer and "
+                    "jobs cannot share: leave db out (a temporary database) or name a file"
+                )
             try:
                 engines.append(make_engine(url or f"sqlite:///{Path(folder, 'arena.db')}"))
             except DatabaseOpenError as exc:
                 raise ArenaError(str(exc)) from None
         return session_factory(engines[0])
 
+    def exists() -> bool:
+        from bot_arena.db.session import database_url, exists
+
+        return url is not None and exists(database_url(url))
+
     try:
-        yield Store(opened, lambda: url is not None and exists(database_url(url)))
+        yield Store(opened, exists)
     finally:
         for engine in engines:
             engine.dispose()
