@@ -381,8 +381,8 @@ def ladder_run(
     import io
 
     from bot_arena import games as rules
+    from bot_arena.arena.api.cluster import cluster
     from bot_arena.arena.api.pgn_out import open_pgn_out, pgn_hook
-    from bot_arena.arena.api.tournaments import cluster
     from bot_arena.arena.match.confinement import server_env
     from bot_arena.arena.tournament.create import TournamentError, active_runner, load_tournament
     from bot_arena.arena.tournament.job_handle import start_job_server

@@ -90,8 +90,8 @@ def serve_command(
         fail(f"--web-nice {web_nice}: give 0 to 19")
     if executor is not None and executor not in ("local", "ray"):
         fail(f"--executor {executor[:40]!r}: use local or ray")
+    from bot_arena.arena.api.cluster import check_cluster
     from bot_arena.arena.api.sandbox import check_executor
-    from bot_arena.arena.api.tournaments import check_cluster
 
     check_executor(executor or "local", ray_address)
     if executor == "ray":  # its runners would each fail (or wait on a dead address) later

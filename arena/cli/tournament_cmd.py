@@ -8,7 +8,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
@@ -23,8 +23,6 @@ from bot_arena.arena.cli.common import (
     MemoryOption,
     SandboxOption,
     StartupOption,
-    adjudication,
-    check_engines,
     command_group,
     fail,
     open_db,
@@ -41,8 +39,8 @@ if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when
     # runs, not for --help
     from sqlalchemy.orm import Session, sessionmaker
 
+    from bot_arena.arena.api.new_run import FormatSettings, NewRun, Store
     from bot_arena.arena.api.sandbox import Confinement
-    from bot_arena.arena.api.spec import Checked, TournamentSpec
     from bot_arena.arena.formats.pgn_out import PgnOut
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.match.pool import BotPool
@@ -208,33 +206,22 @@ class NewTournament:
     ray: RayOptions = field(default_factory=RayOptions)
     config: ConfigOption = None  # read first, as the other options' defaults (run_config)
 
-    def spec(self, game: str, bots: list[str] | None) -> TournamentSpec:
-        """The API's spec of the tournament these options and ``bots`` ask for."""
+    def run(self, game: str, bots: list[str] | None) -> NewRun:
+        """The API's new run these options and ``bots`` ask for."""
+        from bot_arena.arena.api.new_run import NewRun
         from bot_arena.arena.api.spec import TournamentSpec
 
-        return TournamentSpec(
+        r = self.rules
+        spec = TournamentSpec(
             game, bots or [], self.param, self.memory_mb, self.startup_time, self.jobs,
             self.opening_plies, self.openings, self.openings_plies,
         )  # fmt: skip
-
-
-def _lookup(url: str | None) -> tuple[Any, list[sessionmaker[Session]]]:
-    """A registered-name lookup that opens the database only when a spec needs it (so a bad
-    bot spec never creates a database file)."""
-    from bot_arena.db.session import database_url, exists
-    from bot_arena.db.store import lookup_bot
-
-    opened: list[sessionmaker[Session]] = []
-
-    def lookup(name: str) -> BotRef | None:
-        if not opened:
-            if not exists(database_url(url)):
-                return None
-            opened.append(open_db(url))
-        with opened[0]() as session:
-            return lookup_bot(session, name)
-
-    return lookup, opened
+        return NewRun(
+            spec, self.move_time or [], self.clock or [], r.margin, r.depth, r.nodes,
+            r.draw_adjudicate, r.resign_adjudicate, r.max_moves, self.seed,
+            self.openings_order.value, self.name, self.pgn_out, self.sandbox, self.allow_read,
+            self.ray.executor.value, self.ray.ray_address, self.ray.ray_allow_unconfined,
+        )  # fmt: skip
 
 
 @tournament_app.command("run", cls=ArenaCommand)
@@ -298,9 +285,6 @@ def run_command(
     start_tournament(game_name, bot, new, fmt.value, games_per, settings, fmt.value)
 
 
-FormatSettings = Callable[["sessionmaker[Session]", str, "list[BotRef]"], "dict[str, Any] | None"]
-
-
 def start_tournament(
     game_name: str,
     bots: list[str] | None,
@@ -310,180 +294,44 @@ def start_tournament(
     format_settings: FormatSettings,
     what: str,
 ) -> None:
-    """Check the options (the API's checks: ArenaError is one line, exit 2), store the
-    tournament, play it and print its result (``what``: the banner's name for it).
+    """Store the tournament and play it on the API's one path (``new_run.start``: its checks'
+    ArenaError is one line, exit 2), then print its result (``what``: the banner's name for
+    it)."""
+    from bot_arena.arena.api.new_run import start
 
-    Its bots' helpers start as soon as what they need is known, each beside the work that
-    follows, not after it: the sandbox's probe before the options are checked, the bots' fork
-    server (a fresh interpreter that imports the worker's modules, about 0.4 s) once the probe
-    has given the level, before the bots are resolved and the tournament is stored."""
-    from bot_arena.arena.api.sandbox import probe_ahead
-
-    probe_ahead(new.sandbox)
-    from bot_arena.arena.match.confinement import server_env
-    from bot_arena.arena.tournament.job_handle import start_job_server
-
-    checked = new.spec(game_name, bots).validate()
-    from bot_arena.arena.api.pgn_out import check_pgn_out
-
-    check_pgn_out(new.pgn_out, checked.game)
-    confinement = sandbox_options(new.sandbox, new.allow_read)  # before anything is stored
-    new.ray.check(confinement)
-    # the bots' fork server imports while the bots are resolved and the schedule is written
-    local = new.ray.executor != ExecutorKind.RAY
-    server = start_job_server(server_env(confinement.level)) if local else None
-    try:
-        _start_tournament(checked, new, fmt, games_per, format_settings, what, confinement, server)
-    finally:
-        if server is not None:
-            server.close()
-
-
-def _start_tournament(
-    checked: Checked,
-    new: NewTournament,
-    fmt: str,
-    games_per: int | None,
-    format_settings: FormatSettings,
-    what: str,
-    confinement: Confinement,
-    server: ForkServer | None,
-) -> None:
-    """``start_tournament`` once its game, bots and sandbox are checked (``server``: the fork
-    server, started; None on Ray)."""
-    from bot_arena.arena.api.pgn_out import open_pgn_out
-    from bot_arena.arena.match.botref import BotSpecError, UnloadableBot
-    from bot_arena.arena.match.botspec import distinct_names, resolve
-    from bot_arena.arena.tournament.create import TournamentError, check_field, create
-    from bot_arena.arena.tournament.schedule import ScheduleError
-
-    opening_plies, openings = new.opening_plies, new.openings
-    game, limits, book, specs = checked.game, checked.limits, checked.book, checked.specs
-    lookup, opened = _lookup(new.db)
-    left_out: list[str] = []  # registered bots that can no longer be loaded
-    try:
-        refs = []
-        for bot_spec in list(specs):
-            try:
-                refs.append(resolve(bot_spec, lookup))
-            except UnloadableBot as exc:
-                specs.remove(bot_spec)
-                left_out.append(f"{exc}: left out of the tournament, none of its games played")
-                typer.echo(f"warning: {left_out[-1]}", err=True)
-        if len(refs) < 2:
-            fail("a tournament needs at least two bots that can be loaded")
-        refs = distinct_names(specs, refs)
-        check_field(refs)
-    except (BotSpecError, TournamentError) as exc:
-        fail(str(exc))
-    check_engines(refs, game)
-    r = new.rules
-    rules = adjudication(r.draw_adjudicate, r.resign_adjudicate, r.max_moves)
-    confinement = confinement.for_bots([ref.name for ref in refs])
-    from bot_arena.arena.api.checks import time_controls  # ArenaError: one line, exit 2
-
-    tcs = time_controls(
-        refs,
-        new.move_time or [],
-        new.clock or [],
-        r.margin,
-        DEFAULT_MOVE_TIME,
-        each="--bot",
-        depth=r.depth,
-        nodes=r.nodes,
-    )
-    tc = tcs[0]
-    _check_setboard(refs, game, book, limits, confinement)
-    pgn = open_pgn_out(new.pgn_out, game)  # before the database is made
-    pool: BotPool | None = None
-    try:
-        # --jobs 1 plays in this process: its engines start (a net loaded, options set) while
-        # the database is opened and the schedule written
-        pool = _engines_ahead(refs, new.jobs, limits, confinement, server)
-        factory = opened[0] if opened else open_db(new.db)
-        import secrets
-
-        the_seed = new.seed if new.seed is not None else secrets.randbits(31)
-        extra = format_settings(factory, game.name, refs)
-        # before anything is stored
-        cluster = _executor(new.ray)
-    except BaseException:
-        if pool is not None:
-            pool.close()
-        if pgn is not None:
-            pgn.close()
-        raise
-    try:
-        try:
-            tid = create(
-                factory,
-                game,
-                specs,
-                refs,
-                fmt=fmt,
-                games_per_group=games_per,
-                time_control=tc,
-                seed=the_seed,
-                opening_plies=opening_plies,
-                name=new.name,
-                time_controls=tcs,
-                limits=limits,
-                book=book,
-                adjudication=rules,
-                book_order=new.openings_order.value,
-                book_settings=None
-                if openings is None
-                else {
-                    "file": os.path.abspath(openings),
-                    "order": new.openings_order.value,
-                    "plies": new.openings_plies,
-                    "entries": len(book),
-                },
-                format_settings=extra,
-            )
-        except (ScheduleError, TournamentError) as exc:
-            fail(str(exc))
-        with factory() as session:
-            total = _expected_total(session, tid)
-        odds = "time odds" if len(set(tcs)) > 1 else tc.describe()
-        banner = (
-            f"tournament {tid}: {what} of {len(refs)} bots, {game.describe()},"
-            f" {total} matches, {odds}, seed {the_seed}"
-        )
+    def banner(line: str) -> None:
         from bot_arena.arena.ratings.render import wrap
 
-        typer.echo("\n".join(wrap(banner, shutil.get_terminal_size().columns)), err=new.as_json)
+        typer.echo("\n".join(wrap(line, shutil.get_terminal_size().columns)), err=new.as_json)
+
+    with start(
+        new.run(game_name, bots),
+        fmt,
+        games_per,
+        format_settings,
+        _store(new.db),
+        what=what,
+        warn=lambda line: typer.echo(f"warning: {line}", err=True),
+        banner=banner,
+    ) as run:
         _play(
-            factory, tid, refs, new.jobs, new.as_json, confinement, server, limits, cluster,
-            left_out, pgn=pgn, pool=pool,
+            run.factory, run.tournament_id, run.refs, new.jobs, new.as_json, run.confinement,
+            run.server, run.limits, run.executor, run.left_out, pgn=run.pgn, pool=run.pool,
         )  # fmt: skip
-    finally:
-        if pool is not None:
-            pool.close()  # the run closed it, unless it stopped before it played
-        if pgn is not None:
-            pgn.close()
 
 
-def _engines_ahead(
-    refs: list[BotRef],
-    jobs: int | None,
-    limits: ResourceLimits,
-    confinement: Confinement,
-    server: ForkServer | None,
-) -> BotPool | None:
-    """The pool of a ``--jobs 1`` run of engines, its engines started now (``prestart``), or
-    None. A chess engine takes a few tenths of a second to start (stockfish loads its net
-    before it answers ``uci``): started here, that overlaps the opening of the database and
-    the writing of the schedule instead of coming after them. Python bots start in
-    milliseconds (forks of the server) and start with the run."""
-    from bot_arena.arena.match.botref import ENGINES
-    from bot_arena.arena.match.pool import BotPool
+def _store(url: str | None) -> Store:
+    """``--db``'s database for a new tournament (``open_db``: a one-line error, exit 2),
+    looked at only when the run asks: SQLAlchemy is not imported before the run's helpers
+    have started."""
+    from bot_arena.arena.api.new_run import Store
 
-    if jobs != 1 or server is None or not any(ref.kind in ENGINES for ref in refs):
-        return None
-    pool = BotPool(limits, forkserver=server, sandbox=confinement.settings)
-    pool.prestart(refs)
-    return pool
+    def exists() -> bool:
+        from bot_arena.db.session import database_url, exists
+
+        return exists(database_url(url))
+
+    return Store(lambda: open_db(url), exists)
 
 
 def _check_setboard(
@@ -506,24 +354,9 @@ def _executor(ray: RayOptions) -> RayExecutor | None:
     its cluster unreachable is one line, exit 2."""
     if ray.executor != ExecutorKind.RAY:
         return None
-    from bot_arena.arena.api.tournaments import cluster
+    from bot_arena.arena.api.cluster import cluster
 
     return cluster(ray.executor.value, ray.ray_address, ray.ray_allow_unconfined)
-
-
-def _expected_total(session: Session, tid: int) -> str:
-    """The banner's number of matches: those stored, or for a format that makes them as it
-    goes, as many as can be known (``up to`` for an SPRT, ``at least`` for a knockout)."""
-    from bot_arena.arena.tournament.create import load_tournament
-    from bot_arena.arena.tournament.directors import load_director
-    from bot_arena.db import queries
-
-    tournament = load_tournament(session, tid)
-    director = load_director(session, tournament)
-    if director is None:
-        return str(sum(queries.status_counts(session, tid).values()))
-    prefix = {"sprt": "up to ", "knockout": "at least "}.get(tournament.format, "")
-    return f"{prefix}{director.expected_total()}"
 
 
 @tournament_app.command("resume", cls=ArenaCommand)
@@ -605,32 +438,19 @@ def _play(
     of the field, said after the leaderboard; ``skip``: their field positions on a resume,
     whose matches stay pending; ``pgn``: ``--pgn-out``'s file, each stored game appended;
     ``force``: ``resume --force``, played even while another process seems to play it)."""
-    from bot_arena.arena.api.pgn_out import pgn_hook
+    from bot_arena.arena.api.runner import runner
     from bot_arena.arena.tournament.create import TournamentError
     from bot_arena.arena.tournament.ray_executor import ClusterError
-    from bot_arena.arena.tournament.runner import Runner, default_jobs
 
-    runner = Runner(
-        factory,
-        tid,
-        refs,
-        # on Ray: one actor per CPU the cluster offers unless --jobs caps them
-        jobs=(jobs or 0) if executor is not None else (jobs or default_jobs()),
-        forkserver=server,
-        sandbox=confinement.settings,
-        limits=limits,
-        executor=executor,
-        skip=skip,
-        stored_hook=pgn_hook(
-            factory, pgn, tid, lambda line: typer.echo(f"warning: {line}", err=True)
-        ),
-        force=force,
-        pool=pool,
-    )
+    run = runner(
+        factory, tid, refs, jobs, confinement, server=server, limits=limits, executor=executor,
+        skip=skip, pgn=pgn, warn=lambda line: typer.echo(f"warning: {line}", err=True),
+        force=force, pool=pool,
+    )  # fmt: skip
     warn_unconfined(confinement)
     try:
         with _terminate_as_interrupt():
-            outcome = runner.run()
+            outcome = run.run()
     except KeyboardInterrupt:
         typer.echo(f"interrupted; continue with: arena tournament resume {tid}", err=True)
         raise typer.Exit(130) from None

@@ -19,6 +19,8 @@ from bot_arena.arena.match.botref import BotRef, BotSpecError
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.tournament import directors
 from bot_arena.arena.tournament.book import book_openings, ordered_book, read_book
+from bot_arena.arena.tournament.field import TournamentError as TournamentError
+from bot_arena.arena.tournament.field import check_field
 from bot_arena.arena.tournament.heartbeat import stale
 from bot_arena.arena.tournament.schedule import (
     Opening,
@@ -39,22 +41,6 @@ if TYPE_CHECKING:
 # Playing a tournament's matches (resolving bots, storing a schedule, a dynamic format's book)
 # loads its modules in the functions that do it: ``tournament show`` and ``arena report`` read
 # a tournament through this module without them.
-
-
-class TournamentError(ValueError):
-    """A tournament that cannot be created or resumed (one-line message)."""
-
-
-def check_field(refs: Sequence[BotRef]) -> None:
-    names = [r.name for r in refs]
-    for ref in refs:
-        if ref.kind == "human":
-            raise TournamentError("a human cannot play in a tournament (use `arena play`)")
-        if names.count(ref.name) > 1:
-            raise TournamentError(
-                f"bot {ref.name!r} is in the field twice (register distinct names with "
-                "`arena bots add` to enter two versions)"
-            )
 
 
 def create(

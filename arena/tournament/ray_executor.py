@@ -311,6 +311,7 @@ class RayExecutor:
         self._unreachable_since: float | None = None
         self._nodes: dict[str, bool] = {}
         self.gone = False  # the cluster went away: leave without Ray's shutdown
+        self._closed = False
         self._checked = 0.0  # when the control store was last checked
         self._quiet = True  # the last wait brought nothing
 
@@ -421,9 +422,13 @@ class RayExecutor:
             return False
 
     def close(self) -> None:
-        """Leave the cluster (not when it is gone: Ray's shutdown would wait for it)."""
+        """Leave the cluster (not when it is gone: Ray's shutdown would wait for it); once,
+        however often it is called (the run, then whoever started it)."""
         import ray
 
+        if self._closed:
+            return
+        self._closed = True
         if self.gone or not self._reachable():
             return
         with contextlib.suppress(Exception):

@@ -50,6 +50,7 @@ class ForkServer:
         environment (default this process's): every fork's memory holds a copy of it, whatever
         environment the fork is then given, so a server for confined bots gets a clean one."""
         self.process: subprocess.Popen[bytes] | None = None
+        self.env = env  # the server's environment as started (None: this process's)
         self.exits: dict[int, int] = {}  # exit codes reported and not asked for yet
         self.closed = False
         self.broken = False  # the server died or broke the protocol: every worker died with it

@@ -180,6 +180,30 @@ def test_tournament_without_db_leaves_no_file(
     assert list(scratch.iterdir()) == []
 
 
+@pytest.mark.timeout(TIMEOUT)
+def test_a_registered_bot_that_cannot_be_loaded_is_left_out_with_a_warning(
+    tmp_path: Path,
+) -> None:
+    """As ``tournament run`` does (the one path, ``api/new_run.py``): the others play."""
+    db = tmp_path / "arena.db"
+    script = tmp_path / "gone.sh"
+    script.write_bytes((FIXTURES / "first_legal.sh").read_bytes())
+    script.chmod(0o755)
+    added = inprocess.run(
+        "bots", "add", "cmd:./gone.sh", "-n", "gone", "-g", "tictactoe", "--db", str(db),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    script.unlink()
+    with pytest.warns(RuntimeWarning) as said:
+        played = tournament("tictactoe", ["gone", *TWO], games=2, jobs=1, seed=1, db=str(db))
+    (line,) = [str(w.message) for w in said]
+    assert line.startswith("warning: registered bot 'gone' cannot be loaded"), line
+    assert line.endswith(": left out of the tournament, none of its games played"), line
+    assert played.finished and len(played.matches) == 2
+    assert {s["bot"] for m in played.matches for s in m["seats"]} == set(TWO)
+
+
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
 def test_an_in_memory_db_is_refused(url: str) -> None:
     with pytest.raises(ArenaError, match="is an in-memory database"):

@@ -85,6 +85,32 @@ def test_the_engines_start_before_the_tournament_is_stored_once_each_same_comman
         assert lines[-1] == "quit"
 
 
+def test_the_python_api_starts_its_engines_before_the_tournament_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tournament()`` takes the command's one path (``api/new_run.py``): a ``jobs=1`` run's
+    engines start before its database is made, one process each for both games."""
+    from bot_arena.arena.api.tournaments import tournament
+
+    db = tmp_path / "arena.db"
+    seen: list[int | None] = []  # tournaments stored at each prestart
+    prestart = BotPool.prestart
+
+    def noted(self: BotPool, refs: list[object]) -> None:
+        seen.append(_tournaments(db))
+        prestart(self, refs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BotPool, "prestart", noted)
+    (a, log_a), (b, log_b) = _engine(tmp_path, "a"), _engine(tmp_path, "b")
+    played = tournament(
+        "chess", [a, b], games=2, jobs=1, max_moves=6, sandbox="off", db=f"sqlite:///{db}"
+    )
+    assert played.finished and len(played.matches) == 2
+    assert seen[0] is None and seen[1:] == [1], seen
+    for log in (log_a, log_b):
+        assert log.read_text().splitlines().count("started") == 1
+
+
 def test_a_run_refused_after_its_fork_server_started_leaves_no_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -150,3 +176,66 @@ def test_no_probe_is_started_ahead_for_sandbox_off(monkeypatch: pytest.MonkeyPat
     probe_ahead(None)
     assert started == ["probe"]
     assert os.environ.get("ARENA_SANDBOX") is None
+
+
+def test_the_fork_server_starts_before_the_probe_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local run's fork server is started with the confined bots' environment as soon as
+    the run begins, before the sandbox's probe is read (the probe takes a fresh interpreter's
+    start): one server for the whole run."""
+    from bot_arena.arena.match.confinement import server_env
+    from bot_arena.arena.tournament import job_handle
+    from bot_arena.arena.transport.sandbox.mode import CONFINED
+
+    events: list[str] = []
+    level_for, start = support.level_for, job_handle.start_job_server
+
+    def probed(mode: object) -> object:
+        events.append("probe read")
+        return level_for(mode)  # type: ignore[arg-type]
+
+    def started(env: dict[str, str] | None = None) -> object:
+        events.append("server" if env == server_env(CONFINED) else f"server env {env}")
+        return start(env)
+
+    monkeypatch.setattr(support, "level_for", probed)
+    monkeypatch.setattr(job_handle, "start_job_server", started)
+    monkeypatch.delenv("ARENA_SANDBOX", raising=False)
+    done = inprocess.run(
+        "tournament", "run", "tictactoe", "--bot", "random", "--bot", "random:seed=1",
+        "--jobs", "1", "--db", f"sqlite:///{tmp_path / 'arena.db'}", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert events[:2] == ["server", "probe read"], events
+    assert events.count("server") == 1, events
+
+
+@pytest.mark.parametrize(("level", "same"), [("confined", True), ("partial", True), ("off", False)])
+def test_a_server_started_ahead_is_kept_only_for_its_level(
+    monkeypatch: pytest.MonkeyPatch, level: str, same: bool
+) -> None:
+    """The server started ahead has the confined bots' environment; a probe that finds no layer
+    at all (level off: the arena's own environment) has it replaced, the first one closed."""
+    import contextlib
+
+    from bot_arena.arena.api import new_run
+    from bot_arena.arena.match.confinement import server_env
+    from bot_arena.arena.tournament import job_handle
+    from bot_arena.arena.transport.sandbox.mode import CONFINED
+
+    class Server:
+        def __init__(self, env: dict[str, str] | None) -> None:
+            self.env, self.closed = env, False
+
+        def close(self) -> None:
+            self.closed = True
+
+    monkeypatch.setattr(job_handle, "start_job_server", Server)
+    ahead = Server(server_env(CONFINED))
+    with contextlib.ExitStack() as helpers:
+        chosen = new_run._server_for(level, ahead, helpers)  # type: ignore[arg-type]
+        assert (chosen is ahead) is same
+        assert ahead.closed is not same
+        assert chosen is not None and chosen.env == server_env(level)
+    assert chosen.closed is not same  # a server started here is closed with the run
