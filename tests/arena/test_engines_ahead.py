@@ -47,18 +47,25 @@ def _tournaments(db: Path) -> int | None:
             return None
 
 
-def test_the_engines_start_before_the_tournament_is_stored_once_each_same_commands(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    db = tmp_path / "arena.db"
-    seen: list[int | None] = []  # tournaments stored at each prestart
+@pytest.fixture
+def prestarts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
+    """The tournaments stored in ``tmp_path/arena.db`` at each ``BotPool.prestart``, in order
+    (None: no database yet)."""
+    seen: list[int | None] = []
     prestart = BotPool.prestart
 
     def noted(self: BotPool, refs: list[object]) -> None:
-        seen.append(_tournaments(db))
+        seen.append(_tournaments(tmp_path / "arena.db"))
         prestart(self, refs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(BotPool, "prestart", noted)
+    return seen
+
+
+def test_the_engines_start_before_the_tournament_is_stored_once_each_same_commands(
+    tmp_path: Path, prestarts: list[int | None]
+) -> None:
+    db = tmp_path / "arena.db"
     (a, log_a), (b, log_b) = _engine(tmp_path, "a"), _engine(tmp_path, "b")
     done = inprocess.run(
         "tournament", "run", "chess", "--bot", a, "--bot", b, "--games", "2", "--jobs", "1",
@@ -68,7 +75,7 @@ def test_the_engines_start_before_the_tournament_is_stored_once_each_same_comman
     assert done.returncode == 0, done.stderr
     # started ahead: before the tournament was stored (no database yet), then the run's own
     # prestart finds them started
-    assert seen[0] is None and seen[1:] == [1], seen
+    assert prestarts[0] is None and prestarts[1:] == [1], prestarts
     for log in (log_a, log_b):
         lines = log.read_text().splitlines()
         assert lines.count("started") == 1, lines  # one process played both games
@@ -86,27 +93,19 @@ def test_the_engines_start_before_the_tournament_is_stored_once_each_same_comman
 
 
 def test_the_python_api_starts_its_engines_before_the_tournament_is_stored(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, prestarts: list[int | None]
 ) -> None:
     """``tournament()`` takes the command's one path (``api/new_run.py``): a ``jobs=1`` run's
     engines start before its database is made, one process each for both games."""
     from bot_arena.arena.api.tournaments import tournament
 
     db = tmp_path / "arena.db"
-    seen: list[int | None] = []  # tournaments stored at each prestart
-    prestart = BotPool.prestart
-
-    def noted(self: BotPool, refs: list[object]) -> None:
-        seen.append(_tournaments(db))
-        prestart(self, refs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(BotPool, "prestart", noted)
     (a, log_a), (b, log_b) = _engine(tmp_path, "a"), _engine(tmp_path, "b")
     played = tournament(
         "chess", [a, b], games=2, jobs=1, max_moves=6, sandbox="off", db=f"sqlite:///{db}"
     )
     assert played.finished and len(played.matches) == 2
-    assert seen[0] is None and seen[1:] == [1], seen
+    assert prestarts[0] is None and prestarts[1:] == [1], prestarts
     for log in (log_a, log_b):
         assert log.read_text().splitlines().count("started") == 1
 
