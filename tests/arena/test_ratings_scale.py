@@ -27,6 +27,7 @@ from bot_arena.arena.ratings import GameResult, fit_ml, ml
 from bot_arena.arena.ratings.design import Design, aggregate_pairs
 from bot_arena.arena.ratings.prepare import prepare
 from bot_arena.arena.ratings.ties import _subsets, tie_terms
+from tests import inprocess
 
 pytestmark = pytest.mark.slow
 
@@ -236,9 +237,15 @@ def arena_bin() -> str:
 
 
 def rate(path: Path, *args: str, memory: int | None = None) -> subprocess.CompletedProcess[str]:
+    """``arena rate PATH ARGS``: under an address-space limit of ``memory`` bytes, a process of
+    its own (the limit is the subject); without one, in this process (``tests/inprocess.py``:
+    the ratings printed are the subject, and a process's start-up, numpy's imports included,
+    cost more CPU than the fits of the tied fields)."""
+    if memory is None:
+        return inprocess.run("rate", str(path), *args, cwd=Path.cwd())
+
     def limit() -> None:
-        if memory is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
     return subprocess.run(
         [arena_bin(), "rate", str(path), *args],

@@ -10,6 +10,7 @@ is set (CI), which makes that a failure.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -43,15 +44,39 @@ LIMIT_S = 120.0  # a bound on waits for the cluster, never a guess at how long i
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 
 
-def _ray_cli() -> str:
-    found = shutil.which("ray") or str(Path(sys.executable).with_name("ray"))
+def _ray_cli() -> list[str]:
+    """Ray's command line run by this interpreter (``ray start``'s nodes then start their
+    workers with it, so they import the same ``bot_arena``), not whatever ``ray`` is first on
+    $PATH: a wrapper there ran ``python -m ray``, which Ray cannot be, and every test of the
+    module failed at the fixture."""
     try:
         import ray  # noqa: F401
     except ImportError:
-        found = ""
-    if not found or not os.path.exists(found):
         needs.missing(needs.RAY, "Ray is not installed (pip install 'bot-arena[ray]')")
-    return found
+    return [sys.executable, "-m", "ray.scripts.scripts"]
+
+
+#: a client of a cluster's control store (GCS) that answers each line it reads with the count
+#: of nodes alive there: one process for the module's waits, where each poll was a fresh
+#: ``python -c`` whose ``ray.init`` joined the cluster as a driver (a job, a core worker, the
+#: import of all of Ray) to read ``ray.nodes()``; this reads the same node table, ``Alive``
+#: being the ``ALIVE`` state
+NODES_PROBE = """
+import sys
+
+from ray._raylet import GcsClient
+from ray.core.generated.gcs_pb2 import GcsNodeInfo
+
+client = GcsClient(address=sys.argv[1])
+for _ in sys.stdin:
+    try:
+        nodes = client.get_all_node_info(timeout=10).values()
+        alive = sum(node.state == GcsNodeInfo.ALIVE for node in nodes)
+    except Exception as exc:  # no answer in time, the cluster gone: asked again by the wait
+        print("alive-nodes -1", type(exc).__name__, flush=True)
+    else:
+        print("alive-nodes", alive, flush=True)
+"""
 
 
 def _free_port() -> int:
@@ -85,6 +110,7 @@ class Cluster:
             "RAY_health_check_failure_threshold": "3",
         }
         self.second_raylet: int | None = None
+        self._probe: subprocess.Popen[str] | None = None
 
     def _start(self, argv: list[str], prefix: list[str] | None = None) -> None:
         done = subprocess.run(
@@ -100,7 +126,7 @@ class Cluster:
     def start_head(self) -> None:
         self._start(
             [
-                self.ray, "start", "--head", "--port", str(self.port), "--num-cpus", "1",
+                *self.ray, "start", "--head", "--port", str(self.port), "--num-cpus", "1",
                 "--node-ip-address", "127.0.0.1", "--include-dashboard", "false",
                 "--disable-usage-stats", "--temp-dir", str(self.temp),
             ]
@@ -110,7 +136,7 @@ class Cluster:
         """The second node, in a mount namespace where the driver-only folder is empty."""
         before = _pids("raylet/raylet")
         start = [
-            self.ray, "start", "--address", self.address, "--num-cpus", "1",
+            *self.ray, "start", "--address", self.address, "--num-cpus", "1",
             "--node-ip-address", "127.0.0.1",
         ]  # fmt: skip
         script = f'mount -t tmpfs arena-ray "{self.driver_only}" && exec "$@"'
@@ -122,23 +148,45 @@ class Cluster:
         self.wait_nodes(2)
 
     def alive_nodes(self) -> int:
-        probe = (
-            "import ray, sys; ray.init(address=sys.argv[1], logging_level='ERROR');"
-            "print('alive-nodes', sum(n['Alive'] for n in ray.nodes()))"
-        )
-        done = subprocess.run(
-            [sys.executable, "-c", probe, self.address],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=LIMIT_S,
-        )
-        # Ray may print its own warnings on stdout too (one ended "... your workload."): the
-        # count is read from its own tagged line
-        counts = [
-            line.split()[1] for line in done.stdout.splitlines() if line.startswith("alive-nodes ")
-        ]
-        return int(counts[-1]) if done.returncode == 0 and counts else -1
+        """How many nodes the control store counts alive (-1: no answer), asked of the probe
+        (:data:`NODES_PROBE`), started at the first ask and again if it has ended."""
+        probe = self._probe
+        if probe is None or probe.poll() is not None:
+            probe = self._probe = subprocess.Popen(
+                [sys.executable, "-c", NODES_PROBE, self.address],
+                env=self.env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+        assert probe.stdin is not None and probe.stdout is not None
+        try:
+            probe.stdin.write("?\n")
+            probe.stdin.flush()
+        except BrokenPipeError:
+            return -1
+        # Ray may print its own warnings on stdout too: the count is read from its tagged line
+        # (the probe bounds each ask with a timeout, so an answer always comes or it ends)
+        for line in probe.stdout:
+            if line.startswith("alive-nodes "):
+                return int(line.split()[1])
+        return -1
+
+    def close_probe(self) -> None:
+        probe, self._probe = self._probe, None
+        if probe is None:
+            return
+        assert probe.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            probe.stdin.close()
+        try:
+            probe.wait(10)
+        except subprocess.TimeoutExpired:
+            probe.kill()
+            probe.wait()
+        if probe.stdout is not None:
+            probe.stdout.close()
 
     def wait_nodes(self, count: int) -> None:
         end = time.monotonic() + LIMIT_S
@@ -158,7 +206,8 @@ class Cluster:
     def stop(self) -> None:
         """Every process of this cluster: those naming its temp folder (GCS, raylets, monitors),
         everything under them, and their process groups (agents and the client server outlive
-        their raylet by a minute otherwise)."""
+        their raylet by a minute otherwise); the nodes' probe first."""
+        self.close_probe()
         ours = _pids(str(self.temp))
         for pid in list(ours):
             ours |= set(descendants(pid))
@@ -360,6 +409,44 @@ def test_killing_a_node_mid_run_loses_and_duplicates_nothing(
     stored_once(db, tournament_id(text), 48)
 
 
+def gated_args(db: Db, gate: Gate, games: int, address: str) -> list[str]:
+    bots = [a for spec in gate.field() for a in ("--bot", spec)]
+    return [
+        "tournament", "run", "tictactoe", *bots, "--games", str(games), "--seed", "5",
+        "--move-time", "30", "--db", db.url, "--executor", "ray", "--ray-address", address,
+    ]  # fmt: skip
+
+
+def test_a_node_that_joins_mid_run_gets_actors(cluster: Cluster, db: Db, tmp_path: Path) -> None:
+    """The gated bot holds the run (it moves only with tokens) until the new node's actor has
+    started; then the gate opens and both actors play the rest. (Placed after the test that
+    kills the second node: the node that test killed is the one this one starts again, where
+    before, a test in between started it only for this one to kill it: a node's start and its
+    daemons, several seconds of CPU, fewer.)"""
+    if cluster.second_raylet is not None:
+        cluster.kill_second()
+    cluster.wait_nodes(1)  # killed here or by the test before: the control store has seen it
+    gate = Gate(tmp_path / "gated")
+    gate.hold()
+    log = tmp_path / "run.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "bot_arena.arena.cli.app",
+        *gated_args(db, gate, 20, cluster.address),
+    ]
+    try:
+        with started(cmd, log) as proc:
+            wait_until(proc, lambda: "ray: 1 nodes, 1 actors" in log.read_text(), log)
+            cluster.add_second()
+            wait_until(proc, lambda: "ray: 1 more actors (2 nodes)" in log.read_text(), log)
+            gate.release()
+            assert proc.wait(timeout=LIMIT_S) == 0, log.read_text()
+    finally:
+        gate.release()
+    stored_once(db, tournament_id(log.read_text()), 60)
+
+
 def test_a_killed_driver_resumes_on_the_cluster_exactly_once(
     two_nodes: Cluster, db: Db, tmp_path: Path
 ) -> None:
@@ -417,41 +504,6 @@ def test_a_bot_file_only_on_the_driver_plays_on_the_other_node(two_nodes: Cluste
         f" WHERE m.tournament_id = {summary['id']} AND s.fault IS NOT NULL"
     )
     assert faults == [(0,)]  # no seat failed to load the bot, on either node
-
-
-def gated_args(db: Db, gate: Gate, games: int, address: str) -> list[str]:
-    bots = [a for spec in gate.field() for a in ("--bot", spec)]
-    return [
-        "tournament", "run", "tictactoe", *bots, "--games", str(games), "--seed", "5",
-        "--move-time", "30", "--db", db.url, "--executor", "ray", "--ray-address", address,
-    ]  # fmt: skip
-
-
-def test_a_node_that_joins_mid_run_gets_actors(cluster: Cluster, db: Db, tmp_path: Path) -> None:
-    """The gated bot holds the run (it moves only with tokens) until the new node's actor has
-    started; then the gate opens and both actors play the rest."""
-    if cluster.second_raylet is not None:
-        cluster.kill_second()
-        cluster.wait_nodes(1)
-    gate = Gate(tmp_path / "gated")
-    gate.hold()
-    log = tmp_path / "run.log"
-    cmd = [
-        sys.executable,
-        "-m",
-        "bot_arena.arena.cli.app",
-        *gated_args(db, gate, 20, cluster.address),
-    ]
-    try:
-        with started(cmd, log) as proc:
-            wait_until(proc, lambda: "ray: 1 nodes, 1 actors" in log.read_text(), log)
-            cluster.add_second()
-            wait_until(proc, lambda: "ray: 1 more actors (2 nodes)" in log.read_text(), log)
-            gate.release()
-            assert proc.wait(timeout=LIMIT_S) == 0, log.read_text()
-    finally:
-        gate.release()
-    stored_once(db, tournament_id(log.read_text()), 60)
 
 
 # A bot that tries to reach the cluster it plays on (its session folder and address file, the

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from bot_arena.arena.cli.app import app
 from bot_arena.db.session import DatabaseOpenError
 from bot_arena.db.sqlite_open import unreadable_log
+from tests import inprocess
 from tests.needs import SANDBOX, skip_unless
 
 # arena commands as processes on a read-only file system: seconds a test
@@ -56,9 +57,9 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = str(folder / "arena.db")
     args = ["tournament", "run", "tictactoe", "--bot", "random", "--bot", "alphabeta:depth=1"]
     args += ["--games", "2", "--jobs", "1", "--seed", "1", "--db", db]
-    # a process of its own: its connections close (and the WAL is merged) when it exits
-    arena = [sys.executable, "-m", "bot_arena.arena.cli.app"]
-    result = subprocess.run([*arena, *args], capture_output=True, text=True, timeout=120)
+    # in this process (tests/inprocess.py), which closes the connections the command left
+    # open as its exit would: the last one to close merges the WAL into the file
+    result = inprocess.run(*args, cwd=Path.cwd())
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in folder.iterdir()) == ["arena.db"]
     return folder

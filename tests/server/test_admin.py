@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.server.conftest import Served
+from tests.server.conftest import Served, tls
 from tests.server.test_server_pages import SIGNED_IN, signed_in
 
 
@@ -154,7 +154,7 @@ def _csrf(client: httpx.Client) -> str:
 
 
 def test_the_admin_page_is_for_admins(served: Served) -> None:
-    with httpx.Client(base_url=served.url, timeout=60) as visitor:
+    with httpx.Client(base_url=served.url, timeout=60, verify=tls()) as visitor:
         assert visitor.get("/admin").status_code == 401
     with signed_in(served, "bob") as bob:
         assert bob.get("/admin").status_code == 403
@@ -215,6 +215,6 @@ def test_forms_refused_change_nothing(
     with signed_in(served, "bob") as bob:
         page = bob.post(path, data=form | {"csrf": _csrf(bob)})  # bob's own valid token
         assert page.status_code == 403 and re.search("only an admin", page.text)
-    with httpx.Client(base_url=served.url, timeout=60) as visitor:
+    with httpx.Client(base_url=served.url, timeout=60, verify=tls()) as visitor:
         assert visitor.post(path, data=form).status_code == 401
     _unchanged(served)

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests import inprocess
-from tests.server.conftest import FLAKY_BOT, GOOD_BOT, UPLOADS_PER_HOUR, Served
+from tests.server.conftest import FLAKY_BOT, GOOD_BOT, UPLOADS_PER_HOUR, Served, tls
 
 # a real server process, uploads validated by games: about a second a test
 pytestmark = pytest.mark.slow
@@ -110,7 +110,7 @@ def test_no_token_or_a_bad_one_is_401(served: Served) -> None:
     assert "token" in error_of(upload(served, None, "nobodys"), 401)
     forged = served.tokens["alice"][:-4] + "AAAA"
     for token in (forged, "arena_1_x", "garbage", "arena_99999_" + "A" * 43, "x" * 5000):
-        with httpx.Client(base_url=served.url) as client:
+        with httpx.Client(base_url=served.url, verify=tls()) as client:
             answer = client.post(
                 "/api/bots",
                 headers={"Authorization": f"Bearer {token}"},
@@ -224,7 +224,7 @@ def test_an_upload_over_the_limit_is_413_and_read_no_further(served: Served) -> 
                 "Content-Type: multipart/form-data; boundary=xyz\r\n"
                 f"Content-Length: {10**12}\r\n\r\n")  # fmt: skip
     assert head.startswith(b"HTTP/1.1 413 "), head[:200]
-    with httpx.Client(base_url=served.url, timeout=60) as client:
+    with httpx.Client(base_url=served.url, timeout=60, verify=tls()) as client:
         # no length declared (chunked): refused once the body passes the limit
         streamed = client.post(
             "/api/bots",

@@ -16,7 +16,7 @@ import pytest
 from bot_arena.arena.api import accounts
 from bot_arena.db.session import make_engine, session_factory
 from tests import inprocess
-from tests.server.conftest import start
+from tests.server.conftest import start, tls
 
 # servers and a process without the server's packages: seconds a test
 pytestmark = pytest.mark.slow
@@ -102,8 +102,9 @@ def test_serve_starts_in_a_fresh_folder_with_no_database_flag(tmp_path: Path) ->
     server = start(tmp_path, None)
     try:
         assert (tmp_path / "arena.db").is_file()
-        assert httpx.get(f"{server.url}/").status_code == 200
-        assert httpx.get(f"{server.url}/api/health").json() == {"ok": True}
+        with server.client() as client:
+            assert client.get("/").status_code == 200
+            assert client.get("/api/health").json() == {"ok": True}
     finally:
         server.stop()
 
@@ -111,7 +112,7 @@ def test_serve_starts_in_a_fresh_folder_with_no_database_flag(tmp_path: Path) ->
 def test_open_registration_makes_an_account_and_signs_it_in(tmp_path: Path) -> None:
     server = start(tmp_path, tmp_path / "a.db", "--open-registration")
     try:
-        with httpx.Client(base_url=server.url, timeout=120) as client:
+        with httpx.Client(base_url=server.url, timeout=120, verify=tls()) as client:
             page = client.get("/register")
             assert page.status_code == 200
             csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
@@ -120,7 +121,7 @@ def test_open_registration_makes_an_account_and_signs_it_in(tmp_path: Path) -> N
             made = client.post("/register", data=data)
             assert made.status_code == 303 and "arena_session=" in made.headers["set-cookie"]
             assert "signed in as <b>newcomer</b>" in client.get("/my").text
-        with httpx.Client(base_url=server.url, timeout=120) as other:
+        with httpx.Client(base_url=server.url, timeout=120, verify=tls()) as other:
             csrf = re.search(r'name="csrf" value="([^"]+)"', other.get("/register").text)
             assert csrf is not None
             data["csrf"] = csrf.group(1)
