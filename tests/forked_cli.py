@@ -134,7 +134,9 @@ def _command(request: dict[str, Any]) -> None:
     import resource
     import traceback
 
-    from bot_arena.arena.cli.app import main
+    from bot_arena.arena.cli import app
+
+    main, app_file = app.main, app.__file__
 
     code = 1
     try:
@@ -152,7 +154,10 @@ def _command(request: dict[str, Any]) -> None:
         if request["memory"] is not None:
             cap = int(request["memory"])
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-        sys.argv = [sys.argv[0], *request["args"]]
+        # what ``python -m bot_arena.arena.cli.app`` sets, from which click names the program
+        # in its usage lines
+        sys.argv = [str(app_file), *request["args"]]
+        sys.modules["__main__"].__package__ = "bot_arena.arena.cli"
         try:
             main()
             code = 0
