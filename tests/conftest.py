@@ -44,9 +44,12 @@ keep_bytecode()
 #: does not depend on N; ``tests/api/test_passwords.py`` checks the default without it.
 os.environ.setdefault("ARENA_SCRYPT_N", "1024")
 
+from tests import click_cache  # noqa: E402  (after keep_bytecode)
 from tests.browser import browser as browser  # noqa: E402  (one Playwright a process)
 from tests.db.dbtest import PG_ENV, worker_url  # noqa: E402  (after keep_bytecode)
 from tests.quick_tier import MEASURED_SLOW  # noqa: E402
+
+click_cache.install()  # every CliRunner.invoke builds its app's click command once a process
 
 
 def shared_data_dir() -> Path | None:

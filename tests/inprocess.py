@@ -12,8 +12,8 @@ the SIGTERM/SIGINT handlers, the command's record of the databases it opened, an
 database connections it left open (collected, as a process's exit closes them: a collection
 of what the command made only, the objects that were there before it frozen out of it, since a
 full collection of a test worker's heap took 0.1 s of CPU a command, more than most commands).
-The app's click command is built once a process (typer builds it again at every ``invoke``:
-30 ms a command, from the type hints of every command's function). Output that
+The app's click command is built once a process (tests/click_cache.py: typer builds it again at
+every ``invoke``, 30 ms a command, from the type hints of every command's function). Output that
 the arena's child processes write straight to the inherited descriptors 1 and 2 is captured
 too, after what the command wrote.
 
@@ -26,7 +26,6 @@ A command that raises is exit 1 with the traceback on stderr, as the interpreter
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import os
 import signal
@@ -38,22 +37,15 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-import typer.main
 import typer.testing
 from typer.testing import CliRunner
 
 from bot_arena.arena.cli import common
 from bot_arena.arena.cli.app import app
+from tests.click_cache import click_command
 
 PROG = "python -m bot_arena.arena.cli.app"  # what the command names itself in usage lines
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
-
-
-@functools.cache
-def _click_command() -> Any:
-    """The app's click command, built once a process (typer's ``CliRunner.invoke`` builds it
-    at every call from the same signatures)."""
-    return typer.main.get_command(app)
 
 
 @contextlib.contextmanager
@@ -99,7 +91,7 @@ def run(
         os.chdir(cwd)
         with (
             _descriptors_captured() as inherited,
-            mock.patch.object(typer.testing, "_get_command", lambda _: _click_command()),
+            mock.patch.object(typer.testing, "_get_command", click_command),
         ):
             result = CliRunner().invoke(app, list(args), input=input, prog_name=PROG)
         stdout, stderr = result.stdout_bytes, result.stderr_bytes

@@ -9,15 +9,17 @@ real tournaments run by the CLI: with ``--jobs 2`` (the runner watches its job p
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests import needs
+from tests.forked_cli import Server
 
 # each test runs the arena command (tournaments, several processes): seconds a test
 pytestmark = pytest.mark.slow
@@ -25,6 +27,19 @@ pytestmark = pytest.mark.slow
 INCIDENTS = Path(__file__).resolve().parent / "fixtures" / "incidents"
 RUN_TIMEOUT = 300.0  # seconds: a bound for a hung run, far above a normal one (10-30 s)
 GAMES = 2  # per pairing: three bots, six matches, four of them the attacker's
+SERVER = Server()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _server() -> Iterator[None]:
+    yield
+    SERVER.close()
+
+
+def arena(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``arena ARGS`` run to its end as a process of its own (a fork of one server that started
+    Python and imported the CLI once: tests/forked_cli.py), what it printed and its status."""
+    return SERVER.run(args, cwd=cwd, env=os.environ, timeout=RUN_TIMEOUT)
 
 
 def run_tournament(tmp_path: Path, attacker: str, jobs: int) -> tuple[Any, list[dict[str, Any]]]:
@@ -35,9 +50,9 @@ def run_tournament(tmp_path: Path, attacker: str, jobs: int) -> tuple[Any, list[
     args = ["tournament", "run", "tictactoe", "--games", str(GAMES), "--seed", "7"]
     for spec in field:
         args += ["--bot", spec]
-    cmd = [sys.executable, "-m", "bot_arena.arena.cli.app", *args]
+    cmd = list(args)
     cmd += ["--jobs", str(jobs), "--move-time", "5", "--sandbox", "off", "--db", f"sqlite:///{db}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=tmp_path)
+    proc = arena(cmd, tmp_path)
     with sqlite3.connect(db) as conn:
         rows = conn.execute(
             "SELECT m.id, m.status, b.name, s.score, s.fault FROM matches m"
@@ -104,10 +119,10 @@ def test_a_job_that_dies_once_is_played_again_and_charges_nobody(tmp_path: Path)
         f"    return game.legal_moves(state)[0]\n"
     )
     db = tmp_path / "arena.db"
-    cmd = [sys.executable, "-m", "bot_arena.arena.cli.app", "tournament", "run", "tictactoe"]
+    cmd = ["tournament", "run", "tictactoe"]
     cmd += ["--bot", str(bot), "--bot", "random", "--games", "2", "--jobs", "2"]
     cmd += ["--move-time", "5", "--sandbox", "off", "--db", f"sqlite:///{db}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=tmp_path)
+    proc = arena(cmd, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert flag.exists() and "playing it again" in proc.stderr and "charged" not in proc.stderr
     with sqlite3.connect(db) as conn:
@@ -127,12 +142,12 @@ def test_the_attackers_fail_when_confined(tmp_path: Path) -> None:
             needs.SANDBOX, "this machine lacks namespaces: the arena's processes are in sight"
         )
     db = tmp_path / "arena.db"
-    cmd = [sys.executable, "-m", "bot_arena.arena.cli.app", "tournament", "run", "tictactoe"]
+    cmd = ["tournament", "run", "tictactoe"]
     for name in ("referee_killer", "referee_stopper", "server_killer"):
         cmd += ["--bot", str(INCIDENTS / f"{name}.py")]
     cmd += ["--bot", "random", "--games", "1", "--jobs", "2", "--move-time", "5"]
     cmd += ["--db", f"sqlite:///{db}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=tmp_path)
+    proc = arena(cmd, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "charged" not in proc.stderr and "playing it again" not in proc.stderr
     with sqlite3.connect(db) as conn:

@@ -1,0 +1,201 @@
+"""``arena ARGS`` as a process of its own, forked from a server that has already started up.
+
+For tests whose subject is a command's process (its exit code, what it prints, the memory it
+may use) but not Python's start-up: a fresh ``arena`` spends 0.2 to 0.4 s of CPU starting the
+interpreter and importing the CLI, its command modules and SQLAlchemy before it reads a
+single argument, and a suite of refusals started dozens of them. :class:`Server` starts one
+clean interpreter (``python -P``, this file as its script: nothing of the test process, no
+thread) that imports all that once; each :meth:`Server.run` forks it, and the fork becomes
+the command: its own pid, the working folder, environment and resource limits it was given,
+stdin ``/dev/null``, stdout and stderr into files, then ``main()`` as ``python -m
+bot_arena.arena.cli.app`` runs it, its exit status the one the interpreter would give
+(``SystemExit``'s code; an uncaught exception: the traceback and 1). The server reaps it and
+answers with its status, so the caller gets what ``subprocess.run(..., capture_output=True)``
+gives.
+
+The requests and answers are lines of JSON on the server's stdin and stdout (the fork's pid,
+then its status); one command runs at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+#: what the server imports before its first fork (the command modules with it: ``build()``)
+PRELOAD = ("bot_arena.arena.cli.app", "sqlalchemy", "bot_arena.db.session")
+
+
+class Server:
+    """One forking server, started on first use and stopped by :meth:`close`."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pending = b""
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-P", str(Path(__file__).resolve())],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                bufsize=0,
+            )
+            self._pending = b""
+        return self._proc
+
+    def _answer(self, deadline: float | None) -> dict[str, Any] | None:
+        """The server's next line of JSON, or None once ``deadline`` (monotonic) passed."""
+        proc = self._started()
+        assert proc.stdout is not None
+        while b"\n" not in self._pending:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([proc.stdout], [], [], left)[0]:
+                return None
+            chunk = os.read(proc.stdout.fileno(), 4096)
+            if not chunk:
+                raise RuntimeError(f"the forking server died (exit {proc.wait()})")
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def run(
+        self,
+        args: list[str],
+        *,
+        cwd: Path | str,
+        env: Mapping[str, str],
+        memory_bytes: int | None = None,
+        timeout: float | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        """``arena ARGS`` in ``cwd`` with exactly the environment ``env`` (and at most
+        ``memory_bytes`` of address space): its exit code, stdout and stderr as text. Past
+        ``timeout`` seconds the command is killed and ``subprocess.TimeoutExpired`` raised, as
+        ``subprocess.run`` does."""
+        proc = self._started()
+        assert proc.stdin is not None
+        with tempfile.TemporaryDirectory(prefix="arena-fork-") as folder:
+            out, err = Path(folder) / "stdout", Path(folder) / "stderr"
+            request = {
+                "args": args,
+                "cwd": str(cwd),
+                "env": dict(env),
+                "memory": memory_bytes,
+                "stdout": str(out),
+                "stderr": str(err),
+            }
+            proc.stdin.write(json.dumps(request).encode() + b"\n")
+            started = self._answer(None)
+            assert started is not None
+            deadline = None if timeout is None else time.monotonic() + timeout
+            ended = self._answer(deadline)
+            if ended is None:
+                os.kill(int(started["pid"]), signal.SIGKILL)
+                self._answer(None)
+                raise subprocess.TimeoutExpired(args, timeout or 0.0)
+            texts = [
+                path.read_bytes().decode().replace("\r\n", "\n").replace("\r", "\n")
+                for path in (out, err)
+            ]
+        return subprocess.CompletedProcess(args, int(ended["code"]), texts[0], texts[1])
+
+    def close(self) -> None:
+        if self._proc is not None:
+            assert self._proc.stdin is not None
+            self._proc.stdin.close()
+            self._proc.wait()
+            self._proc = None
+
+
+# --- the server's side: runs in its own interpreter ----------------------------------------------
+def _exit_code(exc: SystemExit) -> int:
+    """The status the interpreter gives a ``SystemExit`` (a message: printed, then 1)."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code & 0xFF
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
+def _command(request: dict[str, Any]) -> None:
+    """In the fork: become the command, run it, and exit with its status."""
+    import resource
+    import traceback
+
+    from bot_arena.arena.cli import app
+
+    main, app_file = app.main, app.__file__
+
+    code = 1
+    try:
+        os.closerange(3, 1 << 16)  # only 0, 1 and 2, as subprocess leaves a command
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
+            opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(opened, fd)
+            os.close(opened)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        if request["memory"] is not None:
+            cap = int(request["memory"])
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        # what ``python -m bot_arena.arena.cli.app`` sets, from which click names the program
+        # in its usage lines
+        sys.argv = [str(app_file), *request["args"]]
+        sys.modules["__main__"].__package__ = "bot_arena.arena.cli"
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = _exit_code(exc)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):  # closed or broken: nothing to keep
+                stream.flush()
+        os._exit(code)
+
+
+def _serve(requests: IO[str], answers: IO[str]) -> None:
+    from importlib import import_module
+
+    for name in PRELOAD:
+        import_module(name)
+    from bot_arena.arena.cli.app import build
+
+    build()  # every command's module imported
+    for line in requests:
+        request = json.loads(line)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _command(request)
+        answers.write(json.dumps({"pid": pid}) + "\n")
+        answers.flush()
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        answers.write(json.dumps({"code": code}) + "\n")
+        answers.flush()
+
+
+if __name__ == "__main__":
+    # the answers go on a copy of stdout; the forks' descriptor 1 is their own file
+    _serve(sys.stdin, os.fdopen(os.dup(1), "w"))
