@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bot_arena.db.rated_sql import RatedReads
-from bot_arena.db.sqlite_open import database_url, newest_script
+from bot_arena.db.sqlite_open import DatabaseOpenError, database_url, newest_script
 
 if TYPE_CHECKING:
     import psycopg
@@ -29,7 +29,10 @@ _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")  # a ``:name`` parameter, not 
 
 def libpq_uri(url: str | None) -> str | None:
     """The libpq URI of the ``postgresql+psycopg://`` URL ``url`` names, else None."""
-    full = database_url(url)
+    try:
+        full = database_url(url)
+    except DatabaseOpenError:  # the usual open says why
+        return None
     if not full.startswith(PREFIX) or not full.isprintable():
         return None
     return "postgresql://" + full[len(PREFIX) :]

@@ -37,8 +37,13 @@ class DatabaseOpenError(Exception):
 
 def database_url(url: str | None = None) -> str:
     """``url`` if given, else ``$ARENA_DB``, else ``sqlite:///arena.db``. A plain file path
-    (no ``scheme://``) is a SQLite database at that path: ``--db results.db``."""
+    (no ``scheme://``) is a SQLite database at that path: ``--db results.db``. A NUL character
+    raises DatabaseOpenError."""
     chosen = url or os.environ.get(ENV_VAR) or DEFAULT_URL
+    if "\x00" in chosen:  # no file's name and no driver takes one (the Python API can pass it)
+        raise DatabaseOpenError(
+            f"database {chosen[:SHOWN_URL]!r}: a database's name holds no NUL character"
+        )
     if "://" not in chosen:
         return f"sqlite:///{os.path.abspath(os.path.expanduser(chosen))}"
     return chosen

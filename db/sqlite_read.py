@@ -37,7 +37,10 @@ def plain_file(url: str | None) -> Path | None:
     default) when reading it needs no URL parser: ``sqlite:///PATH`` with no query, fragment,
     escape or anything but a path (SQLAlchemy's ``sqlite_path`` gives the same path); else
     None."""
-    full = database_url(url)
+    try:
+        full = database_url(url)
+    except DatabaseOpenError:  # the usual open says why
+        return None
     if not full.startswith(PREFIX):
         return None
     rest = full[len(PREFIX) :]

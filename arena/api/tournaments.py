@@ -202,25 +202,29 @@ def _database(url: str | None, folder: str) -> Iterator[Store]:
         )
 
         if not engines:
-            if (
-                url is not None
-                and database_url(url).startswith("sqlite")
-                and not sqlite_path(database_url(url))
-            ):
-                raise ArenaError(
-                    f"db={url!r} is an in-memory database, which the tournament's writer and "
-                    "jobs cannot share: leave db out (a temporary database) or name a file"
-                )
             try:
+                if (
+                    url is not None
+                    and database_url(url).startswith("sqlite")
+                    and not sqlite_path(database_url(url))
+                ):
+                    raise ArenaError(
+                        f"db={url!r} is an in-memory database, which the tournament's writer "
+                        "and jobs cannot share: leave db out (a temporary database) or name a "
+                        "file"
+                    )
                 engines.append(make_engine(url or f"sqlite:///{Path(folder, 'arena.db')}"))
             except DatabaseOpenError as exc:
                 raise ArenaError(str(exc)) from None
         return session_factory(engines[0])
 
     def exists() -> bool:
-        from bot_arena.db.session import database_url, exists
+        from bot_arena.db.session import DatabaseOpenError, database_url, exists
 
-        return url is not None and exists(database_url(url))
+        try:
+            return url is not None and exists(database_url(url))
+        except DatabaseOpenError as exc:
+            raise ArenaError(str(exc)) from None
 
     try:
         yield Store(opened, exists)

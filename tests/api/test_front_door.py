@@ -210,6 +210,18 @@ def test_an_in_memory_db_is_refused(url: str) -> None:
         tournament("tictactoe", TWO, db=url)
 
 
+@pytest.mark.parametrize("url", ["~\x00", "a\x00.db", "sqlite:///a\x00.db"])
+def test_a_db_name_holding_a_nul_is_one_error(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A NUL names no file (``os.path.expanduser`` and SQLite's open raise ValueError on one):
+    one ArenaError, and nothing is made."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ArenaError, match="holds no NUL character"):
+        tournament("tictactoe", TWO, db=url)
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.timeout(TIMEOUT)
 def test_a_bot_file_given_as_a_path() -> None:
     record = play("tictactoe", [FIXTURES / "first_legal.py", "random"], move_time=2, seed=1)
