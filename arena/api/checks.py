@@ -16,8 +16,9 @@ if TYPE_CHECKING:
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.match.pool import BotPool
     from bot_arena.arena.match.timecontrol import TimeControl
+    from bot_arena.arena.tournament.schedule import Opening
     from bot_arena.arena.transport.limits import ResourceLimits
-    from bot_arena.arena.transport.sandbox.mode import Mode
+    from bot_arena.arena.transport.sandbox.mode import Mode, SandboxSettings
 
 
 def load_game(
@@ -53,6 +54,21 @@ def check_engines(refs: Sequence[BotRef], game: Game[Any, Any]) -> None:
         if ref.kind in ENGINES and game.name != GAME:
             protocol = "a UCI" if ref.kind == UCI else "an xboard"
             raise ArenaError(f"{ref.name}: {protocol} engine plays {GAME}, not {game.name}")
+
+
+def check_book_setboard(
+    refs: Sequence[BotRef],
+    game: Game[Any, Any],
+    book: Sequence[Opening],
+    limits: ResourceLimits,
+    sandbox: SandboxSettings,
+) -> None:
+    """``check_setboard`` over a run's openings (``book``: the book's, or a resume's open
+    starts), each xboard engine started in a pool of the run's ``limits`` and ``sandbox``."""
+    from bot_arena.arena.match.pool import BotPool
+
+    starts = [(o.moves, o.position) for o in book]
+    check_setboard(refs, game, starts, lambda: BotPool(limits, sandbox=sandbox))
 
 
 def check_setboard(

@@ -242,7 +242,6 @@ def ladder_add(
     from bot_arena import games
     from bot_arena.arena.api.validation import validation_games
     from bot_arena.arena.match.botref import HUMAN, XBOARD
-    from bot_arena.arena.match.pool import BotPool
     from bot_arena.arena.tournament.create import TournamentError, load_tournament, tournament_book
     from bot_arena.db import ladders
     from bot_arena.db.store import lookup_bot, versions_for
@@ -279,8 +278,7 @@ def ladder_add(
         book = tournament_book(game, tournament) if any(r.kind == XBOARD for r in named) else []
     except TournamentError as exc:
         raise ArenaError(str(exc)) from None
-    starts = [(o.moves, o.position) for o in book]
-    checks.check_setboard(named, game, starts, lambda: BotPool(limits, sandbox=confined.settings))
+    checks.check_book_setboard(named, game, book, limits, confined.settings)
     line = confined.warning()
     if line is not None:
         warn(line)

@@ -144,7 +144,7 @@ def start(
             depth=run.depth,
             nodes=run.nodes,
         )
-        _check_setboard(refs, game, [(o.moves, o.position) for o in book], limits, confinement)
+        checks.check_book_setboard(refs, game, book, limits, confinement.settings)
         from bot_arena.arena.api.pgn_out import open_pgn_out
 
         pgn = open_pgn_out(run.pgn_out, game)  # before the database is made
@@ -297,20 +297,6 @@ def _field(
     except (BotSpecError, TournamentError) as exc:
         raise ArenaError(str(exc)) from None
     return kept, refs, left_out
-
-
-def _check_setboard(
-    refs: list[BotRef],
-    game: Game[Any, Any],
-    starts: list[tuple[Sequence[str], str | None]],
-    limits: ResourceLimits,
-    confinement: Confinement,
-) -> None:
-    """A FEN start and an xboard engine without setboard: refused (``checks.check_setboard``,
-    its engines started in a pool of the run's limits and sandbox)."""
-    from bot_arena.arena.match.pool import BotPool
-
-    checks.check_setboard(refs, game, starts, lambda: BotPool(limits, sandbox=confinement.settings))
 
 
 def _engines_ahead(

@@ -46,10 +46,8 @@ if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when
     from bot_arena.arena.match.pool import BotPool
     from bot_arena.arena.tournament.ray_executor import RayExecutor
     from bot_arena.arena.tournament.runner import Outcome
-    from bot_arena.arena.tournament.schedule import Opening
     from bot_arena.arena.transport.forkserver_client import ForkServer
     from bot_arena.arena.transport.limits import ResourceLimits
-    from bot_arena.games.base import Game
 
 tournament_app = command_group(
     name="tournament",
@@ -334,21 +332,6 @@ def _store(url: str | None) -> Store:
     return Store(lambda: open_db(url), exists)
 
 
-def _check_setboard(
-    refs: list[BotRef],
-    game: Game[Any, Any],
-    book: Sequence[Opening],
-    limits: ResourceLimits,
-    confinement: Confinement,
-) -> None:
-    """A book's FEN start and an xboard engine without setboard: refused (the API's check)."""
-    from bot_arena.arena.api.checks import check_setboard
-    from bot_arena.arena.match.pool import BotPool
-
-    starts = [(o.moves, o.position) for o in book]
-    check_setboard(refs, game, starts, lambda: BotPool(limits, sandbox=confinement.settings))
-
-
 def _executor(ray: RayOptions) -> RayExecutor | None:
     """The Ray executor for ``--executor ray`` (None: local job processes); Ray missing or
     its cluster unreachable is one line, exit 2."""
@@ -396,7 +379,11 @@ def resume_command(
         )
     confinement = confinement.for_bots([r.name for r in field.refs])
     if force:  # a forced resume may play another version: an xboard engine is asked again
-        _check_setboard(field.refs, field.game, field.starts, field.limits, confinement)
+        from bot_arena.arena.api.checks import check_book_setboard
+
+        check_book_setboard(
+            field.refs, field.game, field.starts, field.limits, confinement.settings
+        )
     for line in field.changed:
         typer.echo(f"warning: {shown(line)}", err=True)
     for line in field.left_out:

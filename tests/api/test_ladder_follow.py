@@ -16,20 +16,16 @@ import pytest
 
 from bot_arena.arena.api import ladder_views
 from bot_arena.arena.api.ladder_follow import Followers
-from bot_arena.arena.api.ladders import ladder_add, ladder_create, ladder_retire, ladder_run
+from bot_arena.arena.api.ladders import ladder_add, ladder_retire, ladder_run
+from tests.api.played_ladder import FIRST_LEGAL, played_ladder
 from tests.db.dbtest import sqlite_copy
-
-FIRST_LEGAL = Path(__file__).resolve().parents[1] / "arena" / "fixtures" / "first_legal.py"
 
 
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Ladder ``club`` (tictactoe: three bots) with 6 games played, made once a module."""
-    db = tmp_path_factory.mktemp("ladder-follow") / "arena.db"
-    ladder_create("club", "tictactoe", db=str(db), seed=7)
-    ladder_add("club", ["random", "random:seed=3", str(FIRST_LEGAL)], db=str(db))
-    ladder_run("club", jobs=1, until_games=6, db=str(db))
-    return db
+    bots = ["random", "random:seed=3", str(FIRST_LEGAL)]
+    return played_ladder(tmp_path_factory.mktemp("ladder-follow"), bots, games=6, seed=7)
 
 
 @pytest.fixture

@@ -14,21 +14,17 @@ import pytest
 
 from bot_arena.arena.api import ladder_views
 from bot_arena.arena.api.ladder_views import NoLadder, StandingsCache
-from bot_arena.arena.api.ladders import ladder_add, ladder_create, ladder_retire, ladder_run
+from bot_arena.arena.api.ladders import ladder_create, ladder_retire, ladder_run
+from tests.api.played_ladder import FIRST_LEGAL, played_ladder
 from tests.db.dbtest import sqlite_copy
-
-FIRST_LEGAL = Path(__file__).resolve().parents[1] / "arena" / "fixtures" / "first_legal.py"
 
 
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Ladder ``club`` (tictactoe: random and first_legal) with 2 games played, made once a
     module: each test changes a copy of its own."""
-    db = tmp_path_factory.mktemp("ladder-views") / "arena.db"
-    ladder_create("club", "tictactoe", db=str(db), seed=5)
-    ladder_add("club", ["random", str(FIRST_LEGAL)], db=str(db))
-    ladder_run("club", jobs=1, until_games=2, db=str(db))
-    return db
+    bots = ["random", str(FIRST_LEGAL)]
+    return played_ladder(tmp_path_factory.mktemp("ladder-views"), bots, games=2, seed=5)
 
 
 @pytest.fixture

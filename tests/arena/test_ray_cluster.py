@@ -388,9 +388,8 @@ def test_killing_a_node_mid_run_loses_and_duplicates_nothing(
     gate.hold()
     gate.give(20)
     log = tmp_path / "run.log"
-    args = gated_args(db, gate, 16, two_nodes.address)
     try:
-        with started([sys.executable, "-m", "bot_arena.arena.cli.app", *args], log) as proc:
+        with started(gated_run(db, gate, 16, two_nodes.address), log) as proc:
             wait_until(proc, lambda: gate.left() == 0 and "2 actors" in log.read_text(), log)
             wait_until(
                 proc,
@@ -409,9 +408,11 @@ def test_killing_a_node_mid_run_loses_and_duplicates_nothing(
     stored_once(db, tournament_id(text), 48)
 
 
-def gated_args(db: Db, gate: Gate, games: int, address: str) -> list[str]:
+def gated_run(db: Db, gate: Gate, games: int, address: str) -> list[str]:
+    """The command of a Ray tournament with the gated bot in its field."""
     bots = [a for spec in gate.field() for a in ("--bot", spec)]
     return [
+        sys.executable, "-m", "bot_arena.arena.cli.app",
         "tournament", "run", "tictactoe", *bots, "--games", str(games), "--seed", "5",
         "--move-time", "30", "--db", db.url, "--executor", "ray", "--ray-address", address,
     ]  # fmt: skip
@@ -429,12 +430,7 @@ def test_a_node_that_joins_mid_run_gets_actors(cluster: Cluster, db: Db, tmp_pat
     gate = Gate(tmp_path / "gated")
     gate.hold()
     log = tmp_path / "run.log"
-    cmd = [
-        sys.executable,
-        "-m",
-        "bot_arena.arena.cli.app",
-        *gated_args(db, gate, 20, cluster.address),
-    ]
+    cmd = gated_run(db, gate, 20, cluster.address)
     try:
         with started(cmd, log) as proc:
             wait_until(proc, lambda: "ray: 1 nodes, 1 actors" in log.read_text(), log)
@@ -735,12 +731,7 @@ def test_when_the_cluster_goes_away_the_run_stops_in_one_line_and_resumes_later(
     gate.hold()
     gate.give(60)
     log = tmp_path / "run.log"
-    cmd = [
-        sys.executable,
-        "-m",
-        "bot_arena.arena.cli.app",
-        *gated_args(db, gate, 20, cluster.address),
-    ]
+    cmd = gated_run(db, gate, 20, cluster.address)
     try:
         with started(cmd, log) as proc:
             wait_until(
