@@ -133,16 +133,20 @@ def test_a_match_is_stored_as_save_match_stores_it(tmp_path: Path) -> None:
 
 
 def test_a_failed_write_leaves_nothing(tmp_path: Path) -> None:
-    """A match refused by a constraint (a negative duration is clamped, but no termination
-    of the schema's list is not): no bot, version or seat of it is left."""
+    """A match refused by a constraint (a sandbox level not in the schema's list, checked
+    after its bots and versions were inserted): the transaction is rolled back whole, no bot,
+    version, match, seat or move of it left."""
     url = _fresh(tmp_path / "plain.db")
     store = open_plain_store(url)
     assert store is not None
     refs, record, _ = MATCHES[0]
     with pytest.raises(sqlite3.IntegrityError):
         store.save(record, refs, sandbox="nowhere")  # ck_matches_sandbox
-    store.close()
     assert all(not rows for rows in _rows(tmp_path / "plain.db").values())
+    # the connection is left with no transaction open: the next match is stored as the first
+    assert store.save(record, refs, sandbox="confined") == 1
+    store.close()
+    assert [len(rows) for rows in _rows(tmp_path / "plain.db").values()] == [2, 2, 1, 2, 5, 1, 0]
 
 
 def test_only_the_plain_case_is_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
