@@ -16,6 +16,7 @@ from sqlalchemy import Connection, Table, bindparam, insert, select
 from bot_arena.arena.match.record import MatchRecord, MoveRecord
 from bot_arena.db.models import Match, Move, Seat
 from bot_arena.db.pair_totals import change as change_pair_totals
+from bot_arena.db.sqlite_play import fault_reason
 
 if TYPE_CHECKING:  # db.writer imports this module
     from bot_arena.db.writer import Completion, ScheduledMatch
@@ -23,16 +24,6 @@ if TYPE_CHECKING:  # db.writer imports this module
 
 def epoch_to_datetime(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
-
-
-def fault_reason(record: MatchRecord) -> str | None:
-    """The text of ``matches.fault_reason``: the first seat's fault, or None."""
-    for index, seat in enumerate(record.seats):
-        if seat.fault is not None:
-            return (
-                f"seat {index} ({seat.bot}): {seat.fault.termination.value}: {seat.fault.message}"
-            )
-    return None
 
 
 def match_values(record: MatchRecord, sandbox: str | None) -> dict[str, Any]:

@@ -17,14 +17,13 @@ whole group is.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
 
 from bot_arena.arena.transport.strict_json import dumps
-from bot_arena.db.core_writer import fault_reason
 from bot_arena.db.pair_totals import change as change_pair_totals
+from bot_arena.db.sqlite_play import fault_reason, timestamp
 
 if TYPE_CHECKING:  # db.writer imports this module
     from bot_arena.db.writer import Completion, ScheduledMatch
@@ -73,11 +72,6 @@ def _insert_rows(cursor: Any, insert: str, rows: Sequence[Sequence[Any]]) -> Non
     if full < len(rows):
         rest = rows[full:]
         cursor.execute(insert + ", ".join([row] * len(rest)), [v for r in rest for v in r])
-
-
-def timestamp(seconds: float) -> str:
-    """Epoch seconds as SQLAlchemy's SQLite DATETIME text of the naive UTC time."""
-    return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
 
 
 def _tc_text(time_control: dict[str, Any], seen: dict[str, str]) -> str:

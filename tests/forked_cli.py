@@ -13,6 +13,12 @@ bot_arena.arena.cli.app`` runs it, its exit status the one the interpreter would
 answers with its status, so the caller gets what ``subprocess.run(..., capture_output=True)``
 gives.
 
+:meth:`Server.start` starts one and returns at once (a ``Popen``-like handle: the pid, ``poll``,
+``wait``, signals), the command in a session of its own with stdout and stderr into one log:
+for runs a test kills and resumes. A fork's command line is the server's, not ``arena``'s: a
+test whose subject is how another process tells a live ``arena`` (its ``/proc`` command line)
+starts real ones.
+
 The requests and answers are lines of JSON on the server's stdin and stdout (the fork's pid,
 then its status); one command runs at a time.
 """
@@ -28,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -36,17 +42,55 @@ from typing import IO, Any
 PRELOAD = ("bot_arena.arena.cli.app", "sqlalchemy", "bot_arena.db.session")
 
 
+class Forked:
+    """A command started by :meth:`Server.start` and still running: what the tests use of a
+    ``subprocess.Popen`` (its pid, ``poll``, ``wait``, ``send_signal``, ``kill``)."""
+
+    def __init__(self, server: Server, pid: int) -> None:
+        self._server = server
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def _ended(self, deadline: float | None) -> int | None:
+        if self.returncode is None:
+            ended = self._server._answer(deadline)
+            if ended is not None:
+                self.returncode = int(ended["code"])
+                self._server._running = None
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self._ended(time.monotonic())
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self._ended(None if timeout is None else time.monotonic() + timeout)
+        if code is None:
+            raise subprocess.TimeoutExpired(str(self.pid), timeout or 0.0)
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:  # as Popen: never a signal to a pid already reaped
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
 class Server:
     """One forking server, started on first use and stopped by :meth:`close`."""
 
-    def __init__(self) -> None:
+    def __init__(self, preload: Sequence[str] = ()) -> None:
+        """``preload``: modules the server imports too, beyond PRELOAD (what the commands
+        it will run import before they work, so that no fork imports them again)."""
+        self._preload = tuple(preload)
         self._proc: subprocess.Popen[bytes] | None = None
         self._pending = b""
+        self._running: Forked | None = None
 
     def _started(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
-                [sys.executable, "-P", str(Path(__file__).resolve())],
+                [sys.executable, "-P", str(Path(__file__).resolve()), *self._preload],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 bufsize=0,
@@ -70,6 +114,30 @@ class Server:
         answer: dict[str, Any] = json.loads(line)
         return answer
 
+    def start(
+        self, args: list[str], *, cwd: Path | str, env: Mapping[str, str], log: Path
+    ) -> Forked:
+        """``arena ARGS`` started in a session of its own (as ``Popen(...,
+        start_new_session=True)``), its stdout and stderr both into ``log``; the server runs
+        nothing else until it has ended (``wait``/``poll`` told so)."""
+        assert self._running is None, "one command at a time"
+        proc = self._started()
+        assert proc.stdin is not None
+        request = {
+            "args": args,
+            "cwd": str(cwd),
+            "env": dict(env),
+            "memory": None,
+            "stdout": str(log),
+            "stderr": None,  # onto stdout
+            "session": True,
+        }
+        proc.stdin.write(json.dumps(request).encode() + b"\n")
+        started = self._answer(None)
+        assert started is not None
+        self._running = Forked(self, int(started["pid"]))
+        return self._running
+
     def run(
         self,
         args: list[str],
@@ -83,6 +151,7 @@ class Server:
         ``memory_bytes`` of address space): its exit code, stdout and stderr as text. Past
         ``timeout`` seconds the command is killed and ``subprocess.TimeoutExpired`` raised, as
         ``subprocess.run`` does."""
+        assert self._running is None, "one command at a time"
         proc = self._started()
         assert proc.stdin is not None
         with tempfile.TemporaryDirectory(prefix="arena-fork-") as folder:
@@ -111,6 +180,9 @@ class Server:
         return subprocess.CompletedProcess(args, int(ended["code"]), texts[0], texts[1])
 
     def close(self) -> None:
+        if self._running is not None:
+            self._running.kill()
+            self._running.wait()
         if self._proc is not None:
             assert self._proc.stdin is not None
             self._proc.stdin.close()
@@ -140,11 +212,18 @@ def _command(request: dict[str, Any]) -> None:
 
     code = 1
     try:
-        os.closerange(3, 1 << 16)  # only 0, 1 and 2, as subprocess leaves a command
+        if request.get("session"):
+            os.setsid()
+        # only 0, 1 and 2, as subprocess leaves a command; closing the server's end of the
+        # start pipe tells it the command is in its own session
+        os.closerange(3, 1 << 16)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
         for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
+            if path is None:  # stderr onto stdout
+                os.dup2(1, fd)
+                continue
             opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(opened, fd)
             os.close(opened)
@@ -173,10 +252,10 @@ def _command(request: dict[str, Any]) -> None:
         os._exit(code)
 
 
-def _serve(requests: IO[str], answers: IO[str]) -> None:
+def _serve(requests: IO[str], answers: IO[str], extra: Sequence[str]) -> None:
     from importlib import import_module
 
-    for name in PRELOAD:
+    for name in (*PRELOAD, *extra):
         import_module(name)
     from bot_arena.arena.cli.app import build
 
@@ -185,9 +264,14 @@ def _serve(requests: IO[str], answers: IO[str]) -> None:
         request = json.loads(line)
         sys.stdout.flush()
         sys.stderr.flush()
+        begun, begin = os.pipe()
         pid = os.fork()
         if pid == 0:
+            os.close(begun)
             _command(request)
+        os.close(begin)
+        os.read(begun, 1)  # end of file once the fork closed its descriptors (after setsid)
+        os.close(begun)
         answers.write(json.dumps({"pid": pid}) + "\n")
         answers.flush()
         _, status = os.waitpid(pid, 0)
@@ -198,4 +282,4 @@ def _serve(requests: IO[str], answers: IO[str]) -> None:
 
 if __name__ == "__main__":
     # the answers go on a copy of stdout; the forks' descriptor 1 is their own file
-    _serve(sys.stdin, os.fdopen(os.dup(1), "w"))
+    _serve(sys.stdin, os.fdopen(os.dup(1), "w"), sys.argv[1:])

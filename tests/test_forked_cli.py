@@ -68,3 +68,27 @@ def test_the_memory_cap_holds_and_the_timeout_kills(server: Server, tmp_path: Pa
         server.run([*waits, "600", "--no-save"], cwd=tmp_path, env=os.environ, timeout=1.0)
     after = server.run(["rate", "r.csv", "--json"], cwd=tmp_path, env=os.environ)
     assert after.returncode == 0, after.stderr  # the server goes on after a kill
+
+
+def test_a_started_command_leads_its_session_until_killed(server: Server, tmp_path: Path) -> None:
+    """``start``: the command runs on while the caller polls, leads a session of its own (as
+    ``Popen(..., start_new_session=True)``), writes stdout and stderr into one log, and a
+    SIGKILL is its status (-9), as ``Popen.wait`` says it; the server goes on after it."""
+    (tmp_path / "sleeper.py").write_text(
+        "import time\n\ndef choose_move(game, state, budget):\n    time.sleep(10**6)\n"
+    )
+    args = ["play", "tictactoe", "--bot", "sleeper.py", "--bot", "random"]
+    log = tmp_path / "log.txt"
+    started = server.start(
+        [*args, "--move-time", "600", "--no-save"], cwd=tmp_path, env=os.environ, log=log
+    )
+    assert started.poll() is None
+    assert os.getsid(started.pid) == started.pid and started.pid != server._started().pid
+    with pytest.raises(subprocess.TimeoutExpired):
+        started.wait(timeout=0.2)
+    started.kill()
+    assert started.wait(timeout=60) == -9 and started.poll() == -9
+    refused = server.start(["play", "--nonsense"], cwd=tmp_path, env=os.environ, log=log)
+    assert refused.wait(timeout=60) == 2
+    expected = fresh(["play", "--nonsense"], tmp_path)
+    assert log.read_text() == expected.stdout + expected.stderr  # stderr into the same log

@@ -14,6 +14,7 @@ registries and the fork server's jobs load by name. (A name built at run time,
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import shutil
 import tomllib
@@ -85,7 +86,21 @@ def imports(path: Path) -> list[tuple[int, str]]:
     """(line, imported module without the namespace) for every import of our own packages,
     statements and strings imported by name alike; a bare top-level name (``import games``) is
     reported as ``!games``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    try:
+        return list(_imports_in(path.read_text(encoding="utf-8")))
+    except _RelativeImport as exc:
+        raise AssertionError(f"{path}:{exc.args[0]}: relative import") from None
+
+
+class _RelativeImport(Exception):
+    """A relative import at line ``args[0]``."""
+
+
+@functools.cache
+def _imports_in(text: str) -> tuple[tuple[int, str], ...]:
+    """``imports`` of a module's source ``text``, kept: the self-tests check copies of the
+    source (each file the same text at another path) and parse only their probes again."""
+    tree = ast.parse(text)
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         names: list[str] = _named_by_string(node)
@@ -96,7 +111,7 @@ def imports(path: Path) -> list[tuple[int, str]]:
             # ``from bot_arena.arena import protocol`` imports the module bot_arena.arena.protocol
             names = [f"{base}.{a.name}" for a in node.names] if base.count(".") < 2 else [base]
         elif isinstance(node, ast.ImportFrom) and node.level:
-            raise AssertionError(f"{path}:{node.lineno}: relative import")
+            raise _RelativeImport(node.lineno)
         for name in names:
             top = name.split(".")[0]
             lineno = getattr(node, "lineno", 0)
@@ -104,7 +119,7 @@ def imports(path: Path) -> list[tuple[int, str]]:
                 found.append((lineno, name.split(".", 1)[1]))
             elif top in FOLDERS:
                 found.append((lineno, f"!{name}"))
-    return found
+    return tuple(found)
 
 
 def sources(root: Path = ROOT) -> list[Path]:

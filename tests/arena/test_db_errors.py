@@ -208,6 +208,33 @@ def test_a_game_whose_result_cannot_be_stored_is_kept_in_a_file(
     assert record["seed"] == 4 and record["moves"] and record["seats"][0]["bot"] == "random"
 
 
+def test_a_game_stored_without_sqlalchemy_that_cannot_be_stored_is_kept_in_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same into a database that is there (``db/sqlite_play.py``'s plain path, which
+    ``db.store`` never sees): its sqlite3 error is the same one line, the record kept."""
+    from bot_arena.db.session import make_engine
+    from bot_arena.db.sqlite_play import PlainStore
+
+    def full(*_: Any, **__: Any) -> int:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(PlainStore, "save", full)
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "arena.db"
+    make_engine(f"sqlite:///{db}").dispose()
+    result = CliRunner().invoke(
+        app, ["play", "tictactoe", "--no-show", "--seed", "4", "--db", f"sqlite:///{db}"]
+    )
+    assert result.exit_code == 1, result.output
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"error: database sqlite:///{db}: the disk is full"), line
+    assert "the game's record is in " in line, line
+    kept = Path(line.rpartition("the game's record is in ")[2])
+    record = json.loads(kept.read_text())
+    assert record["seed"] == 4 and record["moves"] and record["seats"][0]["bot"] == "random"
+
+
 def test_an_unreachable_server_is_one_line(tmp_path: Path) -> None:
     url = "postgresql+psycopg://postgres@127.0.0.1:1/test"
     line = one_line(run("leaderboard", "--db", url, cwd=tmp_path))

@@ -17,8 +17,10 @@ import pytest
 from typer.testing import CliRunner
 
 from bot_arena.arena.cli.app import app
-from tests.arena.test_tournament_crash import started, wait_until
+from tests.arena.test_tournament_crash import cli as cli  # the fixture, one server a module
+from tests.arena.test_tournament_crash import forked, wait_until
 from tests.db.dbtest import Db
+from tests.forked_cli import Server
 
 # each test runs the arena command (tournaments, several processes): seconds a test
 pytestmark = pytest.mark.slow
@@ -124,7 +126,7 @@ def test_swiss_pairs_every_bot_every_round_without_rematches(db: Db) -> None:
     assert "swiss, 4 rounds" in text and "bye" in text
 
 
-def test_a_resumed_swiss_pairs_as_an_uninterrupted_one(db: Db, tmp_path: Path) -> None:
+def test_a_resumed_swiss_pairs_as_an_uninterrupted_one(db: Db, tmp_path: Path, cli: Server) -> None:
     """The same Swiss played twice with one seed: once straight through, once killed (-9)
     mid-round and resumed: the same rounds, pairings, seats and results."""
     args = [
@@ -137,7 +139,7 @@ def test_a_resumed_swiss_pairs_as_an_uninterrupted_one(db: Db, tmp_path: Path) -
 
     log = tmp_path / "run.log"
     cmd = [sys.executable, "-m", "bot_arena.arena.cli.app", *args]
-    with started(cmd, log) as proc:
+    with forked(cli, cmd, log) as proc:
         wait_until(
             proc,
             lambda: (
@@ -303,7 +305,9 @@ def test_sprt_refuses_what_it_cannot_test(db: Db) -> None:
     assert three.exit_code == 2 and "NEW" in three.output
 
 
-def test_an_sprt_killed_mid_run_resumes_to_the_same_state(db: Db, tmp_path: Path) -> None:
+def test_an_sprt_killed_mid_run_resumes_to_the_same_state(
+    db: Db, tmp_path: Path, cli: Server
+) -> None:
     """kill -9 mid-test: every pair stored is whole or finished by the resume, no game is lost
     or stored twice, and the state shown is the one the stored games give."""
     args = [
@@ -311,7 +315,7 @@ def test_an_sprt_killed_mid_run_resumes_to_the_same_state(db: Db, tmp_path: Path
         "--elo1", "3", "--max-games", "300", "--jobs", "2", "--seed", "2", "--db", db.url,
     ]  # fmt: skip
     log = tmp_path / "run.log"
-    with started([sys.executable, "-m", "bot_arena.arena.cli.app", *args], log) as proc:
+    with forked(cli, [sys.executable, "-m", "bot_arena.arena.cli.app", *args], log) as proc:
         wait_until(
             proc,
             lambda: db.query("SELECT COUNT(*) FROM matches WHERE status = 'done'") >= [(40,)],

@@ -210,6 +210,32 @@ def test_the_fork_server_starts_before_the_probe_answers(
     assert events.count("server") == 1, events
 
 
+@pytest.mark.parametrize(
+    "bad", [["--jobs", "0"], ["--opening-plies", "-1"], ["-p", "size=9"]], ids=str
+)
+def test_a_run_its_options_refuse_starts_no_fork_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: list[str]
+) -> None:
+    """The options are checked before the fork server is started ahead: a refused run (one
+    line, exit 2) never paid for a fresh interpreter it could not use."""
+    from bot_arena.arena.tournament import job_handle
+
+    started: list[object] = []
+    start = job_handle.start_job_server
+
+    def counted(env: dict[str, str] | None = None) -> object:
+        started.append(env)
+        return start(env)
+
+    monkeypatch.setattr(job_handle, "start_job_server", counted)
+    done = inprocess.run(
+        "tournament", "run", "tictactoe", "--bot", "random", "--bot", "random:seed=1", *bad,
+        "--db", f"sqlite:///{tmp_path / 'arena.db'}", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.startswith("error: "), done.stderr
+    assert started == []
+
+
 @pytest.mark.parametrize(("level", "same"), [("confined", True), ("partial", True), ("off", False)])
 def test_a_server_started_ahead_is_kept_only_for_its_level(
     monkeypatch: pytest.MonkeyPatch, level: str, same: bool

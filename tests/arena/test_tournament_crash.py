@@ -27,6 +27,7 @@ from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.tournament.schedule import schedule
 from bot_arena.arena.transport.process import descendants
 from tests.db.dbtest import Db
+from tests.forked_cli import Forked, Server
 
 # each test plays tournaments or whole games through separate processes: seconds a test
 pytestmark = pytest.mark.slow
@@ -116,6 +117,47 @@ def started(cmd: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
         with_group_gone(proc.pid)
 
 
+@pytest.fixture(scope="module")
+def cli() -> Iterator[Server]:
+    """The runs killed and resumed here, forked from one server that started Python and
+    imported the CLI once (tests/forked_cli.py): the subject is what a killed run leaves and
+    what a resume makes of it, not the interpreter's start-up (about 0.6 s of CPU a run)."""
+    made = Server(preload=RUN_MODULES)
+    yield made
+    made.close()
+
+
+#: what a tournament run or resume imports before it plays (beyond the CLI and SQLAlchemy):
+#: imported once by the server instead of by every fork
+RUN_MODULES = (
+    "bot_arena.arena.api.new_run",
+    "bot_arena.arena.api.runner",
+    "bot_arena.arena.api.resume",
+    "bot_arena.arena.tournament.runner",
+    "bot_arena.arena.tournament.job_handle",
+    "bot_arena.arena.tournament.create",
+    "bot_arena.arena.ratings.query",
+    "bot_arena.db.store",
+    "bot_arena.db.tournaments",
+    "bot_arena.db.queries",
+)
+
+
+@contextmanager
+def forked(cli: Server, cmd: list[str], log: Path) -> Iterator[Forked]:
+    """``started`` for an ``arena`` command (``cmd`` as ``arena_cmd`` makes it) as a fork of
+    ``cli``: its own pid and session, stdout and stderr into ``log``, this run's environment."""
+    assert cmd[:3] == [sys.executable, "-m", "bot_arena.arena.cli.app"], cmd
+    proc = cli.start(cmd[3:], cwd=os.getcwd(), env=os.environ, log=log)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        with_group_gone(proc.pid)
+
+
 @contextmanager
 def ctrl_c_heard() -> Iterator[None]:
     """A command started here hears Ctrl-C even when this test run ignores it (as a run started
@@ -142,7 +184,7 @@ def with_group_gone(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def wait_until(proc: subprocess.Popen[bytes], condition: Any, log: Path) -> None:
+def wait_until(proc: subprocess.Popen[bytes] | Forked, condition: Any, log: Path) -> None:
     end = time.monotonic() + POLL_LIMIT_S
     while not condition():
         assert proc.poll() is None, f"runner exited early:\n{log.read_text()}"
@@ -168,7 +210,7 @@ def done_snapshot(db: Db) -> dict[int, str]:
 
 
 def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
-    tmp_path: Path, db: Db
+    tmp_path: Path, db: Db, cli: Server
 ) -> None:
     log = tmp_path / "log.txt"
     gate = Gate(tmp_path / "gated")
@@ -180,7 +222,7 @@ def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
     gate.hold()
     try:
         # 1. killed once the schedule is written and the gated bot is stuck at its first move
-        with started(run_cmd(db, 2, field), log) as proc:
+        with forked(cli, run_cmd(db, 2, field), log) as proc:
             wait_until(proc, lambda: count(db, "SELECT count(*) FROM matches") == TOTAL, log)
             proc.send_signal(signal.SIGKILL)
         assert done(db) < TOTAL
@@ -190,7 +232,7 @@ def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
         resume = arena_cmd(db, "tournament", "resume", "1", "--jobs", "2")
         before = done(db)
         gate.give(30)
-        with started(resume, log) as proc:
+        with forked(cli, resume, log) as proc:
             wait_until(proc, lambda: gate.left() == 0 and done(db) > before, log)
             proc.send_signal(signal.SIGKILL)
         snap = done_snapshot(db)
@@ -213,7 +255,7 @@ def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
         gate.release()
 
     # 4. resumed to the end
-    with started(resume1, log) as proc:
+    with forked(cli, resume1, log) as proc:
         assert proc.wait(timeout=POLL_LIMIT_S) == 0, log.read_text()
     snap = done_snapshot(db)
     assert all(snap[m] == digest for m, digest in kept.items())
@@ -281,6 +323,8 @@ def test_a_tournament_being_played_is_not_resumed_twice(tmp_path: Path) -> None:
         db, "tournament", "run", "tictactoe", *field, "--jobs", "1", "--move-time", "600"
     )
     resume = arena_cmd(db, "tournament", "resume", "1", "--jobs", "1")
+    # fresh processes: a runner is told live by its command line (``arena``'s, which a fork of
+    # tests/forked_cli.py does not have), so what this test checks is how a real one looks
     with started(run, log) as proc:
         wait_until(proc, lambda: runner_pid(db) == proc.pid, log)
         second = subprocess.run(resume, capture_output=True, text=True, timeout=POLL_LIMIT_S)
@@ -310,7 +354,7 @@ def argv0(pid: int) -> str | None:
         return None
 
 
-def test_the_database_shows_as_running_the_match_in_play(tmp_path: Path) -> None:
+def test_the_database_shows_as_running_the_match_in_play(tmp_path: Path, cli: Server) -> None:
     """While a bot thinks in the second match, the database says: the first done, the second
     running, the third pending (upcoming matches are not marked running ahead of time). The bot
     thinks by running ``sleep`` under a unique name, which the test finds from outside and kills
@@ -331,11 +375,8 @@ def test_the_database_shows_as_running_the_match_in_play(tmp_path: Path) -> None
         "    return game.legal_moves(state)[0]\n"
     )
     url = f"sqlite:///{tmp_path / 'running.db'}"
-    run = subprocess.Popen(
+    run = cli.start(
         [
-            sys.executable,
-            "-m",
-            "bot_arena.arena.cli.app",
             "tournament",
             "run",
             "tictactoe",
@@ -354,8 +395,8 @@ def test_the_database_shows_as_running_the_match_in_play(tmp_path: Path) -> None
             "--json",
         ],
         cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        env=os.environ,
+        log=tmp_path / "log.txt",
     )
     thinking: int | None = None
     try:
