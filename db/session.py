@@ -27,12 +27,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
-import time
 from collections import Counter
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, exc, make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -47,7 +46,7 @@ from bot_arena.db.sqlite_open import SCHEMA_FILE as SCHEMA_FILE
 from bot_arena.db.sqlite_open import TIMEOUT_ENV_VAR as TIMEOUT_ENV_VAR
 from bot_arena.db.sqlite_open import VERSIONS as VERSIONS
 from bot_arena.db.sqlite_open import DatabaseOpenError as DatabaseOpenError
-from bot_arena.db.sqlite_open import _harden, _read_only, folder_read_only
+from bot_arena.db.sqlite_open import _harden, _read_only, folder_read_only, is_locked, while_locked
 from bot_arena.db.sqlite_open import busy_timeout_s as busy_timeout_s
 from bot_arena.db.sqlite_open import check_sqlite_schema as check_sqlite_schema
 from bot_arena.db.sqlite_open import database_url as database_url
@@ -59,7 +58,8 @@ if TYPE_CHECKING:  # Alembic loads only when a schema is to be read or changed (
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-T = TypeVar("T")
+# the errors that say SQLite is locked: its own, and through SQLAlchemy
+_LOCKED = (sqlite3.OperationalError, exc.OperationalError)
 _PG_MIGRATION_LOCK = 0x4172656E61  # advisory lock key: one migrator at a time on PostgreSQL
 
 
@@ -182,7 +182,7 @@ def _configure_sqlite(engine: Engine, timeout: float, read_only: bool = False) -
             # Switching a new file to WAL takes an exclusive lock, and SQLite answers "database
             # is locked" at once, without its busy handler, while another process is doing the
             # same (two arena processes creating one database): wait for it here instead.
-            _while_locked(lambda: cursor.execute("PRAGMA journal_mode = WAL"), timeout)
+            while_locked(lambda: cursor.execute("PRAGMA journal_mode = WAL"), timeout, _LOCKED)
             cursor.execute("PRAGMA synchronous = NORMAL")
             cursor.execute("PRAGMA foreign_keys = ON")
         finally:
@@ -195,29 +195,10 @@ def _configure_sqlite(engine: Engine, timeout: float, read_only: bool = False) -
         conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
-def _is_locked(err: BaseException) -> bool:
-    return "database is locked" in str(err) or "database table is locked" in str(err)
-
-
 def is_busy(err: BaseException) -> bool:
     """Whether ``err`` says another writer held the database past the busy timeout (SQLite's
     lock; PostgreSQL's lock timeout): try again later, nothing was stored."""
-    return _is_locked(err) or "lock timeout" in str(err) or "could not obtain lock" in str(err)
-
-
-def _while_locked(step: Callable[[], T], timeout: float) -> T:
-    """Run ``step``, again with a growing pause while SQLite says the database is locked,
-    for at most ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    pause = 0.005
-    while True:
-        try:
-            return step()
-        except (sqlite3.OperationalError, exc.OperationalError) as err:
-            if not _is_locked(err) or time.monotonic() + pause > deadline:
-                raise
-        time.sleep(pause)
-        pause = min(pause * 2, 0.25)
+    return is_locked(err) or "lock timeout" in str(err) or "could not obtain lock" in str(err)
 
 
 def alembic_config() -> Config:
@@ -387,7 +368,7 @@ def make_engine(url: str | None = None, *, migrate: bool = True, read_only: bool
                 pass
 
     try:
-        _while_locked(bring_up_to_date, timeout)
+        while_locked(bring_up_to_date, timeout, _LOCKED)
     except DatabaseOpenError:
         engine.dispose()
         raise

@@ -13,13 +13,16 @@ import re
 import sqlite3
 import time
 from collections import Counter
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from bot_arena.db.schema import Schema, first_difference, schema_of
+
+T = TypeVar("T")
 
 DEFAULT_URL = "sqlite:///arena.db"
 ENV_VAR = "ARENA_DB"
@@ -68,6 +71,32 @@ def short(text: str, limit: int = SHOWN_URL) -> str:
     """At most ``limit`` characters of ``text`` (a URL, a path), printable, for a message."""
     cut = "".join(c if c.isprintable() else "?" for c in text[:limit])
     return cut + ("…" if len(text) > limit else "")
+
+
+def is_locked(err: BaseException) -> bool:
+    """Whether ``err`` is SQLite's "the database is locked" (from sqlite3 or through SQLAlchemy,
+    whose error carries SQLite's text)."""
+    return "database is locked" in str(err) or "database table is locked" in str(err)
+
+
+def while_locked(
+    step: Callable[[], T],
+    timeout: float,
+    errors: tuple[type[BaseException], ...] = (sqlite3.OperationalError,),
+) -> T:
+    """Run ``step``, again with a growing pause while SQLite says the database is locked (one
+    of ``errors`` that :func:`is_locked`; a new file switched to WAL by another process is
+    answered at once, without the busy handler), for at most ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    pause = 0.005
+    while True:
+        try:
+            return step()
+        except errors as err:
+            if not is_locked(err) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.25)
 
 
 def _harden(dbapi_conn: Any) -> None:

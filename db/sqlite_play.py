@@ -22,9 +22,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from bot_arena.arena.transport.strict_json import dumps
 from bot_arena.db.pair_totals import change as change_pair_totals
@@ -36,14 +36,13 @@ from bot_arena.db.sqlite_open import (
     check_sqlite_schema,
     database_url,
     newest_script,
+    while_locked,
 )
 from bot_arena.db.sqlite_read import plain_file
 
 if TYPE_CHECKING:
     from bot_arena.arena.match.botref import BotRef
     from bot_arena.arena.match.record import MatchRecord
-
-T = TypeVar("T")
 
 _BOT = "SELECT id FROM bots WHERE name = ?"
 _NEW_BOT = "INSERT INTO bots (name, registered, created) VALUES (?, 0, ?) ON CONFLICT DO NOTHING"
@@ -81,23 +80,6 @@ def fault_reason(record: MatchRecord) -> str | None:
                 f"seat {index} ({seat.bot}): {seat.fault.termination.value}: {seat.fault.message}"
             )
     return None
-
-
-def _while_locked(step: Callable[[], T], timeout: float) -> T:
-    """``step``, again with a growing pause while SQLite says the database is locked (a new
-    file switched to WAL by another process: answered at once, without the busy handler), for
-    at most ``timeout`` seconds; as ``session._while_locked``."""
-    deadline = time.monotonic() + timeout
-    pause = 0.005
-    while True:
-        try:
-            return step()
-        except sqlite3.OperationalError as err:
-            locked = "database is locked" in str(err) or "database table is locked" in str(err)
-            if not locked or time.monotonic() + pause > deadline:
-                raise
-        time.sleep(pause)
-        pause = min(pause * 2, 0.25)
 
 
 class PlainStore:
@@ -229,7 +211,7 @@ def open_plain_store(url: str | None) -> PlainStore | None:
         return None  # the usual open migrates it
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-        _while_locked(lambda: conn.execute("PRAGMA journal_mode = WAL"), timeout)
+        while_locked(lambda: conn.execute("PRAGMA journal_mode = WAL"), timeout)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("BEGIN IMMEDIATE")
