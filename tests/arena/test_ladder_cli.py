@@ -192,10 +192,12 @@ def test_a_running_ladder_takes_a_newcomer_a_retirement_and_a_kill_9(
 
 def test_a_bot_that_keeps_faulting_is_suspended_and_the_ladder_runs_on(tmp_path: Path) -> None:
     db = Db(f"sqlite:///{tmp_path / 'arena.db'}")
-    slow = tmp_path / "slow.py"  # passes its validation games (2 s a move), times out here
+    # passes its validation games (2 s a move), times out here (0.05 s and 0.05 s of grace);
+    # 0.25 s, not 0.5: its two validation games slept through each of its moves
+    slow = tmp_path / "slow.py"
     slow.write_text(
         "import time\n\n\ndef choose_move(game, state, budget):\n"
-        "    time.sleep(0.5)\n    return game.legal_moves(state)[0]\n"
+        "    time.sleep(0.25)\n    return game.legal_moves(state)[0]\n"
     )
     ok(
         arena(db, "ladder", "create", "club", "--game", "tictactoe", "--move-time", "0.05",
