@@ -57,7 +57,11 @@ def ladder_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
     Stopped when its test ends, not with the module: the server plays its ladder without a
     pause for as long as it runs, and as a module's fixture it went on playing games nobody
-    read through the tests after its one user (the poller's, which waits for three 2 s polls)."""
+    read through the tests after its one user (the poller's, which waits for three 2 s polls).
+
+    Its web side runs at the players' priority (``--web-nice 0``): niced below them (the
+    default), on a loaded machine each sign-in here took about 5 s; the priority itself is
+    tests/server/test_server_ladders.py's subject."""
     from bot_arena.arena.api.ladders import ladder_add, ladder_create
     from tests.server.conftest import SERVER_ENV, fill, start
 
@@ -66,7 +70,7 @@ def ladder_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     filled = fill(db)
     ladder_create("live", "tictactoe", db=str(db), seed=11)
     ladder_add("live", ["random", str(GOOD_BOT)], db=str(db))
-    server = start(folder, db, "--jobs", "1", env=SERVER_ENV)
+    server = start(folder, db, "--jobs", "1", "--web-nice", "0", env=SERVER_ENV)
     server.tokens = filled.tokens
     try:
         yield server
