@@ -141,7 +141,7 @@ def test_a_spec_reads_command_and_options() -> None:
 
 # --- a fake engine, for each way an engine can fail ---------------------------------------------
 def test_a_uci_engine_plays_a_whole_game_with_its_search_info() -> None:
-    record = play(fake("good"), "random")
+    record = play(fake("good"))  # against first_legal: 18 plies (random's games ran long)
     assert record.termination is Termination.NORMAL and len(record.moves) > 10
     ours = [m for m in record.moves if m.seat == 0]
     assert all(m.info is not None and m.info["depth"] == 7 for m in ours)
@@ -320,8 +320,8 @@ def test_an_engine_is_registered_and_plays_by_its_name(tmp_path: Path) -> None:
     shown = runner.invoke(app, ["bots", "show", "fakey", "--json", "--db", db])
     version = json_of(shown.stdout)["versions"][0]
     assert version["kind"] == "uci" and version["target"].endswith("good option.Hash=8")
-    played = runner.invoke(
-        app, ["play", "chess", "--bot", "fakey", "--bot", "random", "--json", "--db", db]
+    played = runner.invoke(  # against first_legal: a short game (random's ran long)
+        app, ["play", "chess", "--bot", "fakey", "--bot", FIRST_LEGAL, "--json", "--db", db]
     )
     assert played.exit_code == 0, played.output
     record = json_of(played.stdout)
@@ -363,9 +363,9 @@ def test_an_engine_talking_before_it_is_ready_is_read_but_not_kept() -> None:
     from bot_arena.arena.match.engine import MAX_START_LINES
 
     assert MAX_START_LINES == 1000
-    early = play(fake("chatty", "5000") + " option.Extra10=true", "random")
+    early = play(fake("chatty", "5000") + " option.Extra10=true")  # against first_legal
     assert early.seats[0].fault is None and early.termination is Termination.NORMAL
-    late = play(fake("chatty", "5000") + " option.Extra4999=true", "random")
+    late = play(fake("chatty", "5000") + " option.Extra4999=true")
     fault = late.seats[0].fault
     assert fault is not None and fault.termination is Termination.STALL
     assert fault.message.startswith("the engine has no option 'Extra4999' (it offers: ")
