@@ -192,10 +192,14 @@ def test_a_running_ladder_takes_a_newcomer_a_retirement_and_a_kill_9(
 
 def test_a_bot_that_keeps_faulting_is_suspended_and_the_ladder_runs_on(tmp_path: Path) -> None:
     db = Db(f"sqlite:///{tmp_path / 'arena.db'}")
-    slow = tmp_path / "slow.py"  # passes its validation games (2 s a move), times out here
+    # passes its validation games (2 s a move: it answers at once), times out here (0.05 s and
+    # 0.05 s of grace: it sleeps 0.25 s); sleeping 0.5 s in every game, its two validation
+    # games slept through each of its moves
+    slow = tmp_path / "slow.py"
     slow.write_text(
         "import time\n\n\ndef choose_move(game, state, budget):\n"
-        "    time.sleep(0.5)\n    return game.legal_moves(state)[0]\n"
+        "    if budget.move_time < 1:\n        time.sleep(0.25)\n"
+        "    return game.legal_moves(state)[0]\n"
     )
     ok(
         arena(db, "ladder", "create", "club", "--game", "tictactoe", "--move-time", "0.05",
@@ -263,21 +267,24 @@ def test_a_retired_bot_starts_no_game_after_its_retirement_is_stored(
     """Games that take a while (a bot's move takes 0.2 s), two jobs, and matches made ahead
     for several games of each: once ``retire`` has stored the retirement, the retired bot's
     matches made ahead are dropped, not played (before, they were played after it); the
-    others play on."""
+    others play on. The bots take their 0.2 s in the ladder's games only (2 s a move), not in
+    their validation games (``ladder add --move-time 1``), where it was about 6 s of
+    sleeping before the ladder started."""
     db = Db(f"sqlite:///{tmp_path / 'arena.db'}")
     bots = []
     for name in ("slow_a", "slow_b", "slow_c"):
         path = tmp_path / f"{name}.py"
         path.write_text(
             "import time\n\n\ndef choose_move(game, state, budget):\n"
-            "    time.sleep(0.2)\n    return game.legal_moves(state)[0]\n"
+            "    if budget.move_time >= 2:\n        time.sleep(0.2)\n"
+            "    return game.legal_moves(state)[0]\n"
         )
         bots.append(str(path))
     ok(
         arena(db, "ladder", "create", "club", "--game", "tictactoe", "--seed", "5",
               "--move-time", "2")
     )  # fmt: skip
-    ok(arena(db, "ladder", "add", "club", *bots, "--sandbox", "off"))
+    ok(arena(db, "ladder", "add", "club", *bots, "--move-time", "1", "--sandbox", "off"))
     log = tmp_path / "run.log"
     with background(db, log, "club", "--jobs", "2", "--sandbox", "off") as run:
         assert wait_for(lambda: games_of(db, "slow_a") >= 1, LIMIT_S, run, log), log.read_text()
@@ -305,6 +312,9 @@ def test_a_retired_bot_starts_no_game_after_its_retirement_is_stored(
             )
 
         assert wait_for(others_played_on, LIMIT_S, run, log), log.read_text()
+        # the ladder's games took their while: every stored move slept its 0.2 s
+        assert count(db, "SELECT count(*) FROM moves WHERE time_ms < 200") == 0
+        assert count(db, "SELECT count(*) FROM moves") > 0
         seated = (
             "FROM matches m JOIN seats s ON s.match_id = m.id JOIN bot_versions v "
             "ON v.id = s.bot_version_id JOIN bots b ON b.id = v.bot_id WHERE b.name = 'slow_a'"

@@ -141,7 +141,7 @@ def test_a_spec_reads_command_and_options() -> None:
 
 # --- a fake engine, for each way an engine can fail ---------------------------------------------
 def test_a_uci_engine_plays_a_whole_game_with_its_search_info() -> None:
-    record = play(fake("good"), "random")
+    record = play(fake("good"))  # against first_legal: 18 plies (random's games ran long)
     assert record.termination is Termination.NORMAL and len(record.moves) > 10
     ours = [m for m in record.moves if m.seat == 0]
     assert all(m.info is not None and m.info["depth"] == 7 for m in ours)
@@ -209,8 +209,12 @@ def test_every_engine_fault_is_classified(
 
 
 def test_an_answer_after_the_limit_and_margin_loses_on_time_within_it_does_not() -> None:
-    # told 0.3 s with 1 s of grace: an answer after 0.6 s stands, one after 1.5 s loses
-    record = play(fake("late", "0.6"), tc=TimeControl(move_time=0.3, margin=1.0))
+    # told 0.3 s with 1 s of grace: an answer after 0.6 s stands, one after 1.5 s loses. The
+    # engine is late on its first two answers, then plays on at once: late on each of its nine
+    # moves, the game waited 5.4 s for the same two cases (every move has a fresh limit)
+    late = fake("late", "0.6", "2")
+    record = play(late, tc=TimeControl(move_time=0.3, margin=1.0))
+    assert all(m.time_ms >= 600 for m in record.moves[:4] if m.seat == 0)  # they came late
     assert record.seats[0].fault is None and record.termination is Termination.NORMAL
     record = play(fake("late", "1.5"), tc=TimeControl(move_time=0.3, margin=0.2))
     fault = record.seats[0].fault
@@ -316,8 +320,8 @@ def test_an_engine_is_registered_and_plays_by_its_name(tmp_path: Path) -> None:
     shown = runner.invoke(app, ["bots", "show", "fakey", "--json", "--db", db])
     version = json_of(shown.stdout)["versions"][0]
     assert version["kind"] == "uci" and version["target"].endswith("good option.Hash=8")
-    played = runner.invoke(
-        app, ["play", "chess", "--bot", "fakey", "--bot", "random", "--json", "--db", db]
+    played = runner.invoke(  # against first_legal: a short game (random's ran long)
+        app, ["play", "chess", "--bot", "fakey", "--bot", FIRST_LEGAL, "--json", "--db", db]
     )
     assert played.exit_code == 0, played.output
     record = json_of(played.stdout)
@@ -342,9 +346,10 @@ def test_a_tournament_of_stockfish_at_two_skill_levels_ranks_them(tmp_path: Path
     strong = f'uci:{STOCKFISH} option.Threads=1 "option.Skill Level=20"'
     db = f"sqlite:///{tmp_path / 'arena.db'}"
     args = ["tournament", "run", "chess", "--bot", weak, "--bot", strong, "--games", "4"]
-    result = CliRunner().invoke(
-        app, [*args, "--nodes", "20000", "--move-time", "10", "--db", db, "--json", "-j", "2"]
-    )
+    # 5000 nodes a move (20,000 cost four times the CPU): Skill Level 20 beat 0 in each of
+    # 6 games at 3000 nodes (load 16; games of 34-90 plies)
+    rules = ["--nodes", "5000", "--move-time", "10"]
+    result = CliRunner().invoke(app, [*args, *rules, "--db", db, "--json", "-j", "2"])
     assert result.exit_code == 0, result.output
     summary = json_of(result.stdout)
     standings = summary["standings"]
@@ -358,9 +363,9 @@ def test_an_engine_talking_before_it_is_ready_is_read_but_not_kept() -> None:
     from bot_arena.arena.match.engine import MAX_START_LINES
 
     assert MAX_START_LINES == 1000
-    early = play(fake("chatty", "5000") + " option.Extra10=true", "random")
+    early = play(fake("chatty", "5000") + " option.Extra10=true")  # against first_legal
     assert early.seats[0].fault is None and early.termination is Termination.NORMAL
-    late = play(fake("chatty", "5000") + " option.Extra4999=true", "random")
+    late = play(fake("chatty", "5000") + " option.Extra4999=true")
     fault = late.seats[0].fault
     assert fault is not None and fault.termination is Termination.STALL
     assert fault.message.startswith("the engine has no option 'Extra4999' (it offers: ")

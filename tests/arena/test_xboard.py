@@ -59,7 +59,9 @@ def play(white: str, black: str, tc: TimeControl, position: str | None = None) -
 
 @needs_fairymax
 def test_fairymax_plays_a_whole_game_with_its_thinking() -> None:
-    record = play(f"xboard:{FAIRYMAX}", "random", TimeControl(base=20, increment=0.1))
+    # 3 s a game and 0.1 s a move: fairymax still searches 4-6 plies a move and mates random
+    # in about 35 plies (2.6 s of wall at load 9; at 20 s a game it thought 10.8 s for as much)
+    record = play(f"xboard:{FAIRYMAX}", "random", TimeControl(base=3, increment=0.1))
     assert resolve(f"xboard:{FAIRYMAX}").kind == XBOARD
     assert record.seats[0].fault is None and record.seats[1].fault is None, record.seats
     assert record.termination is Termination.NORMAL and len(record.moves) > 4
@@ -93,7 +95,11 @@ def test_xboard_engines_through_the_command_line(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'arena.db'}"
     runner = CliRunner()
     spec = f"xboard:{FAIRYMAX}"
-    added = runner.invoke(app, ["bots", "add", spec, "-n", "fmax", "-g", "chess", "--db", db])
+    # validated at 1.5 s a move: fairymax is told ``st 1`` (whole seconds) with 0.55 s of
+    # grace, not ``st 2`` with 0.05 s (the default 2 s): half the thinking, more room on a
+    # loaded machine
+    add = ["bots", "add", spec, "-n", "fmax", "-g", "chess", "--move-time", "1.5", "--db", db]
+    added = runner.invoke(app, add)
     assert added.exit_code == 0, added.output
     refused = runner.invoke(app, ["play", "tictactoe", "--bot", spec, "--bot", "random"])
     assert refused.exit_code == 2

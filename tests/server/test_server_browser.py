@@ -57,7 +57,11 @@ def ladder_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
     Stopped when its test ends, not with the module: the server plays its ladder without a
     pause for as long as it runs, and as a module's fixture it went on playing games nobody
-    read through the tests after its one user (the poller's, which waits for three 2 s polls)."""
+    read through the tests after its one user (the poller's, which waits for three 2 s polls).
+
+    Its web side runs at the players' priority (``--web-nice 0``): niced below them (the
+    default), on a loaded machine each sign-in here took about 5 s; the priority itself is
+    tests/server/test_server_ladders.py's subject."""
     from bot_arena.arena.api.ladders import ladder_add, ladder_create
     from tests.server.conftest import SERVER_ENV, fill, start
 
@@ -66,7 +70,7 @@ def ladder_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     filled = fill(db)
     ladder_create("live", "tictactoe", db=str(db), seed=11)
     ladder_add("live", ["random", str(GOOD_BOT)], db=str(db))
-    server = start(folder, db, "--jobs", "1", env=SERVER_ENV)
+    server = start(folder, db, "--jobs", "1", "--web-nice", "0", env=SERVER_ENV)
     server.tokens = filled.tokens
     try:
         yield server
@@ -88,6 +92,7 @@ def sign_in(page: Any, served: Served, user: str) -> None:
 
 
 LIVE_MS = 180_000  # the most the page may take to show the ladder's new games
+POLL_MS = 2_000  # static/ladder.js: how long the page waits between two polls
 
 
 def test_a_ladder_entry_through_the_form_with_live_standings(
@@ -152,7 +157,11 @@ def test_a_ladder_entry_through_the_form_with_live_standings(
 def test_the_pages_poller_sends_the_tag_it_holds_and_gets_304(browser: Any, served: Served) -> None:
     """A browser without EventSource polls the standings (every 2 s): the first poll gets the
     JSON and its ETag, the next ones send that tag (``If-None-Match``) and, as nothing was
-    stored meanwhile (this server plays no ladder), get 304 while the table stays shown."""
+    stored meanwhile (this server plays no ladder), get 304 while the table stays shown.
+
+    The page's clock is Playwright's: its 2 s waits between polls pass when the test moves
+    that clock on, not in real time (three polls took at least 6 s of waiting); the requests,
+    the server's answers and the page's handling of them stay real."""
     from bot_arena.arena.api.ladders import ladder_add, ladder_create
 
     ladder_create("still", "tictactoe", db=str(served.db), seed=2)
@@ -167,13 +176,18 @@ def test_the_pages_poller_sends_the_tag_it_holds_and_gets_304(browser: Any, serv
 
     try:
         context.add_init_script("delete window.EventSource;")  # the page falls back to polls
+        page.clock.install()  # before the page loads: its first wait is on this clock too
         page.on("response", seen)
         page.goto(f"{served.url}/ladders/still")
         page.wait_for_selector("#standings tr[data-bot='random']")
         deadline = time.monotonic() + LIVE_MS / 1000
         while len(polls) < 3:
             assert time.monotonic() < deadline, polls
-            page.wait_for_timeout(200)  # the page's own 2 s polls come meanwhile
+            # the page's 2 s wait, passed: its next poll goes out (unless the last one's
+            # answer is still coming: the page waits only once it has it, so a poll is never
+            # skipped or doubled, only sent on a later turn of this loop)
+            page.clock.run_for(POLL_MS)
+            page.wait_for_timeout(50)  # real time, for the request and its answer
         assert (page.text_content("#refreshed") or "").startswith("refreshed "), "no poll shown"
         assert page.query_selector("#standings tr[data-bot='random']") is not None
         assert log.errors == [] and log.requests == []
