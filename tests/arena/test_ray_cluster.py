@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from bot_arena.arena.transport.process import descendants
 from bot_arena.db.tournaments import RUNNER
 from tests import inprocess, needs
 from tests.arena.test_tournament_crash import Db, Gate, started, wait_until
-from tests.db.dbtest import database
+from tests.db.dbtest import PG_ENV, database
 
 # one cluster at a time: every test of the module runs on one xdist worker (--dist loadfile)
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -42,6 +42,12 @@ LIMIT_S = 120.0  # a bound on waits for the cluster, never a guess at how long i
 # cluster listens on loopback only; a token file left in ~/.ray by another Ray would make
 # the nodes disagree about it)
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+# Daemons the runs under test never use, left out (each a Python process importing Ray, a
+# second of CPU to start, and polling while it lives): the head's autoscaler monitor (a cluster
+# of fixed nodes; ``--no-monitor`` is a hidden flag of ``ray start``) and each node's log monitor
+# (it sends the workers' output to drivers, and every arena driver says ``log_to_driver=False``).
+CHEAP_HEAD = ["--no-monitor"]
+CHEAP_NODE = ["--include-log-monitor", "false"]
 
 
 def _ray_cli() -> list[str]:
@@ -112,40 +118,76 @@ class Cluster:
         self.second_raylet: int | None = None
         self._probe: subprocess.Popen[str] | None = None
 
-    def _start(self, argv: list[str], prefix: list[str] | None = None) -> None:
-        done = subprocess.run(
+    def _launch(self, argv: list[str], prefix: list[str] | None = None) -> subprocess.Popen[str]:
+        return subprocess.Popen(
             [*(prefix or []), *argv],
             env=self.env,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             text=True,
-            timeout=LIMIT_S,
         )
-        if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(argv)} failed:\n{done.stdout}\n{done.stderr}")
 
-    def start_head(self) -> None:
-        self._start(
+    def _finish(self, started: subprocess.Popen[str]) -> None:
+        """Wait for a ``ray start`` (bounded); RuntimeError with its output when it failed."""
+        try:
+            out, _ = started.communicate(timeout=LIMIT_S)
+        except subprocess.TimeoutExpired:
+            started.kill()
+            out, _ = started.communicate()
+        if started.returncode != 0:
+            raise RuntimeError(f"{started.args} failed:\n{out}")
+
+    def start(self, meanwhile: Callable[[], bool] = lambda: False) -> None:
+        """Both nodes, their ``ray start`` run at once: the second's waits for the head's
+        control store (trying again each second), so their start-ups overlap. ``meanwhile``
+        is called again and again while they run, until it says it has nothing left to do."""
+        head = self._launch(
             [
                 *self.ray, "start", "--head", "--port", str(self.port), "--num-cpus", "1",
                 "--node-ip-address", "127.0.0.1", "--include-dashboard", "false",
                 "--disable-usage-stats", "--temp-dir", str(self.temp),
+                *CHEAP_HEAD, *CHEAP_NODE,
             ]
         )  # fmt: skip
+        second = self._launch_second()
+        try:
+            while (head.poll() is None or second.poll() is None) and meanwhile():
+                pass
+            self._finish(head)
+        except BaseException:
+            second.kill()
+            second.communicate()
+            raise
+        self._join_second(second, before=set())
 
-    def add_second(self) -> None:
-        """The second node, in a mount namespace where the driver-only folder is empty."""
-        before = _pids("raylet/raylet")
+    def _launch_second(self) -> subprocess.Popen[str]:
+        """``ray start`` of the second node, in a mount namespace where the driver-only folder
+        is empty."""
         start = [
             *self.ray, "start", "--address", self.address, "--num-cpus", "1",
-            "--node-ip-address", "127.0.0.1",
+            "--node-ip-address", "127.0.0.1", *CHEAP_NODE,
         ]  # fmt: skip
         script = f'mount -t tmpfs arena-ray "{self.driver_only}" && exec "$@"'
         prefix = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"]
-        self._start(start, prefix)
-        new = _pids("raylet/raylet") - before
-        assert len(new) == 1, new
+        return self._launch(start, prefix)
+
+    def _raylets(self) -> set[int]:
+        """This cluster's raylets (their command lines name its temp folder): other runs on
+        the machine start Ray clusters of their own at the same time."""
+        return _pids(f"raylet/raylet .*{self.temp}/")
+
+    def _join_second(self, started: subprocess.Popen[str], before: set[int]) -> None:
+        self._finish(started)
+        ours = os.readlink("/proc/self/ns/mnt")
+        new = {p for p in self._raylets() - before if _mount_ns(p) not in (ours, None)}
+        assert len(new) == 1, new  # the one in a mount namespace of its own
         self.second_raylet = new.pop()
         self.wait_nodes(2)
+
+    def add_second(self) -> None:
+        """The second node again (the test before killed it)."""
+        before = self._raylets()
+        self._join_second(self._launch_second(), before)
 
     def alive_nodes(self) -> int:
         """How many nodes the control store counts alive (-1: no answer), asked of the probe
@@ -237,6 +279,13 @@ class _gone:
         return exc[0] is ProcessLookupError
 
 
+def _mount_ns(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/mnt")
+    except OSError:
+        return None
+
+
 def _zombie(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
@@ -244,8 +293,72 @@ def _zombie(pid: int) -> bool:
         return True
 
 
+class Databases:
+    """The tests' databases. On PostgreSQL each test gets an empty schema already migrated to
+    the newest revision, made while the cluster's nodes start (``Cluster.start``'s
+    ``meanwhile``): the migrations of a new schema are about 1.5 s of wall (most of it the
+    server's) and Alembic's import in the first command that opens it, a real ``arena``
+    process in most tests here; whichever command comes first now finds the schema as any
+    later one does. One for each test of the module that asks for ``db``; one asked for when
+    none is left is made then. On SQLite each test's file is new, made at the newest revision
+    in one step by the first command that opens it (``db/fresh.py``), as before."""
+
+    def __init__(self, wanted: int) -> None:
+        self.postgresql = bool(os.environ.get(PG_ENV))
+        self.wanted = wanted if self.postgresql else 0
+        self.ready: list[tuple[str, contextlib.ExitStack]] = []
+
+    def make_one(self) -> bool:
+        """Make one more if more are wanted; whether more are still wanted after it."""
+        if len(self.ready) < self.wanted:
+            self.ready.append(self._migrated())
+            self.wanted -= 1
+        return self.wanted > 0
+
+    def _migrated(self) -> tuple[str, contextlib.ExitStack]:
+        from bot_arena.db.session import make_engine
+
+        made = contextlib.ExitStack()
+        try:
+            url = made.enter_context(database("postgresql", Path(tempfile.gettempdir())))
+            make_engine(url).dispose()
+        except BaseException:
+            made.close()
+            raise
+        return url, made
+
+    @contextlib.contextmanager
+    def take(self, tmp_path: Path) -> Iterator[str]:
+        """A test's database, removed when it is done with it."""
+        if not self.postgresql:
+            with database("sqlite", tmp_path) as url:
+                yield url
+            return
+        url, made = self.ready.pop(0) if self.ready else self._migrated()
+        with made:
+            yield url
+
+    def close(self) -> None:
+        while self.ready:
+            self.ready.pop()[1].close()
+
+
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
+def databases(request: pytest.FixtureRequest) -> Iterator[Databases]:
+    module = request.node.path
+    wanted = sum(
+        1 for item in request.session.items
+        if item.path == module and "db" in getattr(item, "fixturenames", ())
+    )  # fmt: skip
+    made = Databases(wanted)
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+@pytest.fixture(scope="module")
+def cluster(databases: Databases) -> Iterator[Cluster]:
     if shutil.which("unshare") is None:
         pytest.skip("unshare (util-linux) is not installed")
     root = Path(tempfile.mkdtemp(prefix="arena-ray-", dir="/tmp"))
@@ -253,8 +366,7 @@ def cluster() -> Iterator[Cluster]:
     os.environ.update(RAY_ENV)
     handle = Cluster(root)
     try:
-        handle.start_head()
-        handle.add_second()
+        handle.start(meanwhile=databases.make_one)
         yield handle
     finally:
         handle.stop()
@@ -277,9 +389,8 @@ def two_nodes(cluster: Cluster) -> Cluster:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Iterator[Db]:
-    kind = "postgresql" if os.environ.get("ARENA_TEST_PG_URL") else "sqlite"
-    with database(kind, tmp_path) as url:
+def db(databases: Databases, tmp_path: Path) -> Iterator[Db]:
+    with databases.take(tmp_path) as url:
         handle = Db(url)
         yield handle
         if handle.engine is not None:
