@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from bot_arena.arena.transport.process import descendants
 from bot_arena.db.tournaments import RUNNER
 from tests import inprocess, needs
 from tests.arena.test_tournament_crash import Db, Gate, started, wait_until
-from tests.db.dbtest import PG_ENV, database
+from tests.db.dbtest import database
 
 # one cluster at a time: every test of the module runs on one xdist worker (--dist loadfile)
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -137,10 +137,9 @@ class Cluster:
         if started.returncode != 0:
             raise RuntimeError(f"{started.args} failed:\n{out}")
 
-    def start(self, meanwhile: Callable[[], bool] = lambda: False) -> None:
+    def start(self) -> None:
         """Both nodes, their ``ray start`` run at once: the second's waits for the head's
-        control store (trying again each second), so their start-ups overlap. ``meanwhile``
-        is called again and again while they run, until it says it has nothing left to do."""
+        control store (trying again each second), so their start-ups overlap."""
         head = self._launch(
             [
                 *self.ray, "start", "--head", "--port", str(self.port), "--num-cpus", "1",
@@ -151,8 +150,6 @@ class Cluster:
         )  # fmt: skip
         second = self._launch_second()
         try:
-            while (head.poll() is None or second.poll() is None) and meanwhile():
-                pass
             self._finish(head)
         except BaseException:
             second.kill()
@@ -293,72 +290,8 @@ def _zombie(pid: int) -> bool:
         return True
 
 
-class Databases:
-    """The tests' databases. On PostgreSQL each test gets an empty schema already migrated to
-    the newest revision, made while the cluster's nodes start (``Cluster.start``'s
-    ``meanwhile``): the migrations of a new schema are about 1.5 s of wall (most of it the
-    server's) and Alembic's import in the first command that opens it, a real ``arena``
-    process in most tests here; whichever command comes first now finds the schema as any
-    later one does. One for each test of the module that asks for ``db``; one asked for when
-    none is left is made then. On SQLite each test's file is new, made at the newest revision
-    in one step by the first command that opens it (``db/fresh.py``), as before."""
-
-    def __init__(self, wanted: int) -> None:
-        self.postgresql = bool(os.environ.get(PG_ENV))
-        self.wanted = wanted if self.postgresql else 0
-        self.ready: list[tuple[str, contextlib.ExitStack]] = []
-
-    def make_one(self) -> bool:
-        """Make one more if more are wanted; whether more are still wanted after it."""
-        if len(self.ready) < self.wanted:
-            self.ready.append(self._migrated())
-            self.wanted -= 1
-        return self.wanted > 0
-
-    def _migrated(self) -> tuple[str, contextlib.ExitStack]:
-        from bot_arena.db.session import make_engine
-
-        made = contextlib.ExitStack()
-        try:
-            url = made.enter_context(database("postgresql", Path(tempfile.gettempdir())))
-            make_engine(url).dispose()
-        except BaseException:
-            made.close()
-            raise
-        return url, made
-
-    @contextlib.contextmanager
-    def take(self, tmp_path: Path) -> Iterator[str]:
-        """A test's database, removed when it is done with it."""
-        if not self.postgresql:
-            with database("sqlite", tmp_path) as url:
-                yield url
-            return
-        url, made = self.ready.pop(0) if self.ready else self._migrated()
-        with made:
-            yield url
-
-    def close(self) -> None:
-        while self.ready:
-            self.ready.pop()[1].close()
-
-
 @pytest.fixture(scope="module")
-def databases(request: pytest.FixtureRequest) -> Iterator[Databases]:
-    module = request.node.path
-    wanted = sum(
-        1 for item in request.session.items
-        if item.path == module and "db" in getattr(item, "fixturenames", ())
-    )  # fmt: skip
-    made = Databases(wanted)
-    try:
-        yield made
-    finally:
-        made.close()
-
-
-@pytest.fixture(scope="module")
-def cluster(databases: Databases) -> Iterator[Cluster]:
+def cluster() -> Iterator[Cluster]:
     if shutil.which("unshare") is None:
         pytest.skip("unshare (util-linux) is not installed")
     root = Path(tempfile.mkdtemp(prefix="arena-ray-", dir="/tmp"))
@@ -366,7 +299,7 @@ def cluster(databases: Databases) -> Iterator[Cluster]:
     os.environ.update(RAY_ENV)
     handle = Cluster(root)
     try:
-        handle.start(meanwhile=databases.make_one)
+        handle.start()
         yield handle
     finally:
         handle.stop()
@@ -389,8 +322,9 @@ def two_nodes(cluster: Cluster) -> Cluster:
 
 
 @pytest.fixture
-def db(databases: Databases, tmp_path: Path) -> Iterator[Db]:
-    with databases.take(tmp_path) as url:
+def db(tmp_path: Path) -> Iterator[Db]:
+    kind = "postgresql" if os.environ.get("ARENA_TEST_PG_URL") else "sqlite"
+    with database(kind, tmp_path) as url:
         handle = Db(url)
         yield handle
         if handle.engine is not None:
