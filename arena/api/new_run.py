@@ -162,6 +162,7 @@ def start(
         executor = cluster(run.executor, run.ray_address, run.ray_allow_unconfined)
         if executor is not None:
             helpers.callback(executor.close)
+            executor.ask_ahead(run.spec.jobs)  # they start while the tournament is stored
         from bot_arena.arena.tournament.create import TournamentError, create
         from bot_arena.arena.tournament.schedule import ScheduleError
 

@@ -308,6 +308,7 @@ class RayExecutor:
             num_cpus=1, max_restarts=0, max_task_retries=0, scheduling_strategy="SPREAD"
         )
         self._gcs = ray.get_runtime_context().gcs_address
+        self._ahead: list[Any] = []  # actors asked for ahead (``ask_ahead``), not handed out
         self._unreachable_since: float | None = None
         self._nodes: dict[str, bool] = {}
         self.gone = False  # the cluster went away: leave without Ray's shutdown
@@ -345,8 +346,20 @@ class RayExecutor:
     def nodes(self) -> int:
         return sum(self._read_nodes().values())
 
+    def ask_ahead(self, cap: int | None = None) -> None:
+        """Ask now for the actors a run will start (one per CPU the cluster offers, at most
+        ``cap``: its ``jobs``), before it is stored and its schedule read: Ray places each and
+        starts its process (a Ray worker imports Ray, then the actor's modules and this node's
+        sandbox probe: a second or more of each node's CPU) while the driver does that work,
+        where they used to start after it. ``new_workers`` hands them out first."""
+        count = self.capacity() if cap is None else min(self.capacity(), cap)
+        self._ahead.extend(self._actor.remote() for _ in range(count - len(self._ahead)))
+
     def new_workers(self, count: int) -> list[RayWorker]:
-        return [RayWorker(self, self._actor.remote()) for _ in range(count)]
+        """``count`` workers: the actors asked for ahead first, then new ones."""
+        actors, self._ahead = self._ahead[:count], self._ahead[count:]
+        actors += [self._actor.remote() for _ in range(count - len(actors))]
+        return [RayWorker(self, actor) for actor in actors]
 
     def wait(self, workers: Sequence[RayWorker], timeout: float) -> list[RayWorker]:
         """The workers with answers ready, waiting up to ``timeout`` for one; each gets every
@@ -429,6 +442,7 @@ class RayExecutor:
         if self._closed:
             return
         self._closed = True
+        self._ahead.clear()  # never handed out: they end with this driver's job
         if self.gone or not self._reachable():
             return
         with contextlib.suppress(Exception):

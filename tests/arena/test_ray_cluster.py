@@ -42,6 +42,12 @@ LIMIT_S = 120.0  # a bound on waits for the cluster, never a guess at how long i
 # cluster listens on loopback only; a token file left in ~/.ray by another Ray would make
 # the nodes disagree about it)
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+# Daemons the runs under test never use, left out (each a Python process importing Ray, a
+# second of CPU to start, and polling while it lives): the head's autoscaler monitor (a cluster
+# of fixed nodes; ``--no-monitor`` is a hidden flag of ``ray start``) and each node's log monitor
+# (it sends the workers' output to drivers, and every arena driver says ``log_to_driver=False``).
+CHEAP_HEAD = ["--no-monitor"]
+CHEAP_NODE = ["--include-log-monitor", "false"]
 
 
 def _ray_cli() -> list[str]:
@@ -112,40 +118,73 @@ class Cluster:
         self.second_raylet: int | None = None
         self._probe: subprocess.Popen[str] | None = None
 
-    def _start(self, argv: list[str], prefix: list[str] | None = None) -> None:
-        done = subprocess.run(
+    def _launch(self, argv: list[str], prefix: list[str] | None = None) -> subprocess.Popen[str]:
+        return subprocess.Popen(
             [*(prefix or []), *argv],
             env=self.env,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             text=True,
-            timeout=LIMIT_S,
         )
-        if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(argv)} failed:\n{done.stdout}\n{done.stderr}")
 
-    def start_head(self) -> None:
-        self._start(
+    def _finish(self, started: subprocess.Popen[str]) -> None:
+        """Wait for a ``ray start`` (bounded); RuntimeError with its output when it failed."""
+        try:
+            out, _ = started.communicate(timeout=LIMIT_S)
+        except subprocess.TimeoutExpired:
+            started.kill()
+            out, _ = started.communicate()
+        if started.returncode != 0:
+            raise RuntimeError(f"{started.args} failed:\n{out}")
+
+    def start(self) -> None:
+        """Both nodes, their ``ray start`` run at once: the second's waits for the head's
+        control store (trying again each second), so their start-ups overlap."""
+        head = self._launch(
             [
                 *self.ray, "start", "--head", "--port", str(self.port), "--num-cpus", "1",
                 "--node-ip-address", "127.0.0.1", "--include-dashboard", "false",
                 "--disable-usage-stats", "--temp-dir", str(self.temp),
+                *CHEAP_HEAD, *CHEAP_NODE,
             ]
         )  # fmt: skip
+        second = self._launch_second()
+        try:
+            self._finish(head)
+        except BaseException:
+            second.kill()
+            second.communicate()
+            raise
+        self._join_second(second, before=set())
 
-    def add_second(self) -> None:
-        """The second node, in a mount namespace where the driver-only folder is empty."""
-        before = _pids("raylet/raylet")
+    def _launch_second(self) -> subprocess.Popen[str]:
+        """``ray start`` of the second node, in a mount namespace where the driver-only folder
+        is empty."""
         start = [
             *self.ray, "start", "--address", self.address, "--num-cpus", "1",
-            "--node-ip-address", "127.0.0.1",
+            "--node-ip-address", "127.0.0.1", *CHEAP_NODE,
         ]  # fmt: skip
         script = f'mount -t tmpfs arena-ray "{self.driver_only}" && exec "$@"'
         prefix = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"]
-        self._start(start, prefix)
-        new = _pids("raylet/raylet") - before
-        assert len(new) == 1, new
+        return self._launch(start, prefix)
+
+    def _raylets(self) -> set[int]:
+        """This cluster's raylets (their command lines name its temp folder): other runs on
+        the machine start Ray clusters of their own at the same time."""
+        return _pids(f"raylet/raylet .*{self.temp}/")
+
+    def _join_second(self, started: subprocess.Popen[str], before: set[int]) -> None:
+        self._finish(started)
+        ours = os.readlink("/proc/self/ns/mnt")
+        new = {p for p in self._raylets() - before if _mount_ns(p) not in (ours, None)}
+        assert len(new) == 1, new  # the one in a mount namespace of its own
         self.second_raylet = new.pop()
         self.wait_nodes(2)
+
+    def add_second(self) -> None:
+        """The second node again (the test before killed it)."""
+        before = self._raylets()
+        self._join_second(self._launch_second(), before)
 
     def alive_nodes(self) -> int:
         """How many nodes the control store counts alive (-1: no answer), asked of the probe
@@ -237,6 +276,13 @@ class _gone:
         return exc[0] is ProcessLookupError
 
 
+def _mount_ns(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/mnt")
+    except OSError:
+        return None
+
+
 def _zombie(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
@@ -253,8 +299,7 @@ def cluster() -> Iterator[Cluster]:
     os.environ.update(RAY_ENV)
     handle = Cluster(root)
     try:
-        handle.start_head()
-        handle.add_second()
+        handle.start()
         yield handle
     finally:
         handle.stop()
