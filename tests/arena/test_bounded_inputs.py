@@ -24,7 +24,26 @@ from tests.forked_cli import Server
 
 pytestmark = pytest.mark.slow
 
-SERVER = Server()
+#: what the commands refused here import before they refuse (beyond the CLI and SQLAlchemy):
+#: imported once by the server instead of by each of some 40 forks
+COMMAND_MODULES = (
+    "bot_arena.arena.api.checks",
+    "bot_arena.arena.api.formats",
+    "bot_arena.arena.api.new_run",
+    "bot_arena.arena.api.pgn_out",
+    "bot_arena.arena.api.spec",
+    "bot_arena.arena.cli.option_sets",
+    "bot_arena.arena.cli.rating_cmd",
+    "bot_arena.arena.cli.run_config",
+    "bot_arena.arena.formats.results_file",
+    "bot_arena.arena.match.botspec",
+    "bot_arena.arena.match.pool",
+    "bot_arena.arena.ratings.query",
+    "bot_arena.arena.transport.sandbox.support",
+    "bot_arena.bots.trace",
+    "bot_arena.games.files",
+)
+SERVER = Server(preload=COMMAND_MODULES)
 MEMORY_CAP = int(2.5 * (1 << 30))
 TIMEOUT = 120  # seconds a refused command may take at most, on the slowest machine
 LONGEST_ERROR = 300  # characters: an error line quotes a prefix, never the input whole

@@ -3,12 +3,16 @@ tournament at the same instant (released together by a barrier), round after rou
 ``arena tournament resume`` does (``check_resume``, then the runner reads what is left to play
 and records itself: ``Runner._prepare``). Exactly one of them gets to play each time; the
 other is refused with the resume's own line. On both backends. The last test runs the command
-itself against a live runner."""
+itself (a fork of a started CLI: tests/forked_cli.py) against a live runner."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Iterator
+
+import pytest
 
 from bot_arena import games
 from bot_arena.arena.match.botspec import resolve
@@ -16,13 +20,15 @@ from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.tournament.create import create, played_by
 from bot_arena.db.session import make_engine, session_factory
 from tests.db.dbtest import Db
+from tests.forked_cli import Server
 from tests.racers import line, race
 
 ROUNDS = 40  # tournaments raced for: a check-then-record resume lets both play in some round
 
 # The racer: for each tournament, say "ready", wait for the barrier's "go", then resume it as
 # the command does up to the point where the run starts playing; say what it got. Its command
-# line names bot_arena, so each sees the other as a live arena process.
+# line names bot_arena, so each sees the other as a live arena process (the one that plays the
+# last round must still be alive when the other reads its command line).
 RACER = """
 import sys
 from bot_arena.arena.api.errors import ArenaError
@@ -44,7 +50,23 @@ for tid in map(int, sys.argv[2:]):
         print(f"refused: {exc}", flush=True)
     else:
         print("playing", flush=True)
+sys.stdin.read()  # alive, as a runner that plays, until the last round is checked
 """
+
+# what the racer imports before its first round (check_resume's lazy imports with it), once
+# for both racers: they are forks of the interpreter that imported them
+PRELOAD = (
+    "bot_arena.arena.api.errors",
+    "bot_arena.arena.api.resume",
+    "bot_arena.arena.tournament.create",
+    "bot_arena.arena.tournament.runner",
+    "bot_arena.arena.tournament.schedule",
+    "bot_arena.arena.transport.limits",
+    "bot_arena.db.queries",
+    "bot_arena.db.session",
+    "bot_arena.db.store",
+    "bot_arena.games",
+)
 
 
 def _tournaments(url: str, count: int) -> list[int]:
@@ -78,7 +100,7 @@ def test_two_resumes_at_the_same_instant_exactly_one_plays(db: Db) -> None:
         winner, loser = (0, 1) if got[0] == "playing" else (1, 0)
         assert got[loser] == f"refused: {played_by(tid, pids[winner])}", got
 
-    race(RACER, [db.url, *map(str, ids)], ids, check)
+    race(RACER, [db.url, *map(str, ids)], ids, check, preload=PRELOAD)
 
 
 # A live runner holding a tournament: it claims it, says so, and waits for its stdin to close.
@@ -94,7 +116,30 @@ sys.stdin.read()
 """
 
 
-def test_resume_while_another_process_plays_is_one_line_and_exit_2(db: Db) -> None:
+@pytest.fixture(scope="module")
+def cli() -> Iterator[Server]:
+    """The resume commands, forked from one server that started Python and imported the CLI
+    and what a resume imports once (tests/forked_cli.py): their subject is what the command
+    says of a live runner, the holder, which stays a process of its own (it is told by its
+    ``/proc`` command line), not the interpreter's start-up."""
+    made = Server(preload=RESUME_MODULES)
+    yield made
+    made.close()
+
+
+#: what ``tournament resume`` imports before it refuses (beyond the CLI and SQLAlchemy)
+RESUME_MODULES = (
+    "bot_arena.arena.api.resume",
+    "bot_arena.arena.api.runner",
+    "bot_arena.arena.tournament.create",
+    "bot_arena.arena.tournament.runner",
+    "bot_arena.db.store",
+    "bot_arena.db.tournaments",
+    "bot_arena.db.queries",
+)
+
+
+def test_resume_while_another_process_plays_is_one_line_and_exit_2(db: Db, cli: Server) -> None:
     (tid,) = _tournaments(db.url, 1)
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, db.url, str(tid)],
@@ -104,10 +149,9 @@ def test_resume_while_another_process_plays_is_one_line_and_exit_2(db: Db) -> No
     )
     try:
         assert line(holder) == "holding"
-        done = subprocess.run(
-            [sys.executable, "-m", "bot_arena.arena.cli.app", "tournament", "resume", str(tid),
-             "--jobs", "1", "--db", db.url],
-            capture_output=True, text=True, timeout=300,
+        done = cli.run(
+            ["tournament", "resume", str(tid), "--jobs", "1", "--db", db.url],
+            cwd=os.getcwd(), env=os.environ, timeout=300,
         )  # fmt: skip
     finally:
         assert holder.stdin is not None

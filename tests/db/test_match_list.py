@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena.db.match_list import listed, newest_matches
 from bot_arena.db.pg_read import open_reads as open_pg_reads
@@ -255,6 +256,18 @@ def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="module")
+def pg_orm(pg_url: str) -> Iterator[sessionmaker[Session]]:
+    """The ORM's reads of the PostgreSQL schema: one read-only engine for every example (the
+    ORM is the reference here; opening an engine, its revision checked, took about 25 ms an
+    example). Each example's session sees what was filled before it."""
+    engine = make_engine(pg_url, read_only=True)
+    try:
+        yield session_factory(engine)
+    finally:
+        engine.dispose()
+
+
 @contextmanager
 def _pg(url: str) -> Iterator[Any]:
     import psycopg
@@ -280,6 +293,7 @@ def _pg(url: str) -> Iterator[Any]:
 )
 def test_the_plain_list_on_postgresql_is_the_orms(
     pg_url: str,
+    pg_orm: sessionmaker[Session],
     capsys: pytest.CaptureFixture[str],
     matches: list[Generated],
     where: dict[str, Any],
@@ -294,14 +308,10 @@ def test_the_plain_list_on_postgresql_is_the_orms(
         conn.execute("UPDATE bot_versions SET files = NULL")
         fill_into(lambda sql, params: conn.execute(sql.replace("?", "%s"), params), kept)
     capsys.readouterr()
-    engine = make_engine(pg_url, read_only=True)
-    try:
-        with session_factory(engine)() as session:
-            found = find_matches(session, **where, last=last)
-            plies = move_counts(session, [m.id for m in found])
-            orm = [listed(m, plies.get(m.id, 0)) for m in found]
-    finally:
-        engine.dispose()
+    with pg_orm() as session:
+        found = find_matches(session, **where, last=last)
+        plies = move_counts(session, [m.id for m in found])
+        orm = [listed(m, plies.get(m.id, 0)) for m in found]
     left_out = "left out" in capsys.readouterr().err
     opened = open_pg_reads(pg_url)
     assert opened is not None
