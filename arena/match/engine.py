@@ -3,7 +3,11 @@ engine's protocol and answered by lines until the one that names the move, on th
 pipes, deadlines and fault classes (``ProcessSeat``); a start that waits for a word.
 
 A subclass says how a move is asked (``move_request``) and reads each line of the answer
-(``read_answer``: the Reply once the move, or a resignation, has come; None to read on).
+(``read_answer``: the Reply once the move, or a resignation, has come; None to read on), and
+names its protocol's opening words (``greeting``: UCI's ``uci``). Those are sent once a
+process: by its first start, or ahead of it (``greet``) when the pool starts the process before
+its first game (``BotPool.prestart``), so that the engine loads and answers while the run gets
+ready and the first start finds the answer waiting.
 """
 
 from __future__ import annotations
@@ -11,10 +15,11 @@ from __future__ import annotations
 import time
 
 from bot_arena.arena.match import faults
+from bot_arena.arena.match.botref import BotRef
 from bot_arena.arena.match.record import Fault
 from bot_arena.arena.match.seat import MoveWait, ProcessSeat, Reply
 from bot_arena.arena.transport import protocol
-from bot_arena.arena.transport.process import ReadStatus
+from bot_arena.arena.transport.process import BotProcess, ReadStatus
 
 MAX_START_LINES = 1000  # lines (option names) kept of what an engine says before it is ready
 MAX_START_LINE = 1000  # characters kept of each of them (an option's name is in its start)
@@ -27,6 +32,23 @@ class EngineSeat(ProcessSeat):
     """A process spoken to in an engine protocol; any fault leaves it killed."""
 
     request_without_facts = True  # a request is the moves so far and the clocks
+    greeting = b""  # the protocol's opening words to a new process
+
+    def __init__(self, ref: BotRef, process: BotProcess) -> None:
+        super().__init__(ref, process)
+        self.greeted = False  # whether ``greeting`` went to this process
+
+    def greet(self) -> None:
+        """Send the greeting now, ahead of the first game (its start then sends it no more);
+        nothing when it was sent. A greeting that cannot be written is found as at the start:
+        ``send_ok`` false, the start's wait ends with the exit."""
+        self._greet(time.monotonic() + 5.0)
+
+    def _greet(self, deadline: float) -> None:
+        """The greeting, once a process (a first start calls this: sent unless ``greet`` was)."""
+        if not self.greeted:
+            self.greeted = True
+            self.send_ok = self.process.send(self.greeting, deadline)
 
     def move_request(self, request: protocol.MoveRequest) -> str:
         """The lines that ask for the move of ``request``."""

@@ -1,7 +1,8 @@
 """The seat of a chess engine that speaks UCI (``uci:`` bots): the arena's transport, clocks and
 fault classes, with UCI as a second protocol over the same process pipes.
 
-- **Start**: ``uci`` until ``uciok`` (the engine's name and options noted), then its options
+- **Start**: ``uci`` (sent when the process is started ahead of its first game, else with that
+  game's start) until ``uciok`` (the engine's name and options noted), then its options
   (``setoption``; an option the engine does not offer is refused as a failed start, naming what
   it offers), ``ucinewgame`` and ``isready`` until ``readyok``, all within the start-up limit:
   missing is a stall. A later game on the same process: ``ucinewgame`` + ``isready``.
@@ -118,6 +119,8 @@ def _ms(seconds: float) -> str:
 class UciSeat(EngineSeat):
     """A ``uci:`` bot's process, spoken to in UCI."""
 
+    greeting = b"uci\n"
+
     def __init__(self, ref: BotRef, process: BotProcess) -> None:
         super().__init__(ref, process)
         self.options = split_engine(ref.target)[1]
@@ -138,8 +141,10 @@ class UciSeat(EngineSeat):
         self.first = message.get("type") == "hello"
         self.said = (None, 0, "")
         self.advanced = False  # whether advance_start ran for this start
-        text = "uci\n" if self.first else "ucinewgame\nisready\n"
-        self.send_ok = self.process.send(text.encode(), self.sent + 5.0)
+        if self.first:
+            self._greet(self.sent + 5.0)  # unless it went ahead (``greet``): its answer waits
+        else:
+            self.send_ok = self.process.send(b"ucinewgame\nisready\n", self.sent + 5.0)
 
     def advance_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None:
         """A first game's middle: ``uciok`` read, then the options, ``ucinewgame`` and

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -384,3 +385,64 @@ def test_an_engine_is_confined_like_every_bot(tmp_path: Path, protocol: str) -> 
     assert not log.exists()
     fault = record.seats[0].fault
     assert fault is not None and fault.termination is Termination.STALL, record.seats
+
+
+def _logged(log: Path, line: str, within: float = 30.0) -> bool:
+    """Whether the engine's log (each line it read) holds ``line`` within ``within`` s."""
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        if log.exists() and line in log.read_text().splitlines():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_an_engine_started_ahead_is_sent_uci_at_once_and_once(tmp_path: Path) -> None:
+    """``BotPool.prestart`` greets a UCI engine as it spawns it: ``uci`` reaches the engine
+    before any game is asked for (lost, the engine would wait for the first game's start), and
+    the first start does not send it again; the rest of the handshake is as before."""
+    log = tmp_path / "engine.log"
+    # unconfined: the engine writes its log where the test reads it
+    with BotPool(ResourceLimits(startup_s=30.0), sandbox=SandboxSettings(Mode.OFF)) as pool:
+        refs = [resolve(fake("log", str(log)) + " option.Hash=8"), resolve(FIRST_LEGAL)]
+        pool.prestart(refs)
+        assert _logged(log, "uci"), "no uci before the first game"
+        tc = TimeControl(move_time=5.0)
+        records = [pool.play(games.get("chess"), refs, time_control=tc, seed=1) for _ in "ab"]
+    assert [r.termination for r in records] == [Termination.NORMAL] * 2, records[0].seats
+    lines = log.read_text().splitlines()
+    assert lines.count("uci") == 1, lines  # sent ahead, not again at the start
+    assert lines[:4] == ["uci", "setoption name Hash value 8", "ucinewgame", "isready"]
+    assert lines[4].startswith("position "), lines
+    assert lines.count("ucinewgame") == 2 and lines.count("isready") == 2
+
+
+@pytest.mark.parametrize(
+    ("mode", "option", "message"),
+    [
+        ("never_uciok", "", "no uciok within the start-up limit (2"),
+        ("never_ready", "", "no readyok within the start-up limit (2"),
+        ("good", " option.Threads=2", "the engine has no option 'Threads' (it offers: Hash,"),
+    ],
+)
+def test_an_engine_started_ahead_has_its_start_checked_as_any(
+    mode: str, option: str, message: str
+) -> None:
+    """Greeted ahead, an engine's start keeps its checks, faults and limit: the limit counts
+    from the game's start, not from the greeting (a second and a half before it here), and the
+    message says the limit it had."""
+    with BotPool(ResourceLimits(startup_s=2.0)) as pool:
+        refs = [resolve(fake(mode) + option), resolve(FIRST_LEGAL)]
+        pool.prestart(refs)
+        started = list(pool.started_pids)
+        time.sleep(1.5)
+        began = time.monotonic()
+        record = pool.play(games.get("chess"), refs, time_control=TimeControl(move_time=2.0))
+        took = time.monotonic() - began
+        assert pool.last_pids == started  # the processes started ahead
+    fault = record.seats[0].fault
+    assert fault is not None and fault.termination is Termination.STALL, record.seats
+    assert fault.message.startswith(message), fault.message
+    if mode.startswith("never_"):
+        assert 2.0 <= fault.detail["startup_s"] < 3.0, fault.detail
+        assert took >= 2.0  # the whole limit, from the start
