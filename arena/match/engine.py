@@ -26,6 +26,7 @@ MAX_START_LINE = 1000  # characters kept of each of them (an option's name is in
 # lines read past between two moves (late info), and their bytes: an engine that talks on and
 # on is answered all the same, its talk read with the next move's answer, by that deadline
 MAX_LATE_LINES = 1000
+MAX_HEARD = 2000  # lines one reading ahead of a start takes (``_hear``: bounded, never waits)
 
 
 class EngineSeat(ProcessSeat):
@@ -37,6 +38,8 @@ class EngineSeat(ProcessSeat):
     def __init__(self, ref: BotRef, process: BotProcess) -> None:
         super().__init__(ref, process)
         self.greeted = False  # whether ``greeting`` went to this process
+        self.heard: list[str] = []  # lines read ahead of the first start (``_hear``)
+        self.unheard: tuple[ReadStatus, bytes] | None = None  # what ended that reading
 
     def greet(self) -> None:
         """Send the greeting now, ahead of the first game (its start then sends it no more);
@@ -94,13 +97,39 @@ class EngineSeat(ProcessSeat):
             break
         return self._unanswered(status, raw, wait.elapsed(), request, "line")
 
+    def _hear(self, word: str) -> bool:
+        """Read what the engine has said so far, without waiting (at most MAX_HEARD lines a
+        call), keeping the lines as ``_wait_for`` does; whether the line ``word`` came (the
+        lines before it are in ``heard``). Anything but a line (the output ended, a line too
+        long) ends the reading ahead and is kept for ``_wait_for``, which then ends as it
+        would have without it."""
+        for _ in range(MAX_HEARD):
+            if self.unheard is not None:
+                return False
+            status, raw = self.process.read_line(time.monotonic())  # poll(0): nothing waits
+            if status is ReadStatus.TIMEOUT:
+                return False
+            if status is not ReadStatus.LINE:
+                self.unheard = (status, raw)
+                return False
+            line = raw.decode("utf-8", "replace").strip()
+            if line == word:
+                return True
+            if len(self.heard) < MAX_START_LINES:
+                self.heard.append(line[:MAX_START_LINE])
+        return False
+
     def _wait_for(self, word: str, deadline: float) -> list[str] | Fault:
         """The lines before the line ``word`` by ``deadline`` (the first MAX_START_LINES, each
         cut to MAX_START_LINE characters: an engine's talk before it is ready cannot fill the
-        arena's memory), or the stall or bad output."""
-        lines: list[str] = []
+        arena's memory), or the stall or bad output. The lines read ahead (``_hear``) come
+        first, and what ended that reading is read again here."""
+        lines, self.heard = self.heard, []
         while True:
-            status, raw = self.process.read_line(deadline)
+            if self.unheard is not None:
+                (status, raw), self.unheard = self.unheard, None
+            else:
+                status, raw = self.process.read_line(deadline)
             if status is ReadStatus.LINE:
                 line = raw.decode("utf-8", "replace").strip()
                 if line == word:

@@ -248,6 +248,15 @@ class BotPool:
                         seat.greet()
                     self.idle.setdefault(ref, []).append(seat)
 
+    def hear_ahead(self) -> None:
+        """Take the first start of each idle UCI engine greeted ahead as far as it goes
+        without waiting (``UciSeat.hear_ahead``): a run calls this between the steps that
+        precede its first game, so the engines set their options meanwhile. Never waits."""
+        for group in self.idle.values():
+            for seat in group:
+                if isinstance(seat, UciSeat):
+                    seat.hear_ahead()
+
     def features(self, ref: BotRef, game: Game[Any, Any]) -> dict[str, str] | Fault:
         """The features an ``xboard:`` bot announces, its process started and handshaken as
         for a game from the start (then kept idle for the pool's next game): the checks a run

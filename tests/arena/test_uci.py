@@ -436,6 +436,7 @@ def test_an_engine_started_ahead_has_its_start_checked_as_any(
         pool.prestart(refs)
         started = list(pool.started_pids)
         time.sleep(1.5)
+        pool.hear_ahead()  # what has come is read ahead: the start finds the same
         began = time.monotonic()
         record = pool.play(games.get("chess"), refs, time_control=TimeControl(move_time=2.0))
         took = time.monotonic() - began
@@ -446,3 +447,55 @@ def test_an_engine_started_ahead_has_its_start_checked_as_any(
     if mode.startswith("never_"):
         assert 2.0 <= fault.detail["startup_s"] < 3.0, fault.detail
         assert took >= 2.0  # the whole limit, from the start
+
+
+def test_an_engine_started_ahead_has_its_options_set_ahead_once(tmp_path: Path) -> None:
+    """``BotPool.hear_ahead`` (a run's steps before its first game) reads a greeted engine's
+    ``uciok`` without waiting and sends its options, ``ucinewgame`` and ``isready`` then (not
+    taken ahead, the engine reads them only with the first game); the start sends them no
+    more and waits for the ``readyok``: the engine is told the same lines, once."""
+    log = tmp_path / "engine.log"
+    with BotPool(ResourceLimits(startup_s=30.0), sandbox=SandboxSettings(Mode.OFF)) as pool:
+        refs = [resolve(fake("log", str(log)) + " option.Hash=8"), resolve(FIRST_LEGAL)]
+        pool.prestart(refs)
+        end = time.monotonic() + 30.0
+        while time.monotonic() < end and "isready" not in _lines(log):
+            pool.hear_ahead()  # never waits
+            time.sleep(0.02)
+        assert _lines(log) == ["uci", "setoption name Hash value 8", "ucinewgame", "isready"]
+        tc = TimeControl(move_time=5.0)
+        records = [pool.play(games.get("chess"), refs, time_control=tc, seed=1) for _ in "ab"]
+    assert [r.termination for r in records] == [Termination.NORMAL] * 2, records[0].seats
+    lines = _lines(log)
+    assert lines[:4] == ["uci", "setoption name Hash value 8", "ucinewgame", "isready"]
+    assert lines[4].startswith("position "), lines
+    assert lines.count("setoption name Hash value 8") == 1, lines
+    assert lines.count("ucinewgame") == 2 and lines.count("isready") == 2, lines
+
+
+def test_an_option_refused_ahead_is_the_start_s_fault_nothing_sent(tmp_path: Path) -> None:
+    """Read ahead, an option the engine does not offer sends nothing (no option, no
+    ``isready``) and leaves the process to its first start, which is refused as ever."""
+    log = tmp_path / "engine.log"
+    with BotPool(ResourceLimits(startup_s=30.0), sandbox=SandboxSettings(Mode.OFF)) as pool:
+        refs = [resolve(fake("log", str(log)) + " option.Threads=2"), resolve(FIRST_LEGAL)]
+        pool.prestart(refs)
+        started = list(pool.started_pids)
+        seat = pool.idle[refs[0]][0]
+        end = time.monotonic() + 30.0
+        while time.monotonic() < end and cast(UciSeat, seat).offered is None:
+            pool.hear_ahead()
+            time.sleep(0.02)
+        assert cast(UciSeat, seat).offered is not None, "uciok never read ahead"
+        time.sleep(0.2)  # anything sent would have been read
+        assert _lines(log) == ["uci"]
+        record = pool.play(games.get("chess"), refs, time_control=TimeControl(move_time=5.0))
+        assert pool.last_pids == started  # the process started ahead is the one refused
+    fault = record.seats[0].fault
+    assert fault is not None and fault.termination is Termination.STALL
+    assert fault.message == "the engine has no option 'Threads' (it offers: Hash, Skill Level)"
+    assert _lines(log) == ["uci"]
+
+
+def _lines(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
