@@ -155,6 +155,8 @@ def start(
         if pool is not None:
             helpers.callback(pool.close)  # the run closed it, unless it stopped before it played
         factory = opened[0] if opened else store.open()
+        if pool is not None:  # the engines have loaded meanwhile: their options set now
+            pool.hear_ahead()
         seed = run.seed if run.seed is not None else secrets.randbits(31)
         extra = format_settings(factory, game.name, refs)
         from bot_arena.arena.api.cluster import cluster
@@ -196,6 +198,8 @@ def start(
             )
         except (ScheduleError, TournamentError) as exc:
             raise ArenaError(str(exc)) from None
+        if pool is not None:  # those that had not answered yet
+            pool.hear_ahead()
         if banner is not None:
             with factory() as session:
                 total = _expected_total(session, tid)

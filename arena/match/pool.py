@@ -33,6 +33,7 @@ from bot_arena.arena.match.botref import (
     file_target,
 )
 from bot_arena.arena.match.confinement import Confiner
+from bot_arena.arena.match.engine import EngineSeat
 from bot_arena.arena.match.engines import engine_command
 from bot_arena.arena.match.human import HumanSeat
 from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord
@@ -233,14 +234,28 @@ class BotPool:
     def prestart(self, refs: Sequence[BotRef]) -> None:
         """Start one idle process for each bot of ``refs`` that has none, all at once, so their
         start-ups overlap instead of stalling the first game each bot plays (a tournament knows
-        its field in advance). The handshake comes with the process's first game; a process
-        that failed to start is replaced then, like any dead idle one."""
+        its field in advance). A chess engine is greeted at once (UCI's ``uci``, xboard's
+        ``xboard``/``protover 2``): it loads and answers while the run gets ready, and its
+        first game's start reads that answer; the rest of the handshake, its checks and its
+        limit, come with that start. A process that failed to start is replaced then, like any
+        dead idle one."""
         self.confiner.know(refs)
         for ref in dict.fromkeys(refs):
             if ref.kind != HUMAN and not self.idle.get(ref):
                 seat = self._spawn(ref)
                 if not isinstance(seat, Fault):
+                    if isinstance(seat, EngineSeat):
+                        seat.greet()
                     self.idle.setdefault(ref, []).append(seat)
+
+    def hear_ahead(self) -> None:
+        """Take the first start of each idle UCI engine greeted ahead as far as it goes
+        without waiting (``UciSeat.hear_ahead``): a run calls this between the steps that
+        precede its first game, so the engines set their options meanwhile. Never waits."""
+        for group in self.idle.values():
+            for seat in group:
+                if isinstance(seat, UciSeat):
+                    seat.hear_ahead()
 
     def features(self, ref: BotRef, game: Game[Any, Any]) -> dict[str, str] | Fault:
         """The features an ``xboard:`` bot announces, its process started and handshaken as

@@ -1,7 +1,8 @@
 """The seat of a chess engine that speaks UCI (``uci:`` bots): the arena's transport, clocks and
 fault classes, with UCI as a second protocol over the same process pipes.
 
-- **Start**: ``uci`` until ``uciok`` (the engine's name and options noted), then its options
+- **Start**: ``uci`` (sent when the process is started ahead of its first game, else with that
+  game's start) until ``uciok`` (the engine's name and options noted), then its options
   (``setoption``; an option the engine does not offer is refused as a failed start, naming what
   it offers), ``ucinewgame`` and ``isready`` until ``readyok``, all within the start-up limit:
   missing is a stall. A later game on the same process: ``ucinewgame`` + ``isready``.
@@ -18,6 +19,7 @@ fault classes, with UCI as a second protocol over the same process pipes.
 
 from __future__ import annotations
 
+import select
 import time
 from collections.abc import Sequence
 from functools import partial
@@ -118,6 +120,8 @@ def _ms(seconds: float) -> str:
 class UciSeat(EngineSeat):
     """A ``uci:`` bot's process, spoken to in UCI."""
 
+    greeting = b"uci\n"
+
     def __init__(self, ref: BotRef, process: BotProcess) -> None:
         super().__init__(ref, process)
         self.options = split_engine(ref.target)[1]
@@ -125,6 +129,8 @@ class UciSeat(EngineSeat):
         self.seat = 0
         self.first = True
         self.advanced = False
+        self.offered: dict[str, str] | None = None  # the options it offers, once ``uciok`` came
+        self.set_ahead = False  # whether ``hear_ahead`` sent the options and ``isready``
         self.info = ""  # the move's info line so far
         self.exact = False  # whether it holds an exact score
         # the last ``position`` text sent: the game's list of moves it was made for, their count
@@ -138,44 +144,80 @@ class UciSeat(EngineSeat):
         self.first = message.get("type") == "hello"
         self.said = (None, 0, "")
         self.advanced = False  # whether advance_start ran for this start
-        text = "uci\n" if self.first else "ucinewgame\nisready\n"
-        self.send_ok = self.process.send(text.encode(), self.sent + 5.0)
+        if self.first:
+            self._greet(self.sent + 5.0)  # unless it went ahead (``greet``): its answer waits
+        else:
+            self.send_ok = self.process.send(b"ucinewgame\nisready\n", self.sent + 5.0)
+
+    def hear_ahead(self) -> None:
+        """A greeted engine's first start taken ahead as far as it goes without waiting: once
+        its ``uciok`` has come (read without waiting), its options are checked and, when it
+        offers them all, set now with ``ucinewgame`` and ``isready`` (one write the pipe takes
+        whole, or none), so that the engine sets them up while the run gets ready and the
+        start waits for its ``readyok`` only. A refused option, or an engine gone, is left to
+        the start, which finds it as it would have: the same fault, the same message."""
+        if not self.greeted or self.games or self.offered is not None or self.advanced:
+            return
+        if not self._hear("uciok"):
+            return
+        self.offered = self._offers(self.heard)
+        self.heard = []
+        if self._unoffered() is None:
+            setup = self._setup()
+            if len(setup) <= select.PIPE_BUF:  # written whole or not at all: never waits
+                self.set_ahead = self.process.send(setup, time.monotonic())
 
     def advance_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None:
         """A first game's middle: ``uciok`` read, then the options, ``ucinewgame`` and
-        ``isready`` sent; ``finish_start`` waits for the ``readyok``. The pool calls this for
-        both seats before it waits for either's ``readyok``, so the two engines set their
-        options (a hash table made and cleared) at the same time rather than one after the
-        other on the first game's path."""
+        ``isready`` sent (unless ``hear_ahead`` did); ``finish_start`` waits for the
+        ``readyok``. The pool calls this for both seats before it waits for either's
+        ``readyok``, so the two engines set their options (a hash table made and cleared) at
+        the same time rather than one after the other on the first game's path."""
         if game.name != GAME:
             self.process.kill()
             return faults.stall(f"a UCI engine plays chess, not {game.name}", "game")
         if not self.first or self.advanced:
             return None
         self.advanced = True
-        got = self._wait_for("uciok", deadline)
-        if isinstance(got, Fault):
-            return got
+        if self.offered is None:
+            got = self._wait_for("uciok", deadline)
+            if isinstance(got, Fault):
+                return got
+            self.offered = self._offers(got)
+        missing = self._unoffered()
+        if missing is not None:
+            self.process.kill()
+            names = ", ".join(sorted(self.offered.values())) or "none"
+            return faults.stall(
+                f"the engine has no option {missing!r} (it offers: {names})", "option"
+            )
+        if not self.set_ahead and not self.process.send(self._setup(), deadline):
+            return faults.stall(f"no handshake: {self._exit_message()}", "exited")
+        return None
+
+    def _offers(self, lines: list[str]) -> dict[str, str]:
+        """The options named in the lines before ``uciok`` (lower case: as the engine spells
+        it); its ``id name`` noted."""
         offered = {}
-        for line in got:
+        for line in lines:
             if line.startswith("id name "):
                 self.bot_name = protocol.truncate(line[8:].strip(), 200)
             elif line.startswith("option name "):
                 name = line[12:].partition(" type ")[0].strip()
                 offered[name.lower()] = name
-        commands = []
-        for name, value in self.options:
-            if name.lower() not in offered:
-                self.process.kill()
-                names = ", ".join(sorted(offered.values())) or "none"
-                return faults.stall(
-                    f"the engine has no option {name!r} (it offers: {names})", "option"
-                )
-            commands.append(f"setoption name {offered[name.lower()]} value {value}\n")
-        commands += ["ucinewgame\n", "isready\n"]
-        if not self.process.send("".join(commands).encode(), deadline):
-            return faults.stall(f"no handshake: {self._exit_message()}", "exited")
-        return None
+        return offered
+
+    def _unoffered(self) -> str | None:
+        """The first option of the spec the engine does not offer, if any."""
+        assert self.offered is not None
+        return next((n for n, _ in self.options if n.lower() not in self.offered), None)
+
+    def _setup(self) -> bytes:
+        """The options as the engine spells them, ``ucinewgame`` and ``isready``."""
+        assert self.offered is not None
+        named = self.offered
+        commands = [f"setoption name {named[n.lower()]} value {v}\n" for n, v in self.options]
+        return "".join([*commands, "ucinewgame\n", "isready\n"]).encode()
 
     def finish_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None:
         if not self.advanced:  # a caller that skipped the middle (or a later game)

@@ -1,7 +1,8 @@
 """The seat of a chess engine that speaks xboard/CECP (``xboard:`` bots), beside ``uci``: the same
 process transport, clocks and fault classes, the other chess engine protocol.
 
-- **Start**: ``xboard``, ``protover 2`` until ``feature ... done=1`` (an engine of protocol 1,
+- **Start**: ``xboard``, ``protover 2`` (sent when the process is started ahead of its first
+  game, else with that game's start) until ``feature ... done=1`` (an engine of protocol 1,
   which sends no features, is taken as it is after two seconds), ``easy`` (no pondering), the
   engine's options (``option NAME=VALUE``). Each game: ``new``, ``force``, ``post`` and, from a
   position other than the start, ``setboard FEN`` (refused as a failed start when the engine
@@ -127,6 +128,8 @@ def has_setboard(features: dict[str, str]) -> bool:
 class XboardSeat(EngineSeat):
     """An ``xboard:`` bot's process, spoken to in CECP."""
 
+    greeting = b"xboard\nprotover 2\n"
+
     def __init__(self, ref: BotRef, process: BotProcess) -> None:
         super().__init__(ref, process)
         self.options = split_engine(ref.target)[1]
@@ -150,7 +153,7 @@ class XboardSeat(EngineSeat):
         self.first = message.get("type") == "hello"
         self.known = 0
         if self.first:
-            self.send_ok = self.process.send(b"xboard\nprotover 2\n", self.sent + 5.0)
+            self._greet(self.sent + 5.0)  # unless it went ahead (``greet``)
 
     def finish_start(self, deadline: float, game: Game[Any, Any]) -> Fault | None:
         if game.name != GAME:

@@ -487,10 +487,43 @@ def test_what_an_engine_says_before_it_is_ready_is_kept_cut_to_size() -> None:
     import time
 
     seat = EngineSeat.__new__(EngineSeat)
+    seat.heard, seat.unheard = [], None  # nothing read ahead (``__init__``'s)
     seat.process = _Lines([b"option name " + b"x" * BIG] * 3 + [b"uciok"])  # type: ignore[assignment]
     kept = seat._wait_for("uciok", time.monotonic() + 60)
     assert isinstance(kept, list) and len(kept) == 3
     assert all(len(line) == MAX_START_LINE for line in kept)
+
+
+def test_what_an_engine_says_ahead_of_its_start_is_kept_cut_and_counted_with_the_rest() -> None:
+    """Lines read ahead of a start (``_hear``, which never waits: here two lines, then
+    nothing) are cut as the start's own and count toward its MAX_START_LINES; what ended the
+    reading ahead (the output's end, a line too long) is the start's first read."""
+    import time
+
+    from bot_arena.arena.match.engine import MAX_START_LINES
+
+    seat = EngineSeat.__new__(EngineSeat)
+    seat.heard, seat.unheard = [], None
+    big = b"option name " + b"x" * BIG
+    seat.process = _Lines([big, big])  # type: ignore[assignment]
+    seat.process.lines.append(b"")  # read as the end of what has come (below)
+    ahead = seat.process.read_line
+
+    def now(deadline: float | None) -> tuple[ReadStatus, bytes]:
+        status, raw = ahead(deadline)
+        return (ReadStatus.TIMEOUT, b"") if raw == b"" else (status, raw)
+
+    seat.process.read_line = now  # type: ignore[method-assign]
+    assert seat._hear("uciok") is False
+    assert [len(line) for line in seat.heard] == [MAX_START_LINE] * 2
+    seat.process = _Lines([b"option name o"] * (MAX_START_LINES + 5) + [b"uciok"])  # type: ignore[assignment]
+    kept = seat._wait_for("uciok", time.monotonic() + 60)
+    assert isinstance(kept, list) and len(kept) == MAX_START_LINES
+    assert kept[:2] == [big.decode()[:MAX_START_LINE]] * 2 and seat.heard == []
+    seat.unheard = (ReadStatus.LINE, b"uciok")  # what the reading ahead stopped at
+    seat.process = _Lines([b"option name late", b"uciok"])  # type: ignore[assignment]
+    assert seat._wait_for("uciok", time.monotonic() + 60) == []
+    assert seat.unheard is None and len(seat.process.lines) == 2  # taken first, nothing read
 
 
 @pytest.mark.timeout(60)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,45 @@ def test_the_engines_start_before_the_tournament_is_stored_once_each_same_comman
         assert lines[5].startswith("position "), lines
         assert lines.count("ucinewgame") == 2 and lines.count("isready") == 2
         assert lines[-1] == "quit"
+
+
+def test_the_engines_read_uci_before_the_tournament_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engines started ahead are greeted as they start: each has read ``uci`` while the
+    run was still to store its tournament (the first prestart waits here for the engines'
+    logs to say so; a greeting left to the first game's start never comes while it waits),
+    and once only."""
+    db = tmp_path / "arena.db"
+    (a, log_a), (b, log_b) = _engine(tmp_path, "a"), _engine(tmp_path, "b")
+    seen: list[tuple[int | None, bool]] = []
+    prestart = BotPool.prestart
+
+    def greeted(self: BotPool, refs: list[object]) -> None:
+        prestart(self, refs)  # type: ignore[arg-type]
+        if seen:
+            return
+        end = time.monotonic() + 30.0
+        while not (said := all("uci" in _lines(log) for log in (log_a, log_b))):
+            if time.monotonic() > end:
+                break
+            time.sleep(0.02)
+        seen.append((_tournaments(db), said))
+
+    monkeypatch.setattr(BotPool, "prestart", greeted)
+    done = inprocess.run(
+        "tournament", "run", "chess", "--bot", a, "--bot", b, "--games", "2", "--jobs", "1",
+        "--max-moves", "6", "--sandbox", "off", "--db", f"sqlite:///{db}", "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert seen == [(None, True)]
+    for log in (log_a, log_b):
+        assert _lines(log).count("uci") == 1 and _lines(log).count("ucinewgame") == 2
+
+
+def _lines(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
 
 
 def test_the_python_api_starts_its_engines_before_the_tournament_is_stored(

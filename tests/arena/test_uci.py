@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -389,3 +390,117 @@ def test_an_engine_is_confined_like_every_bot(tmp_path: Path, protocol: str) -> 
     assert not log.exists()
     fault = record.seats[0].fault
     assert fault is not None and fault.termination is Termination.STALL, record.seats
+
+
+def _logged(log: Path, line: str, within: float = 30.0) -> bool:
+    """Whether the engine's log (each line it read) holds ``line`` within ``within`` s."""
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        if log.exists() and line in log.read_text().splitlines():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_an_engine_started_ahead_is_sent_uci_at_once_and_once(tmp_path: Path) -> None:
+    """``BotPool.prestart`` greets a UCI engine as it spawns it: ``uci`` reaches the engine
+    before any game is asked for (lost, the engine would wait for the first game's start), and
+    the first start does not send it again; the rest of the handshake is as before."""
+    log = tmp_path / "engine.log"
+    # unconfined: the engine writes its log where the test reads it
+    with BotPool(ResourceLimits(startup_s=30.0), sandbox=SandboxSettings(Mode.OFF)) as pool:
+        refs = [resolve(fake("log", str(log)) + " option.Hash=8"), resolve(FIRST_LEGAL)]
+        pool.prestart(refs)
+        assert _logged(log, "uci"), "no uci before the first game"
+        tc = TimeControl(move_time=5.0)
+        records = [pool.play(games.get("chess"), refs, time_control=tc, seed=1) for _ in "ab"]
+    assert [r.termination for r in records] == [Termination.NORMAL] * 2, records[0].seats
+    lines = log.read_text().splitlines()
+    assert lines.count("uci") == 1, lines  # sent ahead, not again at the start
+    assert lines[:4] == ["uci", "setoption name Hash value 8", "ucinewgame", "isready"]
+    assert lines[4].startswith("position "), lines
+    assert lines.count("ucinewgame") == 2 and lines.count("isready") == 2
+
+
+@pytest.mark.parametrize(
+    ("mode", "option", "message"),
+    [
+        ("never_uciok", "", "no uciok within the start-up limit (2"),
+        ("never_ready", "", "no readyok within the start-up limit (2"),
+        ("good", " option.Threads=2", "the engine has no option 'Threads' (it offers: Hash,"),
+    ],
+)
+def test_an_engine_started_ahead_has_its_start_checked_as_any(
+    mode: str, option: str, message: str
+) -> None:
+    """Greeted ahead, an engine's start keeps its checks, faults and limit: the limit counts
+    from the game's start, not from the greeting (a second and a half before it here), and the
+    message says the limit it had."""
+    with BotPool(ResourceLimits(startup_s=2.0)) as pool:
+        refs = [resolve(fake(mode) + option), resolve(FIRST_LEGAL)]
+        pool.prestart(refs)
+        started = list(pool.started_pids)
+        time.sleep(1.5)
+        pool.hear_ahead()  # what has come is read ahead: the start finds the same
+        began = time.monotonic()
+        record = pool.play(games.get("chess"), refs, time_control=TimeControl(move_time=2.0))
+        took = time.monotonic() - began
+        assert pool.last_pids == started  # the processes started ahead
+    fault = record.seats[0].fault
+    assert fault is not None and fault.termination is Termination.STALL, record.seats
+    assert fault.message.startswith(message), fault.message
+    if mode.startswith("never_"):
+        assert 2.0 <= fault.detail["startup_s"] < 3.0, fault.detail
+        assert took >= 2.0  # the whole limit, from the start
+
+
+def test_an_engine_started_ahead_has_its_options_set_ahead_once(tmp_path: Path) -> None:
+    """``BotPool.hear_ahead`` (a run's steps before its first game) reads a greeted engine's
+    ``uciok`` without waiting and sends its options, ``ucinewgame`` and ``isready`` then (not
+    taken ahead, the engine reads them only with the first game); the start sends them no
+    more and waits for the ``readyok``: the engine is told the same lines, once."""
+    log = tmp_path / "engine.log"
+    with BotPool(ResourceLimits(startup_s=30.0), sandbox=SandboxSettings(Mode.OFF)) as pool:
+        refs = [resolve(fake("log", str(log)) + " option.Hash=8"), resolve(FIRST_LEGAL)]
+        pool.prestart(refs)
+        end = time.monotonic() + 30.0
+        while time.monotonic() < end and "isready" not in _lines(log):
+            pool.hear_ahead()  # never waits
+            time.sleep(0.02)
+        assert _lines(log) == ["uci", "setoption name Hash value 8", "ucinewgame", "isready"]
+        tc = TimeControl(move_time=5.0)
+        records = [pool.play(games.get("chess"), refs, time_control=tc, seed=1) for _ in "ab"]
+    assert [r.termination for r in records] == [Termination.NORMAL] * 2, records[0].seats
+    lines = _lines(log)
+    assert lines[:4] == ["uci", "setoption name Hash value 8", "ucinewgame", "isready"]
+    assert lines[4].startswith("position "), lines
+    assert lines.count("setoption name Hash value 8") == 1, lines
+    assert lines.count("ucinewgame") == 2 and lines.count("isready") == 2, lines
+
+
+def test_an_option_refused_ahead_is_the_start_s_fault_nothing_sent(tmp_path: Path) -> None:
+    """Read ahead, an option the engine does not offer sends nothing (no option, no
+    ``isready``) and leaves the process to its first start, which is refused as ever."""
+    log = tmp_path / "engine.log"
+    with BotPool(ResourceLimits(startup_s=30.0), sandbox=SandboxSettings(Mode.OFF)) as pool:
+        refs = [resolve(fake("log", str(log)) + " option.Threads=2"), resolve(FIRST_LEGAL)]
+        pool.prestart(refs)
+        started = list(pool.started_pids)
+        seat = pool.idle[refs[0]][0]
+        end = time.monotonic() + 30.0
+        while time.monotonic() < end and cast(UciSeat, seat).offered is None:
+            pool.hear_ahead()
+            time.sleep(0.02)
+        assert cast(UciSeat, seat).offered is not None, "uciok never read ahead"
+        time.sleep(0.2)  # anything sent would have been read
+        assert _lines(log) == ["uci"]
+        record = pool.play(games.get("chess"), refs, time_control=TimeControl(move_time=5.0))
+        assert pool.last_pids == started  # the process started ahead is the one refused
+    fault = record.seats[0].fault
+    assert fault is not None and fault.termination is Termination.STALL
+    assert fault.message == "the engine has no option 'Threads' (it offers: Hash, Skill Level)"
+    assert _lines(log) == ["uci"]
+
+
+def _lines(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []

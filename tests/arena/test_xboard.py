@@ -164,3 +164,31 @@ def test_options_are_named_as_the_engine_announced_them(tmp_path: Path) -> None:
     fault = refused.seats[0].fault
     assert fault is not None and fault.termination is Termination.STALL
     assert fault.message == "the engine has no option 'Threads' (it offers: Hash, Resign Threshold)"
+
+
+def test_an_engine_started_ahead_is_greeted_at_once_and_once(tmp_path: Path) -> None:
+    """``BotPool.prestart`` sends an xboard engine ``xboard`` and ``protover 2`` as it spawns
+    it: they reach the engine before any game (lost, it would wait for the first game's
+    start), and the first start does not send them again."""
+    import sys
+    import time
+
+    from bot_arena.arena.transport.sandbox.mode import Mode, SandboxSettings
+
+    log = tmp_path / "engine.log"
+    fake = Path(__file__).parent / "fixtures" / "fake_xboard.py"
+    first_legal = str(Path(__file__).parent / "fixtures" / "first_legal.py")
+    refs = [resolve(f"xboard:{sys.executable} {fake} {log}"), resolve(first_legal)]
+    # unconfined: the engine writes its log where the test reads it
+    with BotPool(ResourceLimits(startup_s=30.0), sandbox=SandboxSettings(Mode.OFF)) as pool:
+        pool.prestart(refs)
+        end = time.monotonic() + 30.0
+        while time.monotonic() < end and not (log.exists() and "protover 2" in log.read_text()):
+            time.sleep(0.02)
+        assert log.exists() and log.read_text().splitlines() == ["xboard", "protover 2"]
+        tc = TimeControl(move_time=5.0)
+        records = [pool.play(games.get("chess"), refs, time_control=tc) for _ in "ab"]
+    assert all(s.fault is None for r in records for s in r.seats), records[0].seats
+    lines = log.read_text().splitlines()
+    assert lines.count("xboard") == 1 and lines.count("protover 2") == 1, lines
+    assert lines[:6] == ["xboard", "protover 2", "easy", "new", "force", "post"]
