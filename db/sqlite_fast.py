@@ -23,7 +23,7 @@ from sqlalchemy import Connection
 
 from bot_arena.arena.transport.strict_json import dumps
 from bot_arena.db.pair_totals import change as change_pair_totals
-from bot_arena.db.sqlite_play import fault_reason, timestamp
+from bot_arena.db.sqlite_play import ended_columns
 
 if TYPE_CHECKING:  # db.writer imports this module
     from bot_arena.db.writer import Completion, ScheduledMatch
@@ -185,15 +185,7 @@ class SQLiteWriter:
                 [
                     (
                         _tc_text(record.time_control, tc_texts),
-                        record.start_position,
-                        record.final_position,
-                        record.termination.value,
-                        fault_reason(record),
-                        timestamp(record.started),
-                        timestamp(record.finished),
-                        max(0.0, record.duration_s),
-                        sandbox,
-                        None if record.adjudication is None else dumps(record.adjudication),
+                        *ended_columns(record, sandbox),
                         match_id,
                         len(record.seats),
                     )

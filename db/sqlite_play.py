@@ -24,7 +24,7 @@ import sqlite3
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot_arena.arena.transport.strict_json import dumps
 from bot_arena.db.pair_totals import change as change_pair_totals
@@ -53,9 +53,9 @@ _NEW_VERSION = (
 )
 _MATCH = (
     "INSERT INTO matches (tournament_id, round, game, params, time_control, players, seed,"
-    " opening, start_position, final_position, status, termination, fault_reason, started,"
+    " opening, status, start_position, final_position, termination, fault_reason, started,"
     " finished, duration_s, sandbox, adjudication)"
-    " VALUES (NULL, 0, ?, ?, ?, ?, 0, '', ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?)"
+    " VALUES (NULL, 0, ?, ?, ?, ?, 0, '', 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _SEAT = (
     "INSERT INTO seats (match_id, players, seat, bot_version_id, utility, rank, score, fault)"
@@ -82,6 +82,25 @@ def fault_reason(record: MatchRecord) -> str | None:
     return None
 
 
+def ended_columns(record: MatchRecord, sandbox: str | None) -> tuple[Any, ...]:
+    """A finished match's columns as SQLite stores them, in this order: ``start_position``,
+    ``final_position``, ``termination``, ``fault_reason``, ``started``, ``finished``,
+    ``duration_s`` (never negative), ``sandbox``, ``adjudication`` (JSON text or NULL); the
+    one rule for them of ``arena play``'s store and the tournament's bulk writer
+    (``sqlite_fast``)."""
+    return (
+        record.start_position,
+        record.final_position,
+        record.termination.value,
+        fault_reason(record),
+        timestamp(record.started),
+        timestamp(record.finished),
+        max(0.0, record.duration_s),
+        sandbox,
+        None if record.adjudication is None else dumps(record.adjudication),
+    )
+
+
 class PlainStore:
     """A writable connection to a plain SQLite file of ours at the newest revision."""
 
@@ -105,15 +124,7 @@ class PlainStore:
                     dumps(record.params),
                     dumps(record.time_control),
                     len(record.seats),
-                    record.start_position,
-                    record.final_position,
-                    record.termination.value,
-                    fault_reason(record),
-                    timestamp(record.started),
-                    timestamp(record.finished),
-                    max(0.0, record.duration_s),
-                    sandbox,
-                    None if record.adjudication is None else dumps(record.adjudication),
+                    *ended_columns(record, sandbox),
                 ),
             )
             match_id = cursor.lastrowid

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from bot_arena.arena.match.botref import BotRef, sha256_text
-from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
+from bot_arena.arena.match.record import MatchRecord
 from bot_arena.db import sqlite_play
 from bot_arena.db.session import make_engine, session_factory
 from bot_arena.db.sqlite_play import PlainStore, open_plain_store
 from bot_arena.db.store import save_match
+from tests.db.written_records import written_record
 
-T0 = 1_767_225_600.123457  # a fixed start time with microseconds
 WRITTEN = ("bots", "bot_versions", "matches", "seats", "moves", "pair_totals", "seat_totals")
 # the rows of MATCHES: pair totals for the two-player matches, seat totals for a tournament's
 COUNTS = [4, 5, 4, 9, 14, 3, 0]
@@ -28,34 +28,12 @@ CREATED = re.compile(r"'\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}'")  # SQLAlchemy's
 
 
 def _record(names: list[str], plies: int, *, shift: float, **extra: Any) -> MatchRecord:
-    """A finished match with a fault on the last seat, search info, a forced move, a negative
-    measured time (stored as 0) and the values the column types convert (JSON, timestamps)."""
-    seats = len(names)
-    results = [
-        SeatResult(name, 1.0 - i, i + 1, 1.0 if i == 0 else 0.0, None)
-        for i, name in enumerate(names)
-    ]
-    results[-1].fault = Fault(Termination.TIMEOUT, "late ✓", {"overrun_ms": 12.5, "n": [1, None]})
-    return MatchRecord(
-        game="coins",
+    return written_record(
+        names,
+        plies,
+        tc={"move_time": 0.5, "margin": 0.05},
         params={"coins": 4, "nested": {"a": [1, 2.5, None]}, "text": "ü"},
-        start_position=extra.pop("start_position", "4@0"),
-        seats=results,
-        moves=[
-            MoveRecord(
-                ply % seats,
-                str(1 + ply % 2),
-                -0.25 if ply == 1 else 0.5 + ply,
-                {"depth": ply, "pv": ["1", "2"], "note": "é"} if ply % 2 == 0 else None,
-                forced=ply == 2,
-            )
-            for ply in range(plies)
-        ],
-        termination=Termination.TIMEOUT,
-        final_position="0@1",
-        started=T0 + shift,
-        finished=T0 + shift + 1.000001,
-        time_control={"move_time": 0.5, "margin": 0.05},
+        shift=shift,
         **extra,
     )
 

@@ -23,7 +23,7 @@ from sqlalchemy.exc import StatementError
 from sqlalchemy.orm import Session
 
 from bot_arena.arena.match.botref import BotRef, sha256_text
-from bot_arena.arena.match.record import Fault, MatchRecord, MoveRecord, SeatResult, Termination
+from bot_arena.arena.match.record import MatchRecord, Termination
 from bot_arena.db import tournaments
 from bot_arena.db.core_writer import CoreWriter
 from bot_arena.db.models import Match, Move, Seat
@@ -32,39 +32,14 @@ from bot_arena.db.session import make_engine
 from bot_arena.db.sqlite_fast import SQLiteWriter
 from bot_arena.db.store import versions_for
 from bot_arena.db.writer import MatchWriter, writer_connection, writer_for
+from tests.db.written_records import T0, written_record
 
 WRITTEN = ("matches", "seats", "moves")  # the tables the writers write
-T0 = 1_767_225_600.123457  # a fixed start time with microseconds
 
 
 def _record(seats: int, plies: int, *, tc: dict[str, Any], shift: float = 0.0) -> MatchRecord:
-    """A finished match with a fault on the last seat, search info, a forced move, a negative
-    measured time (stored as 0) and the values the column types convert (JSON, timestamps)."""
-    results = [
-        SeatResult(f"bot{i}", 1.0 - i, i + 1, 1.0 if i == 0 else 0.0, None) for i in range(seats)
-    ]
-    results[-1].fault = Fault(Termination.TIMEOUT, "late ✓", {"overrun_ms": 12.5, "n": [1, None]})
-    return MatchRecord(
-        game="coins",
-        params={"coins": 4},
-        start_position="4@0",
-        seats=results,
-        moves=[
-            MoveRecord(
-                ply % seats,
-                str(1 + ply % 2),
-                -0.25 if ply == 1 else 0.5 + ply,
-                {"depth": ply, "pv": ["1", "2"], "note": "é"} if ply % 2 == 0 else None,
-                forced=ply == 2,
-            )
-            for ply in range(plies)
-        ],
-        termination=Termination.TIMEOUT,
-        final_position="0@1",
-        started=T0 + shift,
-        finished=T0 + shift + 1.000001,
-        time_control=tc,
-    )
+    names = [f"bot{i}" for i in range(seats)]
+    return written_record(names, plies, tc=tc, params={"coins": 4}, shift=shift)
 
 
 def _refs() -> list[BotRef]:
