@@ -103,6 +103,15 @@ class Gate:
             self.fd = None
 
 
+def ended(proc: subprocess.Popen[bytes] | Forked) -> None:
+    """``proc`` (a Popen, or a fork's handle) killed if it still runs, waited for, and its
+    process group gone."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    with_group_gone(proc.pid)
+
+
 @contextmanager
 def started(cmd: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
     """The command running in its own process group."""
@@ -111,10 +120,7 @@ def started(cmd: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
     try:
         yield proc
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        with_group_gone(proc.pid)
+        ended(proc)
 
 
 @pytest.fixture(scope="module")
@@ -152,10 +158,7 @@ def forked(cli: Server, cmd: list[str], log: Path) -> Iterator[Forked]:
     try:
         yield proc
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        with_group_gone(proc.pid)
+        ended(proc)
 
 
 @contextmanager
