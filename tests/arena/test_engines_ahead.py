@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -68,11 +69,7 @@ def test_the_engines_start_before_the_tournament_is_stored_once_each_same_comman
 ) -> None:
     db = tmp_path / "arena.db"
     (a, log_a), (b, log_b) = _engine(tmp_path, "a"), _engine(tmp_path, "b")
-    done = inprocess.run(
-        "tournament", "run", "chess", "--bot", a, "--bot", b, "--games", "2", "--jobs", "1",
-        "--max-moves", "6", "--sandbox", "off", "--db", f"sqlite:///{db}", "--json",
-        cwd=tmp_path,
-    )  # fmt: skip
+    done = _two_games(tmp_path, a, b, db)
     assert done.returncode == 0, done.stderr
     # started ahead: before the tournament was stored (no database yet), then the run's own
     # prestart finds them started
@@ -117,15 +114,20 @@ def test_the_engines_read_uci_before_the_tournament_is_stored(
         seen.append((_tournaments(db), said))
 
     monkeypatch.setattr(BotPool, "prestart", greeted)
-    done = inprocess.run(
-        "tournament", "run", "chess", "--bot", a, "--bot", b, "--games", "2", "--jobs", "1",
-        "--max-moves", "6", "--sandbox", "off", "--db", f"sqlite:///{db}", "--json",
-        cwd=tmp_path,
-    )  # fmt: skip
+    done = _two_games(tmp_path, a, b, db)
     assert done.returncode == 0, done.stderr
     assert seen == [(None, True)]
     for log in (log_a, log_b):
         assert _lines(log).count("uci") == 1 and _lines(log).count("ucinewgame") == 2
+
+
+def _two_games(tmp_path: Path, a: str, b: str, db: Path) -> subprocess.CompletedProcess[str]:
+    """``tournament run``: two games of the engines ``a`` and ``b`` in one process each."""
+    return inprocess.run(
+        "tournament", "run", "chess", "--bot", a, "--bot", b, "--games", "2", "--jobs", "1",
+        "--max-moves", "6", "--sandbox", "off", "--db", f"sqlite:///{db}", "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
 
 
 def _lines(log: Path) -> list[str]:
