@@ -118,6 +118,11 @@ def start(
     from bot_arena.arena.api.pgn_out import check_pgn_out
 
     with contextlib.ExitStack() as helpers:
+        from bot_arena.arena.match.botspec import hash_ahead
+
+        hashing = hash_ahead(run.spec.bots)  # the engines' digests, beside the checks
+        if hashing is not None:
+            helpers.callback(hashing.join)
         checked = run.spec.validate()
         check_pgn_out(run.pgn_out, checked.game)
         # the bots' fork server imports while the sandbox's probe is read, the bots are resolved

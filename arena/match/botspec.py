@@ -6,11 +6,13 @@ fail early with a one-line message (a ``cmd:`` program that cannot be run includ
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
 import shlex
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
@@ -207,6 +209,29 @@ def resolve(spec: str, lookup: Callable[[str], BotRef | None] | None = None) -> 
         f"a folder or archive with {MAIN}, pkg.module:attr, cmd:<command>, uci:<command>, "
         "xboard:<command> or a registered name"
     )
+
+
+def hash_ahead(specs: Sequence[str]) -> threading.Thread | None:
+    """Start reading and hashing the programs ``specs`` run (``cmd:``, ``uci:`` and
+    ``xboard:`` bots) on a thread of its own, or None when no spec runs one. A new run starts
+    this before it checks its options: its ``resolve`` of those bots then finds each program's
+    digest kept (or waits for the reading under way, ``digests``) instead of reading a 47 MB
+    engine in line before its engines can start; the hashing itself releases the GIL. The
+    thread resolves quietly: whatever is wrong with a spec is said by the ``resolve`` that
+    follows, as it would be without it. The caller joins the thread."""
+    kinds = ("cmd:", *(f"{kind}:" for kind in ENGINES))
+    programs = [spec for spec in specs if spec.strip().startswith(kinds)]
+    if not programs:
+        return None
+
+    def resolve_quietly() -> None:
+        for spec in programs:
+            with contextlib.suppress(Exception):  # said again, by the resolve that counts
+                resolve(spec)
+
+    thread = threading.Thread(target=resolve_quietly, name="hash-ahead", daemon=True)
+    thread.start()
+    return thread
 
 
 def loadable(ref: BotRef) -> BotRef:

@@ -13,6 +13,10 @@ file written twice within one tick, to the same size, would keep its first stamp
 does with its index ("racy git"), a digest is kept only for a file whose times are at least
 ``SETTLED_S`` in the past when it is read: a later write then gives it a later time. Small
 files (a Python bot's modules) are cheap to read and are always read (``MIN_CACHED``).
+
+A new run hashes its programs on a thread of their own while it checks its options
+(``botspec.hash_ahead``): a digest asked for while another thread is reading the same file
+waits for that reading instead of starting a second one.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ MAX_KEPT = 256  # digests kept a process (the oldest dropped first)
 Identity = tuple[str, int, int, int, int, int]
 
 _kept: dict[Identity, bytes] = {}
+_reading: dict[Identity, threading.Event] = {}  # set when that file's reading has ended
 _lock = threading.Lock()
 
 
@@ -57,16 +62,30 @@ def file_sha256(path: str, read: Callable[[str], bytes]) -> bytes:
         return hashlib.sha256(read(path)).digest()
     with _lock:
         digest = _kept.get(before)
+        other = _reading.get(before) if digest is None else None
+        if digest is None and other is None:
+            mine = _reading[before] = threading.Event()
     if digest is not None:
         return digest
-    digest = hashlib.sha256(read(path)).digest()
-    # a write while it was read moved the change time past ``before``: that key is not seen
-    # again. Kept only when the next write will give the file a later time (``SETTLED_S``).
-    if _settled(before):
+    if other is not None:  # another thread is reading it: its digest, once kept
+        other.wait()
         with _lock:
-            if len(_kept) >= MAX_KEPT:
-                del _kept[next(iter(_kept))]
-            _kept[before] = digest
+            digest = _kept.get(before)
+        return digest if digest is not None else hashlib.sha256(read(path)).digest()
+    try:
+        digest = hashlib.sha256(read(path)).digest()
+        # a write while it was read moved the change time past ``before``: that key is not
+        # seen again. Kept only when the next write will give the file a later time
+        # (``SETTLED_S``).
+        if _settled(before):
+            with _lock:
+                if len(_kept) >= MAX_KEPT:
+                    del _kept[next(iter(_kept))]
+                _kept[before] = digest
+    finally:
+        with _lock:
+            del _reading[before]
+        mine.set()
     return digest
 
 

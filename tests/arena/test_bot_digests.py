@@ -8,13 +8,15 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from bot_arena.arena.match import digests
-from bot_arena.arena.match.botspec import resolve
+from bot_arena.arena.match.botspec import hash_ahead, resolve
 from bot_arena.arena.transport.sandbox.scan import Scan
 
 SIZE = digests.MIN_CACHED + 1000
@@ -153,3 +155,115 @@ def test_a_file_that_changes_while_it_is_read_is_not_kept(
         == hashlib.sha256(b"a" * SIZE + b"more").digest()
     )
     assert count == 2
+
+
+def test_a_file_read_by_one_thread_is_waited_for_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A digest asked for while another thread reads the same file waits for that reading
+    and gets its digest: the file is read once."""
+    _settled_now(monkeypatch)
+    program = tmp_path / "engine"
+    data = os.urandom(SIZE)
+    program.write_bytes(data)
+    reading, again, finish, waits = (threading.Event() for _ in range(4))
+    reads: list[str] = []
+
+    class Noted(threading.Event):
+        def wait(self, timeout: float | None = None) -> bool:
+            waits.set()
+            return super().wait(timeout)
+
+    monkeypatch.setattr(digests.threading, "Event", Noted)
+
+    def slow(path: str) -> bytes:
+        reads.append(path)
+        (again if reading.is_set() else reading).set()
+        assert finish.wait(30)  # held until the second asker waits, or reads too
+        return Path(path).read_bytes()
+
+    found: list[bytes] = []
+    first = threading.Thread(target=lambda: found.append(digests.file_sha256(str(program), slow)))
+    first.start()
+    assert reading.wait(30)
+    second = threading.Thread(target=lambda: found.append(digests.file_sha256(str(program), slow)))
+    second.start()
+    end = time.monotonic() + 30
+    while not (waits.is_set() or again.is_set()) and time.monotonic() < end:
+        waits.wait(0.01)  # the second asker is either waiting or reading
+    finish.set()
+    first.join(30)
+    second.join(30)
+    assert found == [hashlib.sha256(data).digest()] * 2
+    assert reads == [str(program)]
+    assert not digests._reading
+
+
+def test_a_file_not_kept_by_the_reader_is_read_by_the_waiter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reading that ends without keeping a digest (the file changed meanwhile, or failed)
+    leaves the waiter to read the file itself: never a stale or missing digest."""
+    _settled_now(monkeypatch)
+    program = tmp_path / "engine"
+    program.write_bytes(b"a" * SIZE)
+    reading, finish = threading.Event(), threading.Event()
+
+    def failing(path: str) -> bytes:
+        reading.set()
+        assert finish.wait(30)
+        raise OSError("gone")
+
+    errors: list[BaseException] = []
+
+    def first_reader() -> None:
+        try:
+            digests.file_sha256(str(program), failing)
+        except OSError as exc:
+            errors.append(exc)
+
+    first = threading.Thread(target=first_reader)
+    first.start()
+    assert reading.wait(30)
+    found: list[bytes] = []
+    second = threading.Thread(
+        target=lambda: found.append(
+            digests.file_sha256(str(program), lambda p: Path(p).read_bytes())
+        )
+    )
+    second.start()
+    finish.set()
+    first.join(30)
+    second.join(30)
+    assert [str(e) for e in errors] == ["gone"]
+    assert found == [hashlib.sha256(b"a" * SIZE).digest()]
+
+
+def test_hash_ahead_hashes_the_programs_so_the_resolve_reads_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new run's programs are hashed on a thread before their resolve: the resolve then
+    reads no program, and its version is the one a resolve alone gives. Specs that run no
+    program start no thread; a spec that cannot be resolved raises nothing on the thread."""
+    _settled_now(monkeypatch)
+    program = tmp_path / "engine"
+    program.write_bytes(os.urandom(SIZE))
+    program.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    spec = f"uci:{program} name=e option.Hash=16"
+    alone = resolve(spec)
+    digests.forget()
+    assert hash_ahead(["random", "alphabeta:depth=2"]) is None
+    thread = hash_ahead(["random", spec, "uci:/no/such/engine"])
+    assert thread is not None
+    thread.join(30)
+    reads: list[str] = []
+    read = Scan.read
+
+    def counted(self: Scan, real: str) -> bytes:
+        reads.append(real)
+        return read(self, real)
+
+    monkeypatch.setattr(Scan, "read", counted)
+    assert resolve(spec) == alone
+    assert reads == []

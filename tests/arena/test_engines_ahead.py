@@ -9,14 +9,17 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from bot_arena.arena.match import digests
 from bot_arena.arena.match.pool import BotPool
 from bot_arena.arena.transport import forkserver_client
 from bot_arena.arena.transport.sandbox import support
+from bot_arena.arena.transport.sandbox.scan import Scan
 from tests import inprocess
 
 # whole runs of scripted engines: seconds a test
@@ -306,3 +309,33 @@ def test_a_server_started_ahead_is_kept_only_for_its_level(
         assert ahead.closed is not same
         assert chosen is not None and chosen.env == server_env(level)
     assert chosen.closed is not same  # a server started here is closed with the run
+
+
+def test_the_engines_programs_are_hashed_beside_the_checks_not_before_their_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new run hashes its engines' programs on a thread of its own while it checks its
+    options (``botspec.hash_ahead``): a large program (stockfish is 47 MB) is read there once,
+    never by the run's own thread, whose resolve finds the digest kept."""
+    monkeypatch.setattr(digests, "SETTLED_S", 0.0)  # the programs were written just now
+    digests.forget()
+    db = tmp_path / "arena.db"
+    (a, _), (b, _) = _engine(tmp_path, "a"), _engine(tmp_path, "b")
+    for name in ("a", "b"):  # large enough for their digests to be kept
+        with (tmp_path / f"{name}.py").open("a") as program:
+            program.write("#" + "x" * digests.MIN_CACHED + "\n")
+    readers: list[tuple[str, str]] = []
+    read = Scan.read
+
+    def noted(self: Scan, real: str) -> bytes:
+        readers.append((Path(real).name, threading.current_thread().name))
+        return read(self, real)
+
+    monkeypatch.setattr(Scan, "read", noted)
+    try:
+        done = _two_games(tmp_path, a, b, db)
+    finally:
+        digests.forget()
+    assert done.returncode == 0, done.stderr
+    programs = sorted(r for r in readers if r[0] in ("a.py", "b.py"))
+    assert programs == [("a.py", "hash-ahead"), ("b.py", "hash-ahead")], readers
