@@ -45,6 +45,19 @@ def _settled_now(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(digests, "SETTLED_S", 0.0)
 
 
+def _scan_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files the bots' scan reads from now on, in order."""
+    reads: list[str] = []
+    read = Scan.read
+
+    def counted(self: Scan, real: str) -> bytes:
+        reads.append(real)
+        return read(self, real)
+
+    monkeypatch.setattr(Scan, "read", counted)
+    return reads
+
+
 def test_a_large_file_is_read_once_and_its_digest_is_its_sha256(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -114,14 +127,7 @@ def test_two_engines_of_one_program_read_it_once_with_the_version_unchanged(
     data = os.urandom(SIZE)
     program.write_bytes(data)
     program.chmod(0o755)
-    reads: list[str] = []
-    read = Scan.read
-
-    def counted(self: Scan, real: str) -> bytes:
-        reads.append(real)
-        return read(self, real)
-
-    monkeypatch.setattr(Scan, "read", counted)
+    reads = _scan_reads(monkeypatch)
     monkeypatch.chdir(tmp_path)
     refs = [resolve(f"uci:{program} option.Hash={n}") for n in (16, 32)]
     assert reads == [str(program)]
@@ -257,13 +263,6 @@ def test_hash_ahead_hashes_the_programs_so_the_resolve_reads_nothing(
     thread = hash_ahead(["random", spec, "uci:/no/such/engine"])
     assert thread is not None
     thread.join(30)
-    reads: list[str] = []
-    read = Scan.read
-
-    def counted(self: Scan, real: str) -> bytes:
-        reads.append(real)
-        return read(self, real)
-
-    monkeypatch.setattr(Scan, "read", counted)
+    reads = _scan_reads(monkeypatch)
     assert resolve(spec) == alone
     assert reads == []
