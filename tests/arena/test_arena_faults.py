@@ -111,7 +111,8 @@ def test_illegal_move_carries_the_move_and_the_position() -> None:
 
 
 def test_module_that_never_loads_stalls_at_the_startup_limit() -> None:
-    limits = ResourceLimits(memory_mb=256, startup_s=3.0)
+    # a module that never finishes loading never shakes hands, whatever the limit: 1 s of it
+    limits = ResourceLimits(memory_mb=256, startup_s=1.0)
     record, pids = play("never_loads.py", 0, limits)
     check_lost(record, 0, Termination.STALL)
     fault = record.seats[0].fault

@@ -318,9 +318,14 @@ def test_an_engine_that_never_stops_talking_loses_at_its_limit(tmp_path: Path, w
     path = tmp_path / "flood_uci.py"
     path.write_text(FLOOD_UCI)
     # a flood before uciok stalls at the start-up limit whatever it is: a short one (the flood
-    # keeps two cores busy while it lasts); an engine that must start first keeps 3 s
+    # keeps two cores busy while it lasts); an engine that must start first keeps 3 s. A flood
+    # instead of the first move (White's: random has not moved) loses at any move limit: half
+    # a second; after a move, random answers the flooding engine's move under the same clock
+    # while the flood runs, so that one keeps 1 s
     record = play(
-        engine("uci", path, when), startup_s=FLOODED_STARTUP_S if when == "before" else 3.0
+        engine("uci", path, when),
+        move_time=0.5 if when == "move" else 1.0,
+        startup_s=FLOODED_STARTUP_S if when == "before" else 3.0,
     )
     fault = record.seats[0].fault
     assert fault is not None, record.seats

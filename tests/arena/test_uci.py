@@ -14,6 +14,7 @@ from typing import Any, cast
 import pytest
 
 from bot_arena import games
+from bot_arena.arena.match.adjudication import Adjudication
 from bot_arena.arena.match.botref import UCI, BotSpecError
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.engines import split_engine
@@ -178,6 +179,12 @@ def test_a_game_of_engines_makes_no_position_text_a_move(monkeypatch: pytest.Mon
     assert len(texts) <= 3, len(texts)  # the start (pool, referee) and the end, none a move
 
 
+#: the start-up limit of the fake engines that stall at the start: one that never says uciok
+#: stalls whatever the limit (its length is not what is tested): 1 s; one that says it at once
+#: (it imports no python-chess) and never readyok must have said it within the limit: 2 s
+STALL_STARTUP_S = {"never_uciok": 1.0, "never_ready": 2.0}
+
+
 @pytest.mark.parametrize(
     ("mode", "args", "termination", "words"),
     [
@@ -196,10 +203,10 @@ def test_every_engine_fault_is_classified(
     # the start, the move's for the one that hangs. Every other answer has a minute, so what is
     # classified is the engine's fault, never a loaded machine's slow start or first move (at
     # load 15-27, a 1 s start-up limit turned the illegal, garbage, hang and exit cases into
-    # stalls: a Python engine importing python-chess had not said uciok).
-    stalls = mode.startswith("never_")
+    # stalls: a Python engine importing python-chess had not said uciok). The start-up limits
+    # of the two that stall are STALL_STARTUP_S.
     tc = TimeControl(move_time=0.5, margin=0.5) if mode == "hang" else TimeControl(move_time=60)
-    record = play(fake(mode, *args), tc=tc, startup_s=2.0 if stalls else 60.0)
+    record = play(fake(mode, *args), tc=tc, startup_s=STALL_STARTUP_S.get(mode, 60.0))
     fault = record.seats[0].fault
     assert fault is not None and record.termination is termination, record.seats
     assert words in fault.message, fault.message
@@ -294,11 +301,14 @@ def test_a_uci_engine_plays_chess_only() -> None:
 def test_stockfish_at_a_fixed_node_count_plays_the_same_game_twice() -> None:
     spec = f"uci:{STOCKFISH} option.Threads=1 option.Hash=16"
     tc = TimeControl(move_time=60.0, nodes=2000)  # the node limit always comes first
+    # 40 moves a game (80 plies): played out, the game ran to 209 plies each time
+    rules = Adjudication(max_moves=40)
     games_played: list[Any] = []
     for _ in range(2):
         with BotPool(ResourceLimits(startup_s=10.0)) as pool:
+            refs = [resolve(spec), resolve(spec)]
             record = pool.play(
-                games.get("chess"), [resolve(spec), resolve(spec)], time_control=tc, seed=3
+                games.get("chess"), refs, time_control=tc, seed=3, adjudication=rules
             )
         assert all(s.fault is None for s in record.seats), record.seats
         games_played.append([m.move for m in record.moves])
@@ -425,7 +435,7 @@ def test_an_engine_started_ahead_is_sent_uci_at_once_and_once(tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("mode", "option", "message"),
     [
-        ("never_uciok", "", "no uciok within the start-up limit (2"),
+        ("never_uciok", "", "no uciok within the start-up limit (1"),
         ("never_ready", "", "no readyok within the start-up limit (2"),
         ("good", " option.Threads=2", "the engine has no option 'Threads' (it offers: Hash,"),
     ],
@@ -434,13 +444,15 @@ def test_an_engine_started_ahead_has_its_start_checked_as_any(
     mode: str, option: str, message: str
 ) -> None:
     """Greeted ahead, an engine's start keeps its checks, faults and limit: the limit counts
-    from the game's start, not from the greeting (a second and a half before it here), and the
-    message says the limit it had."""
-    with BotPool(ResourceLimits(startup_s=2.0)) as pool:
+    from the game's start, not from the greeting (half a second before it here: counted from
+    the greeting, the start would give up half a second early), and the message says the limit
+    it had (STALL_STARTUP_S; 2 s for the refused option)."""
+    limit = STALL_STARTUP_S.get(mode, 2.0)
+    with BotPool(ResourceLimits(startup_s=limit)) as pool:
         refs = [resolve(fake(mode) + option), resolve(FIRST_LEGAL)]
         pool.prestart(refs)
         started = list(pool.started_pids)
-        time.sleep(1.5)
+        time.sleep(0.5)
         pool.hear_ahead()  # what has come is read ahead: the start finds the same
         began = time.monotonic()
         record = pool.play(games.get("chess"), refs, time_control=TimeControl(move_time=2.0))
@@ -450,8 +462,8 @@ def test_an_engine_started_ahead_has_its_start_checked_as_any(
     assert fault is not None and fault.termination is Termination.STALL, record.seats
     assert fault.message.startswith(message), fault.message
     if mode.startswith("never_"):
-        assert 2.0 <= fault.detail["startup_s"] < 3.0, fault.detail
-        assert took >= 2.0  # the whole limit, from the start
+        assert limit <= fault.detail["startup_s"] < limit + 1.0, fault.detail
+        assert took >= limit  # the whole limit, from the start
 
 
 def test_an_engine_started_ahead_has_its_options_set_ahead_once(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from bot_arena import games
 from bot_arena.arena.cli.app import app
+from bot_arena.arena.match import xboard
 from bot_arena.arena.match.botref import XBOARD
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.pool import BotPool
@@ -79,12 +80,14 @@ def test_an_engine_without_setboard_refuses_another_start() -> None:
     assert fault.message == "the engine cannot set up a position (no setboard)"
 
 
-def test_an_engine_that_exits_or_stays_silent() -> None:
+def test_an_engine_that_exits_or_stays_silent(monkeypatch: pytest.MonkeyPatch) -> None:
     gone = play("xboard:false", "random", TimeControl(move_time=0.5))
     fault = gone.seats[0].fault
     assert fault is not None and fault.termination is Termination.STALL
     assert "no feature done=1" in fault.message and "exited" in fault.message
-    # no features at all: protocol 1 after two seconds, then no move by the deadline
+    # no features at all: protocol 1 after the quiet wait (CECP's two seconds, half a second
+    # here: its length is not what is tested), then no move by the deadline
+    monkeypatch.setattr(xboard, "PROTOCOL_1_WAIT_S", 0.5)
     silent = play("xboard:sleep 60", "random", TimeControl(move_time=0.3, margin=0.2))
     fault = silent.seats[0].fault
     assert fault is not None and fault.termination is Termination.TIMEOUT, silent.seats

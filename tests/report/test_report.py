@@ -218,6 +218,19 @@ def test_a_figure_is_embedded_as_a_picture(played: dict[str, Any], tmp_path: Pat
 
 # --- in a real browser -------------------------------------------------------------------------
 
+#: the screenshots this process has left in the output folder: each is a picture to look at,
+#: not a check, and its name does not say the backend, so the PostgreSQL run of a test would
+#: only overwrite the SQLite run's with the same page (a full page: about a second of the
+#: browser's work on a loaded machine)
+_SHOT: set[Path] = set()
+
+
+def screenshot(page: Any, path: Path) -> None:
+    """A full-page screenshot of ``page`` at ``path``, once a process."""
+    if path not in _SHOT:
+        page.screenshot(path=str(path), full_page=True)
+        _SHOT.add(path)
+
 
 def open_report(page: Any, path: Path) -> None:
     page.goto(path.as_uri())
@@ -285,7 +298,7 @@ def test_the_page_in_a_browser(
     assert 0 < narrowed < total
     browser_page.fill("#game-search", "")
 
-    browser_page.screenshot(path=str(test_output / "report-tictactoe.png"), full_page=True)
+    screenshot(browser_page, test_output / "report-tictactoe.png")
     assert log.errors == [] and log.requests == []
 
 
@@ -331,7 +344,7 @@ def test_every_game_replays_to_its_stored_final_position(
             board_view(game, game.initial_state())["cells"]  # no openings: every game starts here
         )
     )
-    browser_page.screenshot(path=str(test_output / f"report-replay-{which}.png"), full_page=True)
+    screenshot(browser_page, test_output / f"report-replay-{which}.png")
     assert log.errors == [] and log.requests == []
 
 
