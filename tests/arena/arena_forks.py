@@ -33,6 +33,7 @@ The requests and answers are lines of JSON on the server's stdin and stdout.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import json
@@ -243,6 +244,9 @@ def _command(request: dict[str, Any], gate: int, ready: int) -> None:
         except BaseException:
             traceback.print_exc()
             code = 1
+        # what the interpreter does at exit: non-daemon threads joined, then the exit functions
+        threading._shutdown()  # type: ignore[attr-defined]
+        atexit._run_exitfuncs()
     finally:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):  # closed or broken: nothing to keep
