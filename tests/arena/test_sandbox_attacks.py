@@ -19,11 +19,18 @@ Each attack is played three ways, and judged from outside the arena:
   attacks are real and the confined tests mean something (each ``evidence`` function below says
   what counts as getting through; the confined tests require none of it).
 
-The runs of each kind happen once per test session, the attacks of a run concurrently (session
-fixtures; a parallel run keeps a file on one worker, so it plays them there only); each
-test then judges one attack. A bot in an unconfined run is aimed at the test's own arena only
-(see hostile_lib.py): its real pid is known before it starts (a small wrapper execs the arena
-once the bots' config is written), and a stopped arena is continued by the test.
+The runs of each kind happen once, the attacks of a run concurrently (module fixtures; a
+parallel run keeps a file on one worker); each test then judges one attack. A bot in an
+unconfined run is aimed at the test's own arena only (see hostile_lib.py): its real pid is known
+before it starts (the arena is held until the bots' config is written), and a stopped arena is
+continued by the test.
+
+The tournament's arena is a fresh ``python -P -m bot_arena.arena.cli.app`` (a shell wrapper
+holds it, then execs it). The 36 ``arena play`` runs are forks of one server that started
+Python, imported the command and probed the sandbox once (tests/arena/arena_forks.py: about
+0.2 s of CPU a run, half of each run's): the same ``main()``, whose pool starts its own fork
+server and confines its bots as a fresh arena's does, and whose command line and environment
+in /proc are written to be the fresh one's (what the reader, the spy and the others look at).
 """
 
 from __future__ import annotations
@@ -46,13 +53,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
 from bot_arena.arena.match.confinement import PROCESS_CAP
 from bot_arena.arena.transport.process import descendants
 from tests import inprocess
+from tests.arena import arena_forks
 from tests.db.dbtest import sqlite_copy
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
@@ -312,38 +320,52 @@ def compare_files(before: FileState, after: FileState) -> dict[str, list[str]]:
     return {"content": sorted(content), "metadata": sorted(meta)}
 
 
-def process_table() -> Iterator[tuple[int, str, str, str]]:
-    """(pid, state, comm, cmdline) of every process."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_bytes()
-            comm = Path(f"/proc/{entry}/comm").read_text().strip()
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except (OSError, UnicodeDecodeError):
-            continue
-        state = stat[stat.rfind(b")") + 2 :].split()[0].decode()
-        yield int(entry), state, comm, cmd.strip()
+def read_proc(pid: str, name: str) -> bytes | None:
+    """``/proc/PID/NAME`` (None once the process is gone)."""
+    try:
+        fd = os.open(f"/proc/{pid}/{name}", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 1 << 16)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def marked(config: dict[str, Any]) -> list[str]:
-    """Live processes of this run's bots: named after it, or its ``sleep`` markers."""
+    """Live processes of this run's bots: named after it, or its ``sleep`` markers. One read
+    of ``/proc/PID/stat`` a process (its name and state; a scan of the machine's hundreds of
+    processes is most of the test process's own CPU), the command line only of those named
+    after the run and of ``sleep``s (an exec'd ``/bin/sleep`` is named ``sleep``)."""
     out = []
-    for pid, state, comm, cmd in process_table():
-        if state == "Z":
+    names = (config["COMM"].encode(), b"sleep")
+    markers = (config["DAEMON_ARG"].encode(), config["QUIT_ARG"].encode())
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
             continue
-        if comm == config["COMM"] or config["DAEMON_ARG"] in cmd or config["QUIT_ARG"] in cmd:
-            out.append(f"{pid} {cmd}")
+        stat = read_proc(entry, "stat")
+        if stat is None:
+            continue
+        close = stat.rfind(b")")
+        comm, state = stat[stat.find(b"(") + 1 : close], stat[close + 2 : close + 3]
+        if state == b"Z" or comm not in names:
+            continue
+        cmd = (read_proc(entry, "cmdline") or b"").replace(b"\0", b" ").strip()
+        if comm == names[0] or any(marker in cmd for marker in markers):
+            out.append(f"{entry} {cmd.decode(errors='replace')}")
     return out
 
 
 def kill_marked(config: dict[str, Any]) -> None:
     """End the processes an unconfined bot left (ours: found by this run's markers)."""
-    for line in marked(config):
+    left = marked(config)
+    for line in left:
         with contextlib.suppress(OSError):
             os.kill(int(line.split()[0]), signal.SIGKILL)
-    assert wait_until(lambda: not marked(config), GONE_TIMEOUT), marked(config)
+    if left:
+        assert wait_until(lambda: not marked(config), GONE_TIMEOUT), marked(config)
 
 
 def kernel_objects(config: dict[str, Any]) -> list[str]:
@@ -432,6 +454,64 @@ class Listeners:
 
 
 # --- one run --------------------------------------------------------------------------------------
+class Started(Protocol):
+    """An arena process, started held (its pid known, nothing run yet)."""
+
+    pid: int
+
+    def go(self) -> None: ...
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> int: ...
+    def kill(self) -> None: ...
+
+
+Start = Callable[[list[str], Path, dict[str, str], Path, Path], Started]
+
+
+class Exec:
+    """A fresh ``arena`` process (``python -P -m bot_arena.arena.cli.app``), held by the shell
+    wrapper until the go."""
+
+    def __init__(
+        self, args: list[str], cwd: Path, env: dict[str, str], stdout: Path, stderr: Path
+    ) -> None:
+        with open(stdout, "wb") as out, open(stderr, "wb") as err:
+            self.proc = subprocess.Popen(
+                [*WRAPPER, *ARENA, *args],
+                cwd=cwd,
+                stdin=subprocess.PIPE,
+                stdout=out,
+                stderr=err,
+                env=env,
+            )
+        self.pid = self.proc.pid
+
+    def go(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"go\n")
+        self.proc.stdin.close()
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        return self.proc.wait(timeout)
+
+    def kill(self) -> None:
+        self.proc.kill()
+
+
+def forked(server: arena_forks.Server) -> Start:
+    """Arena processes forked from ``server`` (tests/arena/arena_forks.py)."""
+
+    def start(
+        args: list[str], cwd: Path, env: dict[str, str], stdout: Path, stderr: Path
+    ) -> Started:
+        return server.start(args, cwd=cwd, env=env, stdout=stdout, stderr=stderr)
+
+    return start
+
+
 @dataclass
 class Folders:
     base: Path
@@ -488,6 +568,11 @@ def prepare(
     }
 
 
+def arena_env() -> dict[str, str]:
+    """The environment an arena runs in (without the secret a run adds)."""
+    return {k: v for k, v in os.environ.items() if k not in ("ARENA_SANDBOX", "ARENA_DB")}
+
+
 def write_config(folder: Path, config: dict[str, Any]) -> None:
     lines = [f"{key} = {value!r}" for key, value in sorted(config.items())]
     (folder / "hostile_config.py").write_text("\n".join(lines) + "\n")
@@ -500,6 +585,7 @@ def run(
     attackers: list[str],
     args: Callable[[Folders], list[str]],
     *,
+    start: Start,
     mode: str,
     memory_mb: int,
     child_mb: int,
@@ -517,29 +603,18 @@ def run(
     listeners = Listeners(folders.base)
     config.update(TCP_PORT=listeners.port, UNIX_SOCKET=str(listeners.path))
     watched = [folders.cwd, folders.alice, folders.bob, folders.private]
-    env = {k: v for k, v in os.environ.items() if k not in ("ARENA_SANDBOX", "ARENA_DB")}
-    env["ARENA_TEST_SECRET"] = keys.env
+    env = {**arena_env(), "ARENA_TEST_SECRET": keys.env}
     out_path, err_path = folders.base / "stdout", folders.base / "stderr"
     stopped: set[int] = set()
-    proc: subprocess.Popen[bytes] | None = None
+    proc: Started | None = None
     try:
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            proc = subprocess.Popen(
-                [*WRAPPER, *ARENA, *args(folders)],
-                cwd=folders.cwd,
-                stdin=subprocess.PIPE,
-                stdout=out,
-                stderr=err,
-                env=env,
-            )
+        proc = start(args(folders), folders.cwd, env, out_path, err_path)
         config["REFEREE_PID"] = proc.pid
         write_config(folders.alice, config)
         journals = {db, *(db.with_name(db.name + end) for end in ("-wal", "-shm", "-journal"))}
         files_before = file_state(watched, journals)
         db_before = db_meta(db)
-        assert proc.stdin is not None
-        proc.stdin.write(b"go\n")
-        proc.stdin.close()
+        proc.go()
         end = time.monotonic() + RUN_TIMEOUT
         while proc.poll() is None and time.monotonic() < end:
             frozen = stopped_in([proc.pid, *descendants(proc.pid)])
@@ -560,7 +635,7 @@ def run(
         stderr = err_path.read_text(errors="replace")
         matches = after.new_matches(earlier)
         summary = None
-        if tournament and proc.returncode == 0:
+        if tournament and proc.poll() == 0:
             summary = json.loads(stdout)
         elif not tournament:  # what `play --json` printed, when the database lost the match
             with contextlib.suppress(ValueError, KeyError, StopIteration, IndexError):
@@ -592,7 +667,7 @@ def run(
             mode=mode,
             memory_mb=memory_mb,
             child_mb=child_mb,
-            returncode=proc.returncode,
+            returncode=proc.poll(),
             stdout=stdout,
             stderr=stderr,
             matches=matches,
@@ -641,7 +716,7 @@ def play_args(attack: Attack, mode: str) -> Callable[[Folders], list[str]]:
     return args
 
 
-def play_all(mode: str, root: Path, template: Path) -> dict[str, Outcome]:
+def play_all(mode: str, root: Path, template: Path, start: Start) -> dict[str, Outcome]:
     def one(attack: Attack) -> Outcome:
         return run(
             f"arena play --sandbox {mode}: {attack.name}",
@@ -649,6 +724,7 @@ def play_all(mode: str, root: Path, template: Path) -> dict[str, Outcome]:
             template,
             [attack.name],
             play_args(attack, mode),
+            start=start,
             mode=mode,
             memory_mb=PLAY_MEMORY_MB,
             child_mb=150,
@@ -661,7 +737,7 @@ def play_all(mode: str, root: Path, template: Path) -> dict[str, Outcome]:
 
 
 # --- fixtures -------------------------------------------------------------------------------------
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A database with earlier results: a finished tournament of two built-in bots."""
     folder = tmp_path_factory.mktemp("earlier")
@@ -678,21 +754,33 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def confined_plays(template: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
-    return play_all("on", tmp_path_factory.mktemp("on"), template)
+@pytest.fixture(scope="module")
+def forks() -> Iterator[arena_forks.Server]:
+    """The server the `arena play` runs are forked from (started in the environment they run
+    in, less the secret each run adds)."""
+    server = arena_forks.Server(arena_env())
+    yield server
+    server.close()
 
 
-@pytest.fixture(scope="session")
-def unconfined_plays(
-    template: Path, tmp_path_factory: pytest.TempPathFactory
+@pytest.fixture(scope="module")
+def confined_plays(
+    template: Path, tmp_path_factory: pytest.TempPathFactory, forks: arena_forks.Server
 ) -> dict[str, Outcome]:
-    return play_all("off", tmp_path_factory.mktemp("off"), template)
+    return play_all("on", tmp_path_factory.mktemp("on"), template, forked(forks))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
+def unconfined_plays(
+    template: Path, tmp_path_factory: pytest.TempPathFactory, forks: arena_forks.Server
+) -> dict[str, Outcome]:
+    return play_all("off", tmp_path_factory.mktemp("off"), template, forked(forks))
+
+
+@pytest.fixture(scope="module")
 def tournament(template: Path, tmp_path_factory: pytest.TempPathFactory) -> Outcome:
-    """Every hostile bot in one gauntlet against the opponent, in the default mode."""
+    """Every hostile bot in one gauntlet against the opponent, in the default mode, run by a
+    fresh ``arena`` process, as a user runs it."""
     names = [a.name for a in ATTACKS]
 
     def args(folders: Folders) -> list[str]:
@@ -713,6 +801,7 @@ def tournament(template: Path, tmp_path_factory: pytest.TempPathFactory) -> Outc
         args,
         mode="auto",
         memory_mb=TOURNAMENT_MEMORY_MB,
+        start=Exec,
         child_mb=600,
         tournament=True,
     )
@@ -972,3 +1061,28 @@ def test_an_unconfined_bot_gets_through(name: str, unconfined_plays: dict[str, O
     outcome = unconfined_plays[name]
     evidence = EVIDENCE[name](outcome, name)
     assert evidence, f"{BY_NAME[name].row}: the attack did nothing unconfined\n{outcome.describe()}"
+
+
+def test_a_forked_arena_looks_like_the_command_from_outside(
+    forks: arena_forks.Server, tmp_path: Path
+) -> None:
+    """What the bots of a forked run see of its arena (the plays above are forks) is what they
+    would see of a fresh one: its command line and environment in /proc, held until the go;
+    the server's own command line names no arena."""
+    env = {**arena_env(), "ARENA_TEST_SECRET": secrets.token_hex(16)}
+    args = ["games", "--json"]
+    started = forks.start(
+        args, cwd=tmp_path, env=env, stdout=tmp_path / "out", stderr=tmp_path / "err"
+    )
+    cmdline = Path(f"/proc/{started.pid}/cmdline").read_bytes()
+    assert cmdline.rstrip(b"\0") + b"\0" == b"".join(
+        os.fsencode(a) + b"\0" for a in (*ARENA, *args)
+    )
+    environ = Path(f"/proc/{started.pid}/environ").read_bytes().rstrip(b"\0").split(b"\0")
+    assert environ == [os.fsencode(f"{k}={v}") for k, v in env.items()]
+    assert started.poll() is None and not (tmp_path / "out").read_bytes()  # held
+    started.go()
+    assert started.wait(RUN_TIMEOUT) == 0, (tmp_path / "err").read_text()
+    assert "tictactoe" in (tmp_path / "out").read_text()
+    server = Path(f"/proc/{forks.pid}/cmdline").read_bytes()
+    assert b"bot_arena" not in server and server.startswith(b"arena-forks\0")

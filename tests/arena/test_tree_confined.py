@@ -5,20 +5,16 @@ wrote it (a path relative to the current folder) while the bot runs in a private
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bot_arena.arena.transport.sandbox import support
-from tests import needs
+from tests import inprocess, needs
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 ROOT = Path(__file__).resolve().parents[2]
-ARENA = (sys.executable, "-m", "bot_arena.arena.cli.app")
 FLAGS = ("--json", "--no-save", "--sandbox", "on")
 TREE = ROOT / "tests" / "bots" / "data" / "trees" / "textbook-three-by-three.json"
 
@@ -31,13 +27,11 @@ def test_confined_bots_play_a_tree_named_relative_to_the_current_folder(tmp_path
             needs.SANDBOX, "this machine cannot confine bots fully: lacks " + ", ".join(missing)
         )
     (tmp_path / "t.json").write_bytes(TREE.read_bytes())
-    done = subprocess.run(
-        [*ARENA, "play", "tree", "--tree", "t.json", "-b", "alphabeta", "-b", "minimax", *FLAGS],
+    # the command in this process (its bots are processes of their own, confined as ever): the
+    # current folder is the subject, not the arena's process
+    done = inprocess.run(
+        *["play", "tree", "--tree", "t.json", "-b", "alphabeta", "-b", "minimax", *FLAGS],
         cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=os.environ,
     )
     assert done.returncode == 0, done.stderr
     record = json.loads(done.stdout)
