@@ -19,12 +19,21 @@ for runs a test kills and resumes. A fork's command line is the server's, not ``
 test whose subject is how another process tells a live ``arena`` (its ``/proc`` command line)
 starts real ones.
 
+:meth:`Server.script` runs a Python script instead, as ``python SCRIPT`` in its folder would
+(the README's examples): a server made with ``scripts=True`` is started as such a script is
+(no ``-P``: the same ``sys.flags``, which ``multiprocessing`` passes on), its own folder taken
+off ``sys.path`` before it imports anything, nothing of the CLI imported; the fork puts the
+script's folder first on ``sys.path``, sets ``sys.argv`` to the script's name, runs it as the
+module ``__main__`` with a script's globals, then the ``atexit`` functions, as the interpreter's
+end does.
+
 The requests and answers are lines of JSON on the server's stdin and stdout (the fork's pid,
 then its status); one command runs at a time.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -79,18 +88,24 @@ class Forked:
 class Server:
     """One forking server, started on first use and stopped by :meth:`close`."""
 
-    def __init__(self, preload: Sequence[str] = ()) -> None:
+    def __init__(self, preload: Sequence[str] = (), *, scripts: bool = False) -> None:
         """``preload``: modules the server imports too, beyond PRELOAD (what the commands
-        it will run import before they work, so that no fork imports them again)."""
+        it will run import before they work, so that no fork imports them again); ``scripts``:
+        a server of :meth:`script` only, which imports ``preload`` alone (not PRELOAD)."""
         self._preload = tuple(preload)
+        self._scripts = scripts
         self._proc: subprocess.Popen[bytes] | None = None
         self._pending = b""
         self._running: Forked | None = None
 
     def _started(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
+            if self._scripts:  # started as ``python SCRIPT`` is, flags and all
+                command = [sys.executable, str(Path(__file__).resolve()), SCRIPTS]
+            else:
+                command = [sys.executable, "-P", str(Path(__file__).resolve())]
             self._proc = subprocess.Popen(
-                [sys.executable, "-P", str(Path(__file__).resolve()), *self._preload],
+                [*command, *self._preload],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 bufsize=0,
@@ -137,6 +152,16 @@ class Server:
         assert started is not None
         self._running = Forked(self, int(started["pid"]))
         return self._running
+
+    def script(
+        self, path: Path, *, env: Mapping[str, str], timeout: float | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """``python NAME`` in the folder of the script ``path`` (NAME its file name), with
+        exactly the environment ``env``: its exit code, stdout and stderr as text, as
+        ``subprocess.run(..., capture_output=True, text=True)`` gives them (a server made with
+        ``scripts=True``)."""
+        assert self._scripts, "a server of scripts: Server(scripts=True)"
+        return self.run([path.name], cwd=path.parent, env=env, timeout=timeout)
 
     def run(
         self,
@@ -191,6 +216,10 @@ class Server:
 
 
 # --- the server's side: runs in its own interpreter ----------------------------------------------
+#: the server's first argument when it runs scripts (``Server(scripts=True)``)
+SCRIPTS = "--scripts"
+
+
 def _exit_code(exc: SystemExit) -> int:
     """The status the interpreter gives a ``SystemExit`` (a message: printed, then 1)."""
     if exc.code is None:
@@ -205,10 +234,6 @@ def _command(request: dict[str, Any]) -> None:
     """In the fork: become the command, run it, and exit with its status."""
     import resource
     import traceback
-
-    from bot_arena.arena.cli import app
-
-    main, app_file = app.main, app.__file__
 
     code = 1
     try:
@@ -233,18 +258,19 @@ def _command(request: dict[str, Any]) -> None:
         if request["memory"] is not None:
             cap = int(request["memory"])
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-        # what ``python -m bot_arena.arena.cli.app`` sets, from which click names the program
-        # in its usage lines
-        sys.argv = [str(app_file), *request["args"]]
-        sys.modules["__main__"].__package__ = "bot_arena.arena.cli"
         try:
-            main()
+            if request.get("script"):
+                _script(request["args"][0])
+            else:
+                _main(request["args"])
             code = 0
         except SystemExit as exc:
             code = _exit_code(exc)
         except BaseException:
             traceback.print_exc()
             code = 1
+        if request.get("script"):  # the interpreter's end: its atexit functions
+            atexit._run_exitfuncs()
     finally:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):  # closed or broken: nothing to keep
@@ -252,16 +278,51 @@ def _command(request: dict[str, Any]) -> None:
         os._exit(code)
 
 
+def _main(args: list[str]) -> None:
+    """``python -m bot_arena.arena.cli.app ARGS``."""
+    from bot_arena.arena.cli import app
+
+    # what ``python -m bot_arena.arena.cli.app`` sets, from which click names the program in
+    # its usage lines
+    sys.argv = [str(app.__file__), *args]
+    sys.modules["__main__"].__package__ = "bot_arena.arena.cli"
+    app.main()
+
+
+def _script(name: str) -> None:
+    """``python NAME`` in the current folder: the folder first on ``sys.path``, ``sys.argv``
+    the name, the file run as the module ``__main__`` with the globals the interpreter gives
+    a script (``__file__`` its absolute path, a source loader, no spec, no package)."""
+    import builtins
+    import types
+    from importlib.machinery import SourceFileLoader
+
+    path = os.path.abspath(name)
+    sys.path.insert(0, os.path.dirname(path))
+    sys.argv = [name]
+    main = types.ModuleType("__main__")
+    loader = SourceFileLoader("__main__", path)
+    main.__dict__.update(
+        __file__=path, __cached__=None, __loader__=loader, __spec__=None, __package__=None
+    )
+    main.__dict__.update({"__annotations__": {}, "__builtins__": builtins})
+    sys.modules["__main__"] = main
+    exec(compile(loader.get_data(path), path, "exec"), main.__dict__)
+
+
 def _serve(requests: IO[str], answers: IO[str], extra: Sequence[str]) -> None:
     from importlib import import_module
 
-    for name in (*PRELOAD, *extra):
+    scripts = list(extra[:1]) == [SCRIPTS]
+    for name in extra[1:] if scripts else (*PRELOAD, *extra):
         import_module(name)
-    from bot_arena.arena.cli.app import build
+    if not scripts:
+        from bot_arena.arena.cli.app import build
 
-    build()  # every command's module imported
+        build()  # every command's module imported
     for line in requests:
         request = json.loads(line)
+        request["script"] = scripts
         sys.stdout.flush()
         sys.stderr.flush()
         begun, begin = os.pipe()
@@ -281,5 +342,7 @@ def _serve(requests: IO[str], answers: IO[str], extra: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == [SCRIPTS]:
+        del sys.path[0]  # this file's folder (tests/), which ``-P`` leaves out otherwise
     # the answers go on a copy of stdout; the forks' descriptor 1 is their own file
     _serve(sys.stdin, os.fdopen(os.dup(1), "w"), sys.argv[1:])

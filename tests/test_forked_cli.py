@@ -92,3 +92,52 @@ def test_a_started_command_leads_its_session_until_killed(server: Server, tmp_pa
     assert refused.wait(timeout=60) == 2
     expected = fresh(["play", "--nonsense"], tmp_path)
     assert log.read_text() == expected.stdout + expected.stderr  # stderr into the same log
+
+
+#: what a script sees of how it was started, and how it ends
+PROBE = """\
+import atexit, json, os, sys
+
+import probe_helper  # found in the script's own folder, first on sys.path
+
+atexit.register(lambda: print("atexit ran", flush=True))
+print(json.dumps({
+    "name": __name__, "file": __file__, "argv": sys.argv, "path0": sys.path[0],
+    "path": sys.path[1:], "flags": repr(sys.flags), "cwd": os.getcwd(),
+    "helper": probe_helper.__file__, "env": os.environ.get("PROBE_ENV"),
+    "main": sys.modules["__main__"] is sys.modules[__name__],
+    "globals": sorted((k, type(v).__name__) for k, v in globals().items() if k[:2] == "__"),
+    "loader": [__loader__.name, __loader__.path], "code": sys._getframe().f_code.co_filename,
+}))
+raise SystemExit(sys.stdin.read() + "the end")
+"""
+
+
+def test_a_script_runs_as_python_runs_it(tmp_path: Path) -> None:
+    """``Server.script``: the same ``__name__``, ``__file__``, ``sys.argv``, ``sys.path`` and
+    ``sys.flags`` as ``python probe.py`` in its folder, the same output and status (a
+    ``SystemExit`` message: on stderr, status 1), its atexit functions run."""
+    (tmp_path / "probe.py").write_text(PROBE)
+    (tmp_path / "probe_helper.py").write_text("")
+    env = {**os.environ, "PROBE_ENV": "given"}
+    scripts = Server(preload=["json"], scripts=True)
+    try:
+        forked = scripts.script(tmp_path / "probe.py", env=env)
+    finally:
+        scripts.close()
+    expected = subprocess.run(
+        [sys.executable, "probe.py"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (forked.returncode, forked.stdout, forked.stderr) == (
+        expected.returncode,
+        expected.stdout,
+        expected.stderr,
+    )
+    assert forked.returncode == 1 and forked.stderr == "the end\n"
+    assert '"env": "given"' in forked.stdout and forked.stdout.endswith("atexit ran\n")

@@ -60,10 +60,6 @@ def report_command(
         import matplotlib  # noqa: F401
     except ImportError:
         fail(INSTALL_HINT)
-    from bot_arena.arena.report.data import ReportError, collect
-    from bot_arena.arena.report.page import render_page
-    from bot_arena.arena.tournament.create import TournamentError
-
     figures: list[tuple[str, str]] = []
     for path in figure or []:
         try:
@@ -73,6 +69,12 @@ def report_command(
         if "<svg" not in text:
             fail(f"figure {path} is not an SVG picture")
         figures.append((path.name, text))
+    # the report's modules (numpy, SQLAlchemy, the fits: about a second of CPU) once the
+    # figures are read: a figure refused is refused without them
+    from bot_arena.arena.report.data import ReportError, collect
+    from bot_arena.arena.report.page import render_page
+    from bot_arena.arena.tournament.create import TournamentError
+
     started = time.perf_counter()
     factory = open_existing_db(db)
     with factory() as session:

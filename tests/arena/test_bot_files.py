@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from tests import inprocess
+from tests.db.dbtest import sqlite_copy
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
@@ -106,11 +107,21 @@ def never_shows(secret: str, tmp_path: Path, db: Path, *outputs: Any) -> None:
     assert secret not in report.read_text() and secret not in made.stdout + made.stderr
 
 
-def fresh_db(tmp_path: Path) -> Path:
-    """A database with a game in it (so a report has something to show)."""
-    db = tmp_path / "arena.db"
-    proc = arena("play", "tictactoe", "-b", "random", "-b", "random", "--db", str(db), cwd=tmp_path)
+@pytest.fixture(scope="module")
+def one_game(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database with a game in it (so a report has something to show), played once for the
+    module: each test takes a copy (``fresh_db``)."""
+    folder = tmp_path_factory.mktemp("one_game")
+    db = folder / "arena.db"
+    proc = arena("play", "tictactoe", "-b", "random", "-b", "random", "--db", str(db), cwd=folder)
     assert proc.returncode == 0, proc.stderr
+    return db
+
+
+def fresh_db(one_game: Path, tmp_path: Path) -> Path:
+    """A copy of ``one_game``'s database in ``tmp_path``, the test's own."""
+    db = tmp_path / "arena.db"
+    sqlite_copy(one_game, db)
     return db
 
 
@@ -119,13 +130,13 @@ def fresh_db(tmp_path: Path) -> Path:
 
 @pytest.mark.timeout(900)
 def test_a_link_out_of_a_bots_folder_is_refused_and_nothing_behind_it_shows(
-    tmp_path: Path,
+    one_game: Path, tmp_path: Path
 ) -> None:
     """Row 1: a folder bot whose ``loot`` leads to a folder outside, and a file bot whose
     helper module is a link to a settings file outside, are refused by ``bots add`` and
     ``play`` (one line naming the link, exit 2); nothing is stored."""
     secret, outside, settings = canary(tmp_path)
-    db = fresh_db(tmp_path)
+    db = fresh_db(one_game, tmp_path)
     folder_bot = tmp_path / "pkgbot"
     folder_bot.mkdir()
     (folder_bot / "main.py").write_text(LOOTER)
@@ -151,11 +162,13 @@ def test_a_link_out_of_a_bots_folder_is_refused_and_nothing_behind_it_shows(
 
 
 @pytest.mark.timeout(900)
-def test_a_link_out_added_after_the_bot_was_registered_leads_nowhere(tmp_path: Path) -> None:
+def test_a_link_out_added_after_the_bot_was_registered_leads_nowhere(
+    one_game: Path, tmp_path: Path
+) -> None:
     """A bot registered clean, then given ``loot -> outside``: it plays (its version is the
     stored one, run from the files stored with it) and reads nothing behind the link."""
     secret, outside, _ = canary(tmp_path)
-    db = fresh_db(tmp_path)
+    db = fresh_db(one_game, tmp_path)
     folder_bot = tmp_path / "pkgbot"
     folder_bot.mkdir()
     (folder_bot / "main.py").write_text(LOOTER)
@@ -234,13 +247,15 @@ def test_a_bot_beyond_the_scans_limits_is_refused_and_nothing_is_stored(tmp_path
 
 
 @pytest.mark.timeout(600)
-def test_a_stored_version_that_cannot_be_loaded_is_one_line_and_left_out(tmp_path: Path) -> None:
+def test_a_stored_version_that_cannot_be_loaded_is_one_line_and_left_out(
+    one_game: Path, tmp_path: Path
+) -> None:
     """A database from an older release holds a version whose file path leaves its folder
     (written here directly, as that release did), and a registered program that is gone:
     ``play`` naming either is one line naming the bot; a tournament including both runs the
     others and says in its summary that their games were not played."""
     secret, _, _ = canary(tmp_path)
-    db = fresh_db(tmp_path)
+    db = fresh_db(one_game, tmp_path)
     (tmp_path / "old.py").write_text(FIRST)
     (tmp_path / "first.py").write_text(FIRST)
     added = arena(

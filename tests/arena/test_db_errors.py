@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from bot_arena.arena.cli.app import app
 from tests import inprocess
+from tests.db.dbtest import sqlite_copy
 
 # each test runs the arena command (tournaments, several processes): seconds a test
 pytestmark = pytest.mark.slow
@@ -59,12 +60,22 @@ def one_line(proc: Any) -> str:
     return str(lines[0])
 
 
-def played_db(folder: Path) -> Path:
-    """A database with a finished tournament in it."""
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database with a finished tournament in it, played once for the module's tests (each
+    takes a copy: ``played_db``)."""
+    folder = tmp_path_factory.mktemp("played")
     db = folder / "arena.db"
     args = ["tournament", "run", "tictactoe", "--bot", "random", "--bot", "random:seed=1"]
     proc = run(*args, "--games", "2", "--jobs", "1", "--db", f"sqlite:///{db}", cwd=folder)
     assert proc.returncode == 0, proc.stderr
+    return db
+
+
+def played_db(played: Path, folder: Path) -> Path:
+    """A copy of the ``played`` database in ``folder``, the test's own."""
+    db = folder / "arena.db"
+    sqlite_copy(played, db)
     return db
 
 
@@ -76,8 +87,8 @@ def as_nobody_possible(folder: Path) -> bool:
     return probe.returncode == 0
 
 
-def test_a_read_only_database_is_refused_before_any_game(tmp_path: Path) -> None:
-    db = played_db(tmp_path)
+def test_a_read_only_database_is_refused_before_any_game(played: Path, tmp_path: Path) -> None:
+    db = played_db(played, tmp_path)
     before = db.read_bytes()
     # a folder another user can reach (pytest's own are private to this one)
     folder = Path(tempfile.mkdtemp(prefix="arena-ro-"))
@@ -116,8 +127,10 @@ def test_a_read_only_database_is_refused_before_any_game(tmp_path: Path) -> None
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_a_damaged_database_is_one_line_naming_the_file_and_the_fix(tmp_path: Path) -> None:
-    db = played_db(tmp_path)
+def test_a_damaged_database_is_one_line_naming_the_file_and_the_fix(
+    played: Path, tmp_path: Path
+) -> None:
+    db = played_db(played, tmp_path)
     with sqlite3.connect(db) as conn:  # out of WAL, so the pages are in the file itself
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         page = conn.execute("PRAGMA page_size").fetchone()[0]
@@ -147,13 +160,15 @@ def test_a_damaged_database_is_one_line_naming_the_file_and_the_fix(tmp_path: Pa
         assert line.endswith(f"save what is intact with: sqlite3 {db} .recover"), line
 
 
-def test_a_database_locked_by_another_process_is_one_line_after_the_wait(tmp_path: Path) -> None:
+def test_a_database_locked_by_another_process_is_one_line_after_the_wait(
+    played: Path, tmp_path: Path
+) -> None:
     """Another process holds the write lock for longer than $ARENA_DB_TIMEOUT: every command
     that writes says so in one line after the wait, those that play before playing (each of
     their transactions begins by taking the lock); commands that only read open the file
     read-only and read the last commit without waiting (WAL); a bad timeout value is one line
     too."""
-    db = played_db(tmp_path)
+    db = played_db(played, tmp_path)
     url = f"sqlite:///{db}"
     holder = sqlite3.connect(db, isolation_level=None)
     try:

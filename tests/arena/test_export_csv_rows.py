@@ -18,7 +18,13 @@ from bot_arena.arena.formats.export import _chunked, csv_rows
 from bot_arena.arena.match.botref import BotRef
 from bot_arena.arena.match.record import MatchRecord
 from bot_arena.db.exported import ExportFilter, exported_matches
-from tests.arena.test_export_json_rows import exported_both_ways, one_match, records, store_all
+from tests.arena.test_export_json_rows import (
+    emptied,
+    exported_both_ways,
+    one_match,
+    records,
+    store_all,
+)
 from tests.arena.test_export_json_rows import url as url  # the fixture: both backends
 
 
@@ -41,6 +47,7 @@ def both_ways(address: str) -> tuple[str, str, int]:
 def test_the_rows_csv_is_the_records_byte_for_byte(
     url: str, matches: list[tuple[MatchRecord, list[BotRef]]]
 ) -> None:
+    emptied(url)  # each example's matches alone (see emptied)
     before = store_all(url, matches)
     fast, slow, taken = both_ways(url)
     assert fast == slow

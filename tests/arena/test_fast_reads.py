@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+from tests import inprocess
 
-ARENA = [sys.executable, "-m", "bot_arena.arena.cli.app"]
+pytestmark = pytest.mark.slow
 
 # The command runs as `arena` would, then the names of the modules it loaded go to a file.
 PROBE = """
@@ -65,11 +65,13 @@ COMMANDS = {
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A database holding one finished tictactoe tournament (4 matches, each bot scoring
-    against the other: a field the pure-Python fit rates), played for real."""
-    path = tmp_path_factory.mktemp("fast") / "arena.db"
+    against the other: a field the pure-Python fit rates), played for real (by the command in
+    this process: the processes whose start-up is the subject are the read commands)."""
+    folder = tmp_path_factory.mktemp("fast")
+    path = folder / "arena.db"
     args = ["tournament", "run", "tictactoe", "--bot", "random", "--bot", "random:seed=1"]
     args += ["--games", "4", "--jobs", "1", "--seed", "1", "--db", str(path)]
-    proc = subprocess.run([*ARENA, *args], capture_output=True, text=True, timeout=240)
+    proc = inprocess.run(*args, cwd=folder)
     assert proc.returncode == 0, proc.stderr
     return path
 
@@ -117,9 +119,7 @@ def test_a_database_behind_the_schema_is_still_seen(played: Path, tmp_path: Path
     finally:
         engine.dispose()
     assert "alembic" in loaded(["leaderboard"], old, tmp_path, code=2)
-    upgraded = subprocess.run(
-        [*ARENA, "db", "upgrade", "--db", str(old)], capture_output=True, text=True, timeout=120
-    )
+    upgraded = inprocess.run("db", "upgrade", "--db", str(old), cwd=tmp_path)
     assert upgraded.returncode == 0, upgraded.stderr
     engine = create_engine(f"sqlite:///{old}")
     try:
