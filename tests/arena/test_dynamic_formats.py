@@ -26,6 +26,10 @@ from tests.forked_cli import Server
 pytestmark = pytest.mark.slow
 
 runner = CliRunner()
+# The runs played to their end: the formats are their subject, not the bots' confinement
+# (tests/arena/test_sandbox_*.py), which costs each run a probe and bots started as clean
+# interpreters (0.3 s of CPU a run). The runs killed and resumed stay confined, as a user's are.
+UNCONFINED = ("--sandbox", "off")
 # five bots of different strength whose games are a function of the match's seed
 FIELD = ["random", "random:seed=1", "alphabeta:depth=1", "alphabeta:depth=2", "alphabeta"]
 
@@ -90,7 +94,7 @@ def fewest_rematches(field: list[str], met: set[frozenset[str]], byes: list[str]
 def test_swiss_pairs_every_bot_every_round_without_rematches(db: Db) -> None:
     result = arena(
         "tournament", "run", "tictactoe", *bots(FIELD), "--format", "swiss", "--rounds", "4",
-        "--games", "1", "--jobs", "2", "--seed", "11", "--db", db.url,
+        "--games", "1", "--jobs", "2", "--seed", "11", *UNCONFINED, "--db", db.url,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     tid = tournament_id(result.output)
@@ -179,7 +183,7 @@ def test_a_knockout_of_level_ties_goes_to_tiebreaks_then_the_coin(db: Db) -> Non
     result = arena(
         "tournament", "run", "tictactoe", *bots(field), "--format", "knockout",
         "--tiebreak-pairs", "1", "--jobs", "2", "--seed", "5", "--move-time", "120",
-        "--db", db.url,
+        *UNCONFINED, "--db", db.url,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     tid = tournament_id(result.output)
@@ -206,7 +210,7 @@ def test_a_knockout_of_level_ties_goes_to_tiebreaks_then_the_coin(db: Db) -> Non
 def test_a_knockout_always_crowns_one_bot(db: Db) -> None:
     result = arena(
         "tournament", "run", "tictactoe", *bots(FIELD), "--format", "knockout",
-        "--jobs", "2", "--seed", "3", "--db", db.url, "--json",
+        "--jobs", "2", "--seed", "3", *UNCONFINED, "--db", db.url, "--json",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
@@ -226,7 +230,7 @@ def test_a_knockout_seeded_by_rating_follows_the_leaderboard(db: Db) -> None:
     rated = ["random", "alphabeta:depth=4", "alphabeta:depth=1"]
     first = arena(
         "tournament", "run", "connect4", *bots(rated), "--games", "4", "--jobs", "2",
-        "--seed", "2", "--db", db.url,
+        "--seed", "2", *UNCONFINED, "--db", db.url,
     )  # fmt: skip
     assert first.exit_code == 0, first.output
     board = json.loads(arena("leaderboard", "--game", "connect4", "--db", db.url, "--json").output)
@@ -236,7 +240,7 @@ def test_a_knockout_seeded_by_rating_follows_the_leaderboard(db: Db) -> None:
     field = ["random:seed=1", *reversed(rated)]  # the unrated bot given first
     result = arena(
         "tournament", "run", "connect4", *bots(field), "--format", "knockout", "--seeding",
-        "rating", "--jobs", "2", "--seed", "3", "--db", db.url, "--json",
+        "rating", "--jobs", "2", "--seed", "3", *UNCONFINED, "--db", db.url, "--json",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
@@ -249,7 +253,7 @@ def test_a_knockout_seeded_by_rating_follows_the_leaderboard(db: Db) -> None:
 def sprt(db: Db, new: str, base: str, *extra: str) -> Any:
     return arena(
         "sprt", "tictactoe", "--bot", new, "--bot", base, "--elo0", "0", "--elo1", "20",
-        "--jobs", "2", "--seed", "1", "--db", db.url, "--json", *extra,
+        "--jobs", "2", "--seed", "1", *UNCONFINED, "--db", db.url, "--json", *extra,
     )  # fmt: skip
 
 
