@@ -595,8 +595,9 @@ def test_a_killed_driver_resumes_on_the_cluster_exactly_once(
 
 def test_a_bot_file_only_on_the_driver_plays_on_the_other_node(round_robin: RoundRobin) -> None:
     """The round-robin's field is led by a bot file in the driver-only folder: the second node
-    does not have it, and its matches (8 of the 12) are played on both nodes, no seat failing
-    to load it."""
+    does not have it, yet its 8 matches of the 12 are played by the cluster's two actors (one a
+    node) with no seat failing to load it (an actor that looked for the file on its own node
+    faults its seats there)."""
     db = round_robin.db
     assert not round_robin.on_second_node  # the second node does not have the file
     summary = _summary(round_robin.on_ray)
