@@ -11,6 +11,7 @@ is set (CI), which makes that a failure.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -117,6 +118,8 @@ class Cluster:
         }
         self.second_raylet: int | None = None
         self._probe: subprocess.Popen[str] | None = None
+        # the head's and the second node's ``ray start`` while launched, not yet waited for
+        self._starting: tuple[subprocess.Popen[str], subprocess.Popen[str]] | None = None
 
     def _launch(self, argv: list[str], prefix: list[str] | None = None) -> subprocess.Popen[str]:
         return subprocess.Popen(
@@ -137,18 +140,23 @@ class Cluster:
         if started.returncode != 0:
             raise RuntimeError(f"{started.args} failed:\n{out}")
 
-    def start(self) -> None:
-        """Both nodes, their ``ray start`` run at once: the second's waits for the head's
-        control store (trying again each second), so their start-ups overlap."""
-        head = self._launch(
-            [
-                *self.ray, "start", "--head", "--port", str(self.port), "--num-cpus", "1",
-                "--node-ip-address", "127.0.0.1", "--include-dashboard", "false",
-                "--disable-usage-stats", "--temp-dir", str(self.temp),
-                *CHEAP_HEAD, *CHEAP_NODE,
-            ]
-        )  # fmt: skip
-        second = self._launch_second()
+    def launch(self) -> None:
+        """Both nodes' ``ray start`` run at once, not waited for (:meth:`ready` waits): the
+        second's waits for the head's control store (trying again each second), so their
+        start-ups overlap, and the caller's own work overlaps them both."""
+        head = [
+            *self.ray, "start", "--head", "--port", str(self.port), "--num-cpus", "1",
+            "--node-ip-address", "127.0.0.1", "--include-dashboard", "false",
+            "--disable-usage-stats", "--temp-dir", str(self.temp),
+            *CHEAP_HEAD, *CHEAP_NODE,
+        ]  # fmt: skip
+        self._starting = (self._launch(head), self._launch_second())
+
+    def ready(self) -> None:
+        """Wait for what :meth:`launch` started: both nodes up and counted alive (once)."""
+        if self._starting is None:
+            return
+        (head, second), self._starting = self._starting, None
         try:
             self._finish(head)
         except BaseException:
@@ -245,8 +253,13 @@ class Cluster:
     def stop(self) -> None:
         """Every process of this cluster: those naming its temp folder (GCS, raylets, monitors),
         everything under them, and their process groups (agents and the client server outlive
-        their raylet by a minute otherwise); the nodes' probe first."""
+        their raylet by a minute otherwise); the nodes' probe first, and a ``ray start`` still
+        running (launched, never waited for) before them, so it starts nothing after."""
         self.close_probe()
+        starting, self._starting = self._starting, None
+        for launched in starting or ():
+            launched.kill()
+            launched.communicate()
         ours = _pids(str(self.temp))
         for pid in list(ours):
             ours |= set(descendants(pid))
@@ -291,7 +304,9 @@ def _zombie(pid: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
+def launched() -> Iterator[Cluster]:
+    """The module's cluster, its nodes launched and not waited for (:meth:`Cluster.ready`):
+    the shared runs' local run plays while they start."""
     if shutil.which("unshare") is None:
         pytest.skip("unshare (util-linux) is not installed")
     root = Path(tempfile.mkdtemp(prefix="arena-ray-", dir="/tmp"))
@@ -299,7 +314,7 @@ def cluster() -> Iterator[Cluster]:
     os.environ.update(RAY_ENV)
     handle = Cluster(root)
     try:
-        handle.start()
+        handle.launch()
         yield handle
     finally:
         handle.stop()
@@ -313,6 +328,13 @@ def cluster() -> Iterator[Cluster]:
                 os.environ[key] = value
 
 
+@pytest.fixture(scope="module")
+def cluster(launched: Cluster) -> Cluster:
+    """The module's cluster, both its nodes started."""
+    launched.ready()
+    return launched
+
+
 @pytest.fixture
 def two_nodes(cluster: Cluster) -> Cluster:
     """The cluster with both nodes up (a test before may have killed the second)."""
@@ -321,14 +343,20 @@ def two_nodes(cluster: Cluster) -> Cluster:
     return cluster
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[Db]:
+@contextlib.contextmanager
+def _db(folder: Path) -> Iterator[Db]:
     kind = "postgresql" if os.environ.get("ARENA_TEST_PG_URL") else "sqlite"
-    with database(kind, tmp_path) as url:
+    with database(kind, folder) as url:
         handle = Db(url)
         yield handle
         if handle.engine is not None:
             handle.engine.dispose()
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Db]:
+    with _db(tmp_path) as handle:
+        yield handle
 
 
 def arena(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -399,17 +427,66 @@ def tournament_id(output: str) -> int:
     return int(output.split("tournament ", 1)[1].split(":", 1)[0])
 
 
-def test_a_round_robin_over_two_nodes_matches_the_local_executor(
-    two_nodes: Cluster, db: Db
-) -> None:
-    by_jobs = local(*run_args(db, 4), "--jobs", "2", "--json")
-    assert by_jobs.returncode == 0, by_jobs.stderr
-    on_ray = arena(
-        *run_args(db, 4), "--executor", "ray", "--ray-address", two_nodes.address, "--json"
-    )
-    assert on_ray.returncode == 0, on_ray.stderr
-    assert "ray: 2 nodes, 2 actors" in on_ray.stderr
-    first, second = (json.loads(r.stdout.strip().splitlines()[-1]) for r in (by_jobs, on_ray))
+#: a bot written to the driver-only folder: it exists on the driver's side only
+GREEDY = """
+def choose_move(game, state, budget):
+    me = game.current_player(state)
+    def value(move):
+        after = game.apply(state, move)
+        if game.is_terminal(after):
+            return game.utility(after)[me]
+        return game.evaluate(after)[me]
+    return max(game.legal_moves(state), key=value)
+"""
+
+
+@dataclasses.dataclass
+class RoundRobin:
+    """One round-robin played twice in one database, by local jobs and on the cluster, its
+    field led by a bot file that only the driver has: checked by the test that compares the
+    executors and by the one about the bot file (one driver on the cluster, not two)."""
+
+    db: Db
+    on_second_node: bool  # whether the second node saw the bot file when the run started
+    by_jobs: subprocess.CompletedProcess[str]
+    on_ray: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="module")
+def round_robin(
+    launched: Cluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RoundRobin]:
+    """The local run plays while the cluster's nodes start (they are waited for after it)."""
+    bot = launched.driver_only / "greedy.py"
+    bot.write_text(GREEDY.lstrip())
+    with _db(tmp_path_factory.mktemp("round-robin")) as db:
+        args = [
+            "tournament", "run", "connect4", "--bot", str(bot), "--bot", "alphabeta:depth=2",
+            "--bot", "random", "--games", "4", "--seed", "5", "--move-time", "5",
+            "--db", db.url, "--json",
+        ]  # fmt: skip
+        by_jobs = local(*args, "--jobs", "2")
+        launched.ready()
+        if launched.second_raylet is None:
+            launched.add_second()
+        assert launched.second_raylet is not None
+        seen_there = Path(f"/proc/{launched.second_raylet}/root") / bot.relative_to("/")
+        on_second_node = seen_there.exists()
+        on_ray = arena(*args, "--executor", "ray", "--ray-address", launched.address)
+        yield RoundRobin(db, on_second_node, by_jobs, on_ray)
+
+
+def _summary(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert isinstance(summary, dict)
+    return summary
+
+
+def test_a_round_robin_over_two_nodes_matches_the_local_executor(round_robin: RoundRobin) -> None:
+    db = round_robin.db
+    first, second = _summary(round_robin.by_jobs), _summary(round_robin.on_ray)
+    assert "ray: 2 nodes, 2 actors" in round_robin.on_ray.stderr
     stored_once(db, second["id"], 12)
     assert results(db, first["id"]) == results(db, second["id"])
     boards = [
@@ -516,30 +593,22 @@ def test_a_killed_driver_resumes_on_the_cluster_exactly_once(
     assert all(after[m] == final for m, final in before.items())  # nothing played twice
 
 
-def test_a_bot_file_only_on_the_driver_plays_on_the_other_node(two_nodes: Cluster, db: Db) -> None:
-    bot = two_nodes.driver_only / "greedy.py"
-    bot.write_text(
-        "def choose_move(game, state, budget):\n"
-        "    me = game.current_player(state)\n"
-        "    def value(move):\n"
-        "        after = game.apply(state, move)\n"
-        "        if game.is_terminal(after):\n"
-        "            return game.utility(after)[me]\n"
-        "        return game.evaluate(after)[me]\n"
-        "    return max(game.legal_moves(state), key=value)\n"
-    )
-    assert two_nodes.second_raylet is not None
-    seen_there = Path(f"/proc/{two_nodes.second_raylet}/root") / bot.relative_to("/")
-    assert not seen_there.exists()  # the second node does not have the file
-    result = arena(
-        "tournament", "run", "connect4", "--bot", str(bot), "--bot", "random", "--games", "12",
-        "--seed", "2", "--executor", "ray", "--ray-address", two_nodes.address,
-        "--db", db.url, "--json",
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    summary = json.loads(result.stdout.strip().splitlines()[-1])
-    assert "ray: 2 nodes, 2 actors" in result.stderr
+def test_a_bot_file_only_on_the_driver_plays_on_the_other_node(round_robin: RoundRobin) -> None:
+    """The round-robin's field is led by a bot file in the driver-only folder: the second node
+    does not have it, yet its 8 matches of the 12 are played by the cluster's two actors (one a
+    node) with no seat failing to load it (an actor that looked for the file on its own node
+    faults its seats there)."""
+    db = round_robin.db
+    assert not round_robin.on_second_node  # the second node does not have the file
+    summary = _summary(round_robin.on_ray)
+    assert "ray: 2 nodes, 2 actors" in round_robin.on_ray.stderr
     stored_once(db, summary["id"], 12)
+    played = db.query(
+        "SELECT COUNT(DISTINCT s.match_id) FROM seats s JOIN matches m ON m.id = s.match_id"
+        " JOIN bot_versions v ON v.id = s.bot_version_id JOIN bots b ON b.id = v.bot_id"
+        f" WHERE m.tournament_id = {summary['id']} AND b.name = 'greedy'"
+    )
+    assert played == [(8,)]
     faults = db.query(
         "SELECT COUNT(*) FROM seats s JOIN matches m ON m.id = s.match_id"
         f" WHERE m.tournament_id = {summary['id']} AND s.fault IS NOT NULL"
