@@ -88,16 +88,15 @@ def database(kind: str, tmp_path: Path, *, ready: bool = False) -> Iterator[str]
     base = os.environ[PG_ENV]
     schema = f"t_{uuid.uuid4().hex[:16]}"
     made = newest_ddl(base) if ready else None
-    with contextlib.closing(_admin(base)) as admin:
-        try:
-            if made is None:
-                admin.execute(f"CREATE SCHEMA {schema}")
-            else:  # one statement: the schema, its tables and its version row
-                admin.execute(made.replace(_PLACEHOLDER, schema).encode())
-            url = make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
-            yield url.render_as_string(hide_password=False)
-        finally:
-            admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    try:
+        if made is None:
+            _kept_admin(base).execute(f"CREATE SCHEMA {schema}")
+        else:  # one statement: the schema, its tables and its version row
+            _kept_admin(base).execute(made.replace(_PLACEHOLDER, schema).encode())
+        url = make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
+        yield url.render_as_string(hide_password=False)
+    finally:
+        _kept_admin(base).execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def wants_ready(request: pytest.FixtureRequest) -> bool:
@@ -243,21 +242,22 @@ def example_database(kind: str) -> Iterator[str]:
         return
     base = os.environ[PG_ENV]
     url = _pg_examples(base)
-    admin = _examples_admin(base)
+    admin = _kept_admin(base)
     with admin.transaction():  # rolled back if it fails: the connection stays usable
         admin.execute(_emptying(base).encode())  # one round trip
     yield url
 
 
-_examples_admins: dict[str, psycopg.Connection[Any]] = {}
+_kept_admins: dict[str, psycopg.Connection[Any]] = {}
 
 
-def _examples_admin(base: str) -> psycopg.Connection[Any]:
-    """The connection (autocommit) that empties :func:`_pg_examples`' schema, kept a process:
-    a connection is a server process started, some milliseconds of its CPU."""
-    admin = _examples_admins.get(base)
+def _kept_admin(base: str) -> psycopg.Connection[Any]:
+    """The connection (autocommit) that makes and drops :func:`database`'s schemas and empties
+    :func:`_pg_examples`', kept a process (idle between tests, holding no lock): a connection
+    is a server process started, some milliseconds of its CPU."""
+    admin = _kept_admins.get(base)
     if admin is None or admin.closed or admin.broken:
-        admin = _examples_admins[base] = _admin(base)
+        admin = _kept_admins[base] = _admin(base)
     return admin
 
 
