@@ -135,8 +135,9 @@ _PLACEHOLDER = "arena_schema_placeholder_9f1c"
 def newest_ddl(base: str) -> str | None:
     """The DDL of a schema at the newest revision, its name :data:`_PLACEHOLDER`, captured
     once a process from this process's migrated schema (:func:`_pg_examples`) by ``pg_dump
-    --schema-only``, with Alembic's version row; None when ``pg_dump`` is not installed
-    (:func:`database` then makes an empty schema, which the code under test migrates).
+    --schema-only``, with Alembic's version row; None when ``pg_dump`` is not installed or
+    cannot dump this server (older than it): :func:`database` then makes an empty schema,
+    which the code under test migrates.
     tests/db/test_db.py checks that a schema made from it is the one the migrations make."""
     dump = shutil.which("pg_dump")
     if dump is None:
@@ -148,7 +149,10 @@ def newest_ddl(base: str) -> str | None:
     # a varchar column's ``IN (...)`` as pg_dump writes it parses again into another tree
     # (the casts inside the array), which pg_dump then shows differently: written back as
     # ``IN``, it is the tree the migrations made
-    made = _ANY_VARCHAR.sub(_as_in, schema_dump(dump, url))
+    try:
+        made = _ANY_VARCHAR.sub(_as_in, schema_dump(dump, url))
+    except subprocess.CalledProcessError:
+        return None
     return "\n".join([made, version])
 
 

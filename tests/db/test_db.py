@@ -53,6 +53,7 @@ from tests.db.dbtest import (
     database,
     example_database,
     from_template,
+    newest_ddl,
     schema_dump,
     schema_of,
 )
@@ -166,13 +167,13 @@ def test_each_example_database_is_empty_at_the_newest_revision(kind: str) -> Non
 
 @pytest.mark.postgres
 @pytest.mark.skipif(not os.environ.get(PG_ENV), reason=f"{PG_ENV} is not set")
-@pytest.mark.skipif(shutil.which("pg_dump") is None, reason="pg_dump is not installed")
 def test_a_ready_postgresql_schema_is_what_the_migrations_make(tmp_path: Path) -> None:
     """``dbtest.database(..., ready=True)`` (a schema made from the DDL captured once a
     process) holds what migrating a new schema makes: the same DDL, the same objects and
     constraints in the catalog, the same version row and no other row; and ids from 1."""
     dump = shutil.which("pg_dump")
-    assert dump is not None
+    if dump is None or newest_ddl(os.environ[PG_ENV]) is None:
+        pytest.skip("no pg_dump that can dump this server: ready schemas are migrated ones")
 
     def described(url: str) -> list[Any]:
         engine = create_engine(url, poolclass=pool.NullPool)
