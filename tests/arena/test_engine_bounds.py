@@ -568,7 +568,7 @@ def test_an_info_that_is_not_finite_is_stored_dropped(tmp_path: Path, kind: str)
     (PostgreSQL refused the whole match before)."""
     bot = tmp_path / "not_finite.py"
     bot.write_text(NOT_FINITE_BOT)
-    with database(kind, tmp_path) as url:
+    with database(kind, tmp_path, ready=True) as url:
         played = arena(
             tmp_path, "play", "tictactoe", "--bot", str(bot), "--bot", "random", "--db", url
         )

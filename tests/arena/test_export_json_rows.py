@@ -96,8 +96,8 @@ _opened: dict[str, Engine] = {}
 
 @pytest.fixture(params=BACKENDS)
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    with database(request.param, tmp_path) as address:
-        _opened[address] = make_engine(address)  # the schema, made by the migrations
+    with database(request.param, tmp_path, ready=True) as address:
+        _opened[address] = make_engine(address)
         try:
             yield address
         finally:

@@ -129,6 +129,7 @@ def snapshot(db: Db) -> dict[int, str]:
     return {mid: hashlib.sha256(repr(rows).encode()).hexdigest() for mid, rows in stored.items()}
 
 
+@pytest.mark.new_schema  # keeps `ladder create` making a PostgreSQL database from nothing
 def test_a_running_ladder_takes_a_newcomer_a_retirement_and_a_kill_9(
     tmp_path: Path, db: Db
 ) -> None:

@@ -286,6 +286,7 @@ def test_killed_at_several_points_then_resumed_plays_the_schedule_exactly(
     assert count(db, "SELECT count(*) FROM seats WHERE rank IS NULL") == 0
 
 
+@pytest.mark.new_schema  # its subject: the making of the database
 def test_two_tournaments_share_one_database(tmp_path: Path, db: Db) -> None:
     logs = [tmp_path / "a.txt", tmp_path / "b.txt"]
     field = Gate(tmp_path / "gated").field()  # never held: the gated bot moves freely

@@ -34,7 +34,7 @@ REASON = "random:seed=1 ran a debug build"
 
 @pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    with database(request.param, tmp_path) as url:
+    with database(request.param, tmp_path, ready=True) as url:
         yield url
 
 

@@ -8,18 +8,20 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena.db.session import make_engine, session_factory
-from tests.db.dbtest import BACKENDS, database, example_database, from_template
+from tests.db.dbtest import BACKENDS, database, example_database, from_template, wants_ready
 
 
 @pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """An empty database; on PostgreSQL, for a test that takes the ``engine`` (the schema
-    ready, not its making), this process's migrated schema emptied (``example_database``)."""
+    ready, not its making), this process's migrated schema emptied (``example_database``),
+    else a schema of its own at the newest revision, or, for a test marked ``new_schema``,
+    an empty one (``database``)."""
     if request.param == "postgresql" and "engine" in request.fixturenames:
         with example_database(request.param) as url:
             yield url
         return
-    with database(request.param, tmp_path) as url:
+    with database(request.param, tmp_path, ready=wants_ready(request)) as url:
         yield url
 
 

@@ -13,17 +13,23 @@ import atexit
 import contextlib
 import functools
 import os
+import re
 import shutil
 import sqlite3
+import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from graphlib import TopologicalSorter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from sqlalchemy import Engine, create_engine, exc, make_url, pool
+from sqlalchemy import URL, Engine, create_engine, exc, make_url, pool
+
+if TYPE_CHECKING:
+    import psycopg
 
 PG_ENV = "ARENA_TEST_PG_URL"
 BACKENDS = [
@@ -66,23 +72,134 @@ def worker_url(base: str, worker: str) -> str:
 
 
 @contextmanager
-def database(kind: str, tmp_path: Path) -> Iterator[str]:
-    """The URL of an empty database of ``kind``, removed afterwards (PostgreSQL: a schema)."""
+def database(kind: str, tmp_path: Path, *, ready: bool = False) -> Iterator[str]:
+    """The URL of an empty database of ``kind``, removed afterwards (PostgreSQL: a schema).
+
+    ``ready``: on PostgreSQL, the schema is made at the newest revision, holding no row but
+    Alembic's version, in one statement of the DDL this process captured from a migrated
+    schema (:func:`newest_ddl`), for a test whose subject is not the making of it (migrating
+    a new schema cost the server about 0.1 s of CPU and its client as much again, and each
+    ``arena`` command that did it loaded Alembic and every script). SQLite is left empty
+    either way: a new file is made at the newest revision in one step by the code under test
+    (``db/fresh.py``)."""
     if kind == "sqlite":
         yield f"sqlite:///{tmp_path / 'arena.db'}"
         return
     base = os.environ[PG_ENV]
     schema = f"t_{uuid.uuid4().hex[:16]}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    made = newest_ddl(base) if ready else None
     try:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
+        if made is None:
+            _kept_admin(base).execute(f"CREATE SCHEMA {schema}")
+        else:  # one statement: the schema, its tables and its version row
+            _kept_admin(base).execute(made.replace(_PLACEHOLDER, schema).encode())
         url = make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
         yield url.render_as_string(hide_password=False)
     finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        admin.dispose()
+        _kept_admin(base).execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def wants_ready(request: pytest.FixtureRequest) -> bool:
+    """Whether a fixture's database is to be ``ready`` for this test: unless the test is
+    marked ``new_schema`` (its subject is the making of the database)."""
+    return request.node.get_closest_marker("new_schema") is None
+
+
+def _admin(base: str) -> psycopg.Connection[Any]:
+    """A connection in autocommit to the database of ``base``, by the driver alone."""
+    import psycopg  # only with a server to test on
+
+    return psycopg.connect(_libpq_params(make_url(base)), autocommit=True)
+
+
+def _libpq_params(url: URL, *, password: bool = True) -> str:
+    """libpq's connection string for the server, user and database of ``url`` (its password
+    too unless ``password`` is False)."""
+    from psycopg.conninfo import make_conninfo
+
+    params = {
+        "host": url.host,
+        "port": url.port,
+        "user": url.username,
+        "password": url.password if password else None,
+        "dbname": url.database,
+    }
+    return make_conninfo(**{key: str(value) for key, value in params.items() if value is not None})
+
+
+# stands for the schema's name in the captured DDL (a name no DDL of ours holds otherwise)
+_PLACEHOLDER = "arena_schema_placeholder_9f1c"
+
+
+@functools.cache
+def newest_ddl(base: str) -> str | None:
+    """The DDL of a schema at the newest revision, its name :data:`_PLACEHOLDER`, captured
+    once a process from this process's migrated schema (:func:`_pg_examples`) by ``pg_dump
+    --schema-only``, with Alembic's version row; None when ``pg_dump`` is not installed or
+    cannot dump this server (older than it): :func:`database` then makes an empty schema,
+    which the code under test migrates.
+    tests/db/test_db.py checks that a schema made from it is the one the migrations make."""
+    dump = shutil.which("pg_dump")
+    if dump is None:
+        return None
+    url = _pg_examples(base)
+    with contextlib.closing(_admin(base)) as admin:
+        [(revision,)] = admin.execute(f"SELECT version_num FROM {schema_of(url)}.alembic_version")
+    version = f"INSERT INTO {_PLACEHOLDER}.alembic_version (version_num) VALUES ('{revision}');"
+    # a varchar column's ``IN (...)`` as pg_dump writes it parses again into another tree
+    # (the casts inside the array), which pg_dump then shows differently: written back as
+    # ``IN``, it is the tree the migrations made
+    try:
+        made = _ANY_VARCHAR.sub(_as_in, schema_dump(dump, url))
+    except subprocess.CalledProcessError:
+        return None
+    return "\n".join([made, version])
+
+
+# ``(kind)::text = ANY ((ARRAY['a'::character varying, ...])::text[])``: ``kind IN ('a', ...)``
+_ANY_VARCHAR = re.compile(
+    r"\((\w+)\)::text = ANY \(\(ARRAY\[((?:'[^']*'::character varying(?:, )?)+)\]\)::text\[\]\)"
+)
+
+
+def _as_in(found: re.Match[str]) -> str:
+    values = ", ".join(re.findall(r"'[^']*'", found[2]))
+    return f"({found[1]} IN ({values}))"
+
+
+def schema_of(url: str) -> str:
+    """The schema of a URL of :func:`database` or :func:`_pg_examples`."""
+    return str(make_url(url).query["options"]).removeprefix("-csearch_path=")
+
+
+def schema_dump(dump: str, url: str) -> str:
+    """``pg_dump --schema-only`` (the program ``dump``) of the schema of ``url``, its name
+    written :data:`_PLACEHOLDER`: the DDL that makes it again, without rows."""
+    parsed = make_url(url)
+    schema = schema_of(url)
+    if not schema.replace("_", "").isalnum():
+        raise ValueError(f"unexpected schema name {schema!r}")
+    env = dict(os.environ)
+    if parsed.password is not None:
+        env["PGPASSWORD"] = str(parsed.password)
+    found = subprocess.run(
+        [
+            *(dump, "--schema-only", "--no-owner", "--no-privileges", "--no-comments"),
+            *("--schema", schema, "--dbname", _libpq_params(parsed, password=False)),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    ).stdout
+    kept = []
+    for line in found.splitlines():
+        # psql's meta-commands (``\restrict``) and the session's settings are not DDL; every
+        # name in the DDL is written with its schema
+        if line.startswith(("\\", "SET ", "SELECT pg_catalog.set_config(")):
+            continue
+        kept.append(line.replace(schema, _PLACEHOLDER))
+    return "\n".join(kept)
 
 
 @functools.cache
@@ -119,32 +236,71 @@ def example_database(kind: str) -> Iterator[str]:
     """The URL of a database of ``kind`` at the newest revision holding no row, for one
     hypothesis example: SQLite, a copy of this process's migrated template in a folder removed
     afterwards; PostgreSQL, a schema of this process's migrated once and emptied before each
-    use (``TRUNCATE ... RESTART IDENTITY``: no row, and the ids start again at 1, as in a new
-    schema). Migrating a new PostgreSQL schema took about 0.1 s of CPU (client and server) and
-    0.3 s of wall; emptying one a few milliseconds. The example must leave the schema itself as
-    it found it (tests that migrate or alter take :func:`database`)."""
+    use (:func:`_emptying`: no row, and the ids start again at 1, as in a new schema).
+    Migrating a new PostgreSQL schema took about 0.1 s of CPU (client and server) and 0.3 s of
+    wall; emptying one a few milliseconds. The example must leave the schema itself as it
+    found it (tests that migrate or alter take :func:`database`)."""
     if kind == "sqlite":
         with tempfile.TemporaryDirectory(prefix="arena-example-") as folder:
             yield from_template(f"sqlite:///{Path(folder) / 'arena.db'}")
         return
-    url = _pg_examples(os.environ[PG_ENV])
-    engine = create_engine(url, poolclass=pool.NullPool)
-    try:
-        with engine.begin() as conn:
-            tables = [
-                str(name)
-                for (name,) in conn.exec_driver_sql(
-                    "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
-                    "AND tablename <> 'alembic_version'"
-                )
-            ]
-            if tables:  # a test that left a transaction open is an error, not a hang
-                conn.exec_driver_sql("SET LOCAL lock_timeout = '30s'")
-                listed = ", ".join(f'"{name}"' for name in tables)
-                conn.exec_driver_sql(f"TRUNCATE {listed} RESTART IDENTITY CASCADE")
-    finally:
-        engine.dispose()
+    base = os.environ[PG_ENV]
+    url = _pg_examples(base)
+    admin = _kept_admin(base)
+    with admin.transaction():  # rolled back if it fails: the connection stays usable
+        admin.execute(_emptying(base).encode())  # one round trip
     yield url
+
+
+_kept_admins: dict[str, psycopg.Connection[Any]] = {}
+
+
+def _kept_admin(base: str) -> psycopg.Connection[Any]:
+    """The connection (autocommit) that makes and drops :func:`database`'s schemas and empties
+    :func:`_pg_examples`', kept a process (idle between tests, holding no lock): a connection
+    is a server process started, some milliseconds of its CPU."""
+    admin = _kept_admins.get(base)
+    if admin is None or admin.closed or admin.broken:
+        admin = _kept_admins[base] = _admin(base)
+    return admin
+
+
+@functools.cache
+def _emptying(base: str) -> str:
+    """What empties :func:`_pg_examples`' schema and sets its sequences back to 1: each
+    table's ``DELETE``, those that refer to a table before it, without the new files and the
+    waits for the disk of a ``TRUNCATE`` of every table (about 25 ms of the server's CPU and a
+    quarter of a second of wall on a loaded machine, each example), and each sequence's
+    ``setval``. A test that left a transaction open is an error, not a hang."""
+    schema = schema_of(_pg_examples(base))
+    with contextlib.closing(_admin(base)) as admin:
+        tables = [
+            str(name)
+            for (name,) in admin.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = %s "
+                "AND tablename <> 'alembic_version'",
+                (schema,),
+            )
+        ]
+        graph: dict[str, set[str]] = {name: set() for name in tables}
+        for child, parent in admin.execute(
+            "SELECT conrelid::regclass::text, confrelid::regclass::text FROM pg_constraint "
+            "WHERE contype = 'f' AND connamespace = %s::regnamespace",
+            (schema,),
+        ):
+            child, parent = str(child).rpartition(".")[2], str(parent).rpartition(".")[2]
+            if child != parent:
+                graph[parent].add(child)  # the rows that refer to it go first
+        sequences = [
+            str(name)
+            for (name,) in admin.execute(
+                "SELECT sequencename FROM pg_sequences WHERE schemaname = %s", (schema,)
+            )
+        ]
+    steps = ["SET LOCAL lock_timeout = '30s'"]
+    steps += [f'DELETE FROM {schema}."{name}"' for name in TopologicalSorter(graph).static_order()]
+    steps += [f"SELECT setval('{schema}.\"{name}\"', 1, false)" for name in sorted(sequences)]
+    return "; ".join(steps)
 
 
 @functools.cache
@@ -171,13 +327,23 @@ def _drop_schema(admin: Engine, schema: str) -> None:
 
 
 class Db:
-    """The test database, read from outside the runner (which may be writing)."""
+    """The test database, read from outside the runner (which may be writing).
 
-    def __init__(self, url: str) -> None:
+    ``keep``: on a server, one connection is kept between queries (each query its own
+    transaction, so it sees what was committed before it) until ``engine.dispose()``: tests
+    that poll the database while a run writes it opened a connection, a server process, for
+    each query, fifty a second."""
+
+    def __init__(self, url: str, *, keep: bool = False) -> None:
         self.url = url
         parsed = make_url(url)
         self.sqlite = Path(parsed.database or "") if parsed.get_backend_name() == "sqlite" else None
-        self.engine = None if self.sqlite else create_engine(url, poolclass=pool.NullPool)
+        if self.sqlite is not None:
+            self.engine = None
+        elif keep:
+            self.engine = create_engine(url, pool_size=1, max_overflow=4)
+        else:
+            self.engine = create_engine(url, poolclass=pool.NullPool)
 
     def query(self, sql: str) -> list[tuple[Any, ...]]:
         if self.sqlite is not None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import os
+import shutil
 import sqlite3
 import time
 from pathlib import Path
@@ -14,7 +16,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Engine, func, insert, inspect, select, text
+from sqlalchemy import Engine, create_engine, func, insert, inspect, pool, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.schema import CreateIndex
@@ -45,7 +47,16 @@ from bot_arena.db.store import (
     version_for,
     versions_for,
 )
-from tests.db.dbtest import BACKENDS, example_database, from_template
+from tests.db.dbtest import (
+    BACKENDS,
+    PG_ENV,
+    database,
+    example_database,
+    from_template,
+    newest_ddl,
+    schema_dump,
+    schema_of,
+)
 
 TABLES = {"bots", "bot_versions", "tournaments", "tournament_entries", "matches", "seats", "moves"}
 
@@ -85,6 +96,7 @@ REFS = [resolve("random"), resolve("random:seed=3")]
 # --- migrations -----------------------------------------------------------------------------
 
 
+@pytest.mark.new_schema  # its subject: the making of the database
 def test_migration_creates_the_schema_and_reopening_is_idempotent(db_url: str) -> None:
     first = make_engine(db_url)
     assert current_revision(first) == head_revision() is not None
@@ -153,6 +165,79 @@ def test_each_example_database_is_empty_at_the_newest_revision(kind: str) -> Non
                 engine.dispose()
 
 
+@pytest.mark.postgres
+@pytest.mark.skipif(not os.environ.get(PG_ENV), reason=f"{PG_ENV} is not set")
+def test_a_ready_postgresql_schema_is_what_the_migrations_make(tmp_path: Path) -> None:
+    """``dbtest.database(..., ready=True)`` (a schema made from the DDL captured once a
+    process) holds what migrating a new schema makes: the same DDL, the same objects and
+    constraints in the catalog, the same version row and no other row; and ids from 1."""
+    dump = shutil.which("pg_dump")
+    if dump is None or newest_ddl(os.environ[PG_ENV]) is None:
+        pytest.skip("no pg_dump that can dump this server: ready schemas are migrated ones")
+
+    def described(url: str) -> list[Any]:
+        engine = create_engine(url, poolclass=pool.NullPool)
+        try:
+            with engine.connect() as conn:
+                found: list[Any] = [
+                    tuple(row)
+                    for row in conn.exec_driver_sql(
+                        "SELECT relname, relkind, relpersistence, reloptions::text "
+                        "FROM pg_class WHERE relnamespace = current_schema()::regnamespace "
+                        "ORDER BY relname"
+                    )
+                ]
+                found += [
+                    tuple(row)
+                    for row in conn.exec_driver_sql(
+                        "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) "
+                        "FROM pg_constraint WHERE connamespace = current_schema()::regnamespace "
+                        "ORDER BY 1, 2"
+                    )
+                ]
+                found += [
+                    tuple(row)
+                    for row in conn.exec_driver_sql(
+                        "SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid) "
+                        "FROM pg_index JOIN pg_class ON pg_class.oid = indexrelid "
+                        "WHERE relnamespace = current_schema()::regnamespace ORDER BY 1"
+                    )
+                ]
+                found += list(conn.exec_driver_sql("SELECT * FROM alembic_version"))
+                for (table,) in conn.exec_driver_sql(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
+                    "ORDER BY tablename"
+                ):
+                    if table != "alembic_version":
+                        count = conn.exec_driver_sql(f'SELECT count(*) FROM "{table}"').scalar()
+                        found.append((table, count))
+            named = f"{schema_of(url)}."  # index definitions name their schema
+            return [
+                tuple(v.replace(named, "") if isinstance(v, str) else v for v in row)
+                for row in found
+            ]
+        finally:
+            engine.dispose()
+
+    with (
+        database("postgresql", tmp_path) as migrated,
+        database("postgresql", tmp_path, ready=True) as ready,
+    ):
+        make_engine(migrated).dispose()
+        assert schema_dump(dump, ready) == schema_dump(dump, migrated)
+        assert described(ready) == described(migrated)
+        engine = make_engine(ready)
+        try:
+            assert current_revision(engine) == head_revision()
+            with session_factory(engine).begin() as session:
+                tournament = Tournament(name="t", game="coins", format="round-robin", seed=1)
+                session.add(tournament)
+                session.flush()
+                assert tournament.id == 1
+        finally:
+            engine.dispose()
+
+
 def test_models_and_migrations_agree(engine: Engine) -> None:
     """What `alembic check` does: autogenerate finds no difference."""
     with engine.connect() as conn:
@@ -172,6 +257,7 @@ def test_the_models_partial_index_is_the_migrations_on_each_backend(engine: Engi
     assert where is not None and "fault IS NOT NULL" in str(where), held
 
 
+@pytest.mark.new_schema  # its subject: the making of the database
 def test_alembic_check_passes(db_url: str) -> None:
     """`alembic check` itself, through the shipped environment script."""
     eng = make_engine(db_url)

@@ -25,7 +25,7 @@ from tests.db.dbtest import BACKENDS, database
 
 @pytest.fixture(params=BACKENDS)
 def migrated(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    with database(request.param, tmp_path) as url:
+    with database(request.param, tmp_path, ready=True) as url:
         engine = make_engine(url)
         try:
             yield engine

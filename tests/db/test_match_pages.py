@@ -49,7 +49,7 @@ def filled(
 ) -> Iterator[tuple[str, int]]:
     """A database of :func:`fill`'s matches and its tournament's id, filled once a module on
     each backend: the tests only read it."""
-    with database(request.param, tmp_path_factory.mktemp("pages")) as url:
+    with database(request.param, tmp_path_factory.mktemp("pages"), ready=True) as url:
         yield url, fill(url)
 
 

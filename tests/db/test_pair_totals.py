@@ -201,6 +201,7 @@ def test_a_match_counted_twice_or_not_at_all_is_found(db_url: str) -> None:
         engine.dispose()
 
 
+@pytest.mark.new_schema  # its subject: the making of the database
 def test_the_migration_fills_the_table_from_the_stored_matches(db_url: str) -> None:
     engine = make_engine(db_url)
     try:

@@ -33,6 +33,7 @@ def _resigned() -> object:
     )
 
 
+@pytest.mark.new_schema  # its subject: the making of the database
 def test_resign_is_stored_and_downgraded_to_crash(db_url: str) -> None:
     eng = make_engine(db_url)
     try:

@@ -99,6 +99,7 @@ def test_the_summary_line() -> None:
     )
 
 
+@pytest.mark.new_schema  # its subject: the making of the database
 def test_a_revision_0002_database_is_upgraded_with_its_results_unrecorded(db_url: str) -> None:
     old = make_engine(db_url, migrate=False)
     upgrade(old, "0002")

@@ -260,6 +260,7 @@ def _old_rows(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
         }
 
 
+@pytest.mark.new_schema  # its subject: the making of the database
 def test_a_revision_0001_database_is_upgraded_keeping_its_rows(db_url: str) -> None:
     old = make_engine(db_url, migrate=False)
     upgrade(old, "0001")
@@ -296,6 +297,7 @@ def test_a_revision_0001_database_is_upgraded_keeping_its_rows(db_url: str) -> N
         eng.dispose()
 
 
+@pytest.mark.new_schema  # its subject: the making of the database
 def test_settings_json_survives_the_upgrade(db_url: str) -> None:
     """JSON columns of the rebuilt table keep their values (SQLite copies them as text)."""
     old = make_engine(db_url, migrate=False)

@@ -46,7 +46,7 @@ def played(
 ) -> Iterator[dict[str, Any]]:
     """Two tournaments on one database: tic-tac-toe with faulty bots, and Connect Four."""
     folder = tmp_path_factory.mktemp("report")
-    with database(request.param, folder) as url:
+    with database(request.param, folder, ready=True) as url:
         ok(
             "tournament", "run", "tictactoe",
             "--bot", "random", "--bot", "alphabeta:depth=2", "--bot", "minimax:depth=1",

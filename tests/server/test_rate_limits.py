@@ -19,7 +19,7 @@ pytest.importorskip("starlette", reason="the server tests need the bot-arena[ser
 
 @pytest.fixture(params=BACKENDS)
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    with database(request.param, tmp_path) as found:
+    with database(request.param, tmp_path, ready=True) as found:
         yield found
 
 
