@@ -315,8 +315,12 @@ def test_the_engines_programs_are_hashed_beside_the_checks_not_before_their_star
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A new run hashes its engines' programs on a thread of its own while it checks its
-    options (``botspec.hash_ahead``): a large program (stockfish is 47 MB) is read there once,
-    never by the run's own thread, whose resolve finds the digest kept."""
+    options (``botspec.hash_ahead``): a large program (stockfish is 47 MB) is read there, once,
+    while the options are still being checked (here the check waits until both are read: it
+    waits in vain when nothing reads them ahead), and the run's own resolve finds each digest
+    kept and reads neither again."""
+    from bot_arena.arena.api.spec import TournamentSpec
+
     monkeypatch.setattr(digests, "SETTLED_S", 0.0)  # the programs were written just now
     digests.forget()
     db = tmp_path / "arena.db"
@@ -325,17 +329,29 @@ def test_the_engines_programs_are_hashed_beside_the_checks_not_before_their_star
         with (tmp_path / f"{name}.py").open("a") as program:
             program.write("#" + "x" * digests.MIN_CACHED + "\n")
     readers: list[tuple[str, str]] = []
-    read = Scan.read
+    both_read = threading.Event()
+    read, validate = Scan.read, TournamentSpec.validate
 
     def noted(self: Scan, real: str) -> bytes:
+        data = read(self, real)
         readers.append((Path(real).name, threading.current_thread().name))
-        return read(self, real)
+        if {"a.py", "b.py"} <= {name for name, _ in readers}:
+            both_read.set()
+        return data
+
+    read_during_checks: list[bool] = []
+
+    def checked_once_read(self: TournamentSpec) -> object:
+        read_during_checks.append(both_read.wait(30))  # a bound, not a guess at a time
+        return validate(self)
 
     monkeypatch.setattr(Scan, "read", noted)
+    monkeypatch.setattr(TournamentSpec, "validate", checked_once_read)
     try:
         done = _two_games(tmp_path, a, b, db)
     finally:
         digests.forget()
     assert done.returncode == 0, done.stderr
+    assert read_during_checks == [True], readers
     programs = sorted(r for r in readers if r[0] in ("a.py", "b.py"))
     assert programs == [("a.py", "hash-ahead"), ("b.py", "hash-ahead")], readers
