@@ -43,9 +43,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 #: what the server imports before its first fork (the command modules with it: ``build()``)
 PRELOAD = ("bot_arena.arena.cli.app", "sqlalchemy", "bot_arena.db.session")
@@ -230,10 +230,33 @@ def _exit_code(exc: SystemExit) -> int:
     return 1
 
 
+def status_of(run: Callable[[], object]) -> int:
+    """``run()``'s exit status as the interpreter gives a program's: 0, a ``SystemExit``'s
+    status, or 1 with the traceback printed for any other exception."""
+    import traceback
+
+    try:
+        run()
+    except SystemExit as exc:
+        return _exit_code(exc)
+    except BaseException:
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+def end_fork(code: int) -> NoReturn:
+    """End a fork with ``code``: the standard streams flushed, nothing of its parent's run
+    (no exit function, no ``finally`` of the server's loop)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed or broken: nothing to keep
+            stream.flush()
+    os._exit(code)
+
+
 def _command(request: dict[str, Any]) -> None:
     """In the fork: become the command, run it, and exit with its status."""
     import resource
-    import traceback
 
     code = 1
     try:
@@ -258,24 +281,13 @@ def _command(request: dict[str, Any]) -> None:
         if request["memory"] is not None:
             cap = int(request["memory"])
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-        try:
-            if request.get("script"):
-                _script(request["args"][0])
-            else:
-                _main(request["args"])
-            code = 0
-        except SystemExit as exc:
-            code = _exit_code(exc)
-        except BaseException:
-            traceback.print_exc()
-            code = 1
-        if request.get("script"):  # the interpreter's end: its atexit functions
-            atexit._run_exitfuncs()
+        if request.get("script"):
+            code = status_of(lambda: _script(request["args"][0]))
+            atexit._run_exitfuncs()  # the interpreter's end: its atexit functions
+        else:
+            code = status_of(lambda: _main(request["args"]))
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):  # closed or broken: nothing to keep
-                stream.flush()
-        os._exit(code)
+        end_fork(code)
 
 
 def _main(args: list[str]) -> None:

@@ -36,6 +36,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import functools
+import importlib.util
 import json
 import os
 import queue
@@ -46,6 +48,7 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 CLI = "bot_arena.arena.cli.app"
@@ -202,8 +205,6 @@ def _overwrite(area: tuple[int, int], strings: Sequence[bytes]) -> None:
 def _command(request: dict[str, Any], gate: int, ready: int) -> None:
     """In the fork: become the command (closing ``ready`` once it looks like it from outside),
     wait for the go, run it, and exit with its status."""
-    import traceback
-
     from bot_arena.arena.cli import app
 
     code = 1
@@ -230,28 +231,25 @@ def _command(request: dict[str, Any], gate: int, ready: int) -> None:
         os.close(ready)
         while os.read(0, 1) not in (b"\n", b""):  # the go, as the wrapper's `read -r _`
             pass
-        try:
-            app.main()
-            code = 0
-        except SystemExit as exc:
-            if exc.code is None:
-                code = 0
-            elif isinstance(exc.code, int):
-                code = exc.code & 0xFF
-            else:
-                print(exc.code, file=sys.stderr)
-                code = 1
-        except BaseException:
-            traceback.print_exc()
-            code = 1
+        code = _forked_cli().status_of(app.main)
         # what the interpreter does at exit: non-daemon threads joined, then the exit functions
         threading._shutdown()  # type: ignore[attr-defined]
         atexit._run_exitfuncs()
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):  # closed or broken: nothing to keep
-                stream.flush()
-        os._exit(code)
+        _forked_cli().end_fork(code)
+
+
+@functools.cache
+def _forked_cli() -> ModuleType:
+    """``tests/forked_cli.py``, whose ends of a fork (a program's status, the streams flushed,
+    ``os._exit``) this server's forks share: loaded by its path, since the server runs as a
+    script with no ``tests`` package on its path (``-P``). Loaded before the first fork."""
+    path = Path(__file__).resolve().parents[1] / "forked_cli.py"
+    spec = importlib.util.spec_from_file_location("forked_cli", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _serve(requests: int, answers: int) -> None:
@@ -259,6 +257,7 @@ def _serve(requests: int, answers: int) -> None:
     from importlib import import_module
 
     _overwrite(_areas()[0], [SERVER_NAME])
+    _forked_cli()
     for name in PRELOAD:
         import_module(name)
     from bot_arena.arena.cli.app import build
