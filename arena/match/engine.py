@@ -112,11 +112,8 @@ class EngineSeat(ProcessSeat):
             if status is not ReadStatus.LINE:
                 self.unheard = (status, raw)
                 return False
-            line = raw.decode("utf-8", "replace").strip()
-            if line == word:
+            if _kept_until(raw, word, self.heard):
                 return True
-            if len(self.heard) < MAX_START_LINES:
-                self.heard.append(line[:MAX_START_LINE])
         return False
 
     def _wait_for(self, word: str, deadline: float) -> list[str] | Fault:
@@ -131,11 +128,8 @@ class EngineSeat(ProcessSeat):
             else:
                 status, raw = self.process.read_line(deadline)
             if status is ReadStatus.LINE:
-                line = raw.decode("utf-8", "replace").strip()
-                if line == word:
+                if _kept_until(raw, word, lines):
                     return lines
-                if len(lines) < MAX_START_LINES:
-                    lines.append(line[:MAX_START_LINE])
                 if time.monotonic() < deadline:
                     continue
                 status = ReadStatus.TIMEOUT  # talk that goes on past the start-up limit
@@ -149,6 +143,18 @@ class EngineSeat(ProcessSeat):
             message = f"line longer than {protocol.MAX_LINE} bytes before {what}"
             return faults.bad_output(message, _text(raw), **self._evidence())
         return faults.stall(f"no {what}: {self._exit_message()}", "exited", **self._evidence())
+
+
+def _kept_until(raw: bytes, word: str, lines: list[str]) -> bool:
+    """Whether the line ``raw`` is ``word``; else it is kept in ``lines`` (the first
+    MAX_START_LINES, each cut to MAX_START_LINE characters): a start's one rule for its lines,
+    read ahead or waited for."""
+    line = raw.decode("utf-8", "replace").strip()
+    if line == word:
+        return True
+    if len(lines) < MAX_START_LINES:
+        lines.append(line[:MAX_START_LINE])
+    return False
 
 
 def _text(raw: bytes) -> str:
