@@ -504,14 +504,23 @@ def test_an_option_refused_ahead_is_the_start_s_fault_nothing_sent(tmp_path: Pat
             pool.hear_ahead()
             time.sleep(0.02)
         assert cast(UciSeat, seat).offered is not None, "uciok never read ahead"
-        time.sleep(0.2)  # anything sent would have been read
-        assert _lines(log) == ["uci"]
+        # a line of the test's own, which the engine ignores, after whatever the reading ahead
+        # wrote: one pipe, in order, so once the engine has logged it, it has logged all that
+        # came before it (no wait on a guess)
+        assert seat.process.send(MARK + b"\n", time.monotonic() + 5.0)
+        end = time.monotonic() + 30.0
+        while time.monotonic() < end and MARK.decode() not in _lines(log):
+            time.sleep(0.02)
+        assert _lines(log) == ["uci", MARK.decode()]
         record = pool.play(games.get("chess"), refs, time_control=TimeControl(move_time=5.0))
         assert pool.last_pids == started  # the process started ahead is the one refused
     fault = record.seats[0].fault
     assert fault is not None and fault.termination is Termination.STALL
     assert fault.message == "the engine has no option 'Threads' (it offers: Hash, Skill Level)"
-    assert _lines(log) == ["uci"]
+    assert _lines(log) == ["uci", MARK.decode()]
+
+
+MARK = b"test-mark"  # no UCI command: the fake engine logs it and does nothing
 
 
 def _lines(log: Path) -> list[str]:
