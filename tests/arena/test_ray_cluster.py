@@ -640,6 +640,14 @@ def _contents(folder):
 
 
 def _join(address):
+    # Ray's own waits for a control store that never answers (20 tries a second apart, each
+    # connect bounded at 5 s), shortened to one try of 2 s: a refusal comes within the bound
+    # below, where a join that works takes well under a second
+    os.environ.update(
+        RAY_gcs_server_port_wait_time_s="1",
+        RAY_py_gcs_connect_timeout_s="2",
+        RAY_gcs_rpc_server_connect_timeout_s="2",
+    )
     import ray
 
     ray.init(address=address, logging_level="ERROR", log_to_driver=False)
@@ -677,9 +685,10 @@ def test_a_confined_bot_cannot_reach_the_cluster(cluster: Cluster, db: Db) -> No
     """The probe plays two matches on the cluster under the default sandbox: it cannot read
     the files of Ray's session folder (their names, below the bot's own folder, it may list:
     docs/security.md) or its address file, sees none of the machine's shared memory, cannot
-    connect to the control store, and ``ray.init`` finds no cluster (auto) or never gets an
-    answer (the GCS address); the matches are played and stored, no fault. (Without the
-    sandbox the same probe reads the folder and the file, lists /dev/shm and connects.)"""
+    connect to the control store, and ``ray.init`` finds no cluster (auto) or fails to connect
+    (the GCS address; the probe shortens Ray's own retries, so the refusal comes in seconds);
+    the matches are played and stored, no fault. (Without the sandbox the same probe reads the
+    folder and the file, lists /dev/shm and connects.)"""
     # beside the cluster's session folder, which is named ``ray`` as Ray's default /tmp/ray is:
     # the probe's ``import ray`` must not open it as a package of the bot's
     bot = cluster.root / "probe.py"
