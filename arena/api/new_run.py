@@ -237,7 +237,7 @@ def _server_ahead(run: NewRun, helpers: contextlib.ExitStack) -> ForkServer | No
     level = UNCONFINED if mode is Mode.OFF else CONFINED
     server = start_job_server(server_env(level))
     if server is not None:
-        helpers.callback(server.close)
+        helpers.callback(server.release)
     return server
 
 
@@ -257,7 +257,7 @@ def _server_for(
 
     server = start_job_server(env)
     if server is not None:
-        helpers.callback(server.close)
+        helpers.callback(server.release)
     return server
 
 

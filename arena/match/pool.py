@@ -444,7 +444,7 @@ class BotPool:
             seat.finish_quit(end)
         sweep_sessions({s.pid for s in seats if s.pid is not None})
         if self._server is not None and self._own_server:
-            self._server.close()
+            self._server.release()  # kept for this thread's next pool, its spares killed
         self._server = None
         self.confiner.close()
         if self._sources is not None:

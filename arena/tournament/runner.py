@@ -593,12 +593,13 @@ class Runner:
                 env = server_env(self.sandbox_level or UNCONFINED)
                 return [JobHandle(self._server, env) for _ in range(count)]
             except ForkServerError:
+                self._server.broken = True  # ended, not kept for another run
                 self._close_server()
         return [JobHandle(None, server_env(self.sandbox_level or UNCONFINED)) for _ in range(count)]
 
     def _close_server(self) -> None:
         if self._server is not None and self._own_server:
-            self._server.close()
+            self._server.release()  # kept for a next run in this thread, unless broken
         self._server = None
 
     def _lower_level(self, workers: Sequence[Worker]) -> None:

@@ -8,11 +8,17 @@ reaps the worker and reports its exit status), so a ``BotProcess`` treats both a
 else about a bot process stays the referee's: deadlines, the kill of its process group, the sweep
 of its session.
 
-One ForkServer serves one BotPool, from one thread.
+One ForkServer serves one BotPool, from one thread. A pool (or run) that is done with its own
+server gives it back (``release``) rather than ending it: the thread's next pool of the same kind
+(same preloaded modules, same environment) takes it up (``start_forkserver``) instead of paying
+for a fresh interpreter's imports again, about 0.1 s of CPU, as multiprocessing's forkserver
+lives on between pools. Only the thread that started a server reuses it: the server dies with
+that thread (parent-death signal). Kept servers end when the process exits.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -21,6 +27,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -28,6 +35,7 @@ from typing import Any
 SERVER_START_S = 10.0  # how long the first spawn may wait for the server's imports
 _MESSAGE = 1 << 16
 SERVER_MODULE = "bot_arena.arena.worker.forkserver_server"  # started by name: no import of it here
+KEPT_MAX = 4  # idle servers kept for reuse in one process (each holds ~25 MB), at most one per kind
 
 
 class ForkServerError(OSError):
@@ -51,6 +59,7 @@ class ForkServer:
         environment the fork is then given, so a server for confined bots gets a clean one."""
         self.process: subprocess.Popen[bytes] | None = None
         self.env = env  # the server's environment as started (None: this process's)
+        self.kind = _kind(preload, env)  # which later pools may take it up (``release``)
         self.exits: dict[int, int] = {}  # exit codes reported and not asked for yet
         self.closed = False
         self.broken = False  # the server died or broke the protocol: every worker died with it
@@ -180,7 +189,11 @@ class ForkServer:
             if reply is None:
                 raise ForkServerError("the fork server did not answer")
             if "pid" in reply:
-                return ForkedChild(self, int(reply["pid"]))
+                pid = int(reply["pid"])
+                # a report for this pid read earlier was of an earlier process of a released
+                # server's last user (reaped before the pid could be given again)
+                self.exits.pop(pid, None)
+                return ForkedChild(self, pid)
             if "error" in reply:
                 raise ForkServerError(f"fork server: {reply['error']}")
 
@@ -194,6 +207,33 @@ class ForkServer:
             if self._receive(left) is None:
                 return None
         return self.exits.pop(pid)
+
+    def reusable(self) -> bool:
+        """Whether a later pool could take this server up: one this process started, that
+        has not broken or been closed and still runs."""
+        return (
+            not self.closed
+            and not self.broken
+            and self.process is not None
+            and self.process.poll() is None
+        )
+
+    def release(self) -> None:
+        """Done with the server: keep it for this thread's next pool of the same kind
+        (``start_forkserver``), every process it started killed as its end would have, or
+        close it (broken, not this process's own, or a server of its kind is kept already,
+        or ``KEPT_MAX`` are)."""
+        if self.closed:
+            return
+        if self.reusable() and _keep(self):
+            try:
+                self.sock.send(json.dumps({"kind": "reset"}).encode())
+            except OSError:
+                self.broken = True
+                _unkeep(self)
+            else:
+                return
+        self.close()
 
     def close(self, timeout: float = 2.0) -> None:
         """End the server: it exits when its socket closes (workers still running die with it:
@@ -210,14 +250,95 @@ class ForkServer:
 def start_forkserver(
     preload: Sequence[str] = (), env: dict[str, str] | None = None
 ) -> ForkServer | None:
-    """A new fork server, or None where there is none (no pidfd: not Linux) or it cannot start
-    (callers then start workers with ``exec``)."""
+    """A fork server of this kind (``preload``, ``env``): one this thread released before and
+    that still runs, else a new one; None where there is none (no pidfd: not Linux) or it
+    cannot start (callers then start workers with ``exec``). The caller ends its use with
+    ``release`` (or ``close``)."""
     if not hasattr(os, "pidfd_open"):
         return None
+    kept = _take(_kind(preload, env))
+    if kept is not None:
+        return kept
     try:
         return ForkServer(preload=preload, env=env)
     except OSError:
         return None
+
+
+def _kind(preload: Sequence[str], env: dict[str, str] | None) -> tuple[object, ...]:
+    """What a server was started with that a worker forked from it inherits: its preloaded
+    modules and its environment (this process's, as it is now, when ``env`` is None: its
+    ``PYTHONPATH`` made the server's ``sys.path``)."""
+    return (tuple(preload), tuple(sorted((os.environ if env is None else env).items())))
+
+
+class _Kept(threading.local):
+    """This thread's idle servers (a server dies with the thread that started it)."""
+
+    def __init__(self) -> None:
+        self.servers: list[ForkServer] = []
+
+
+_kept = _Kept()
+_kept_lock = threading.Lock()
+_kept_count = 0  # idle servers in all threads
+
+
+def _keep(server: ForkServer) -> bool:
+    """Keep ``server`` idle for this thread; False when it may not be kept."""
+    global _kept_count
+    with _kept_lock:
+        if _kept_count >= KEPT_MAX or any(s.kind == server.kind for s in _kept.servers):
+            return False
+        _kept.servers.append(server)
+        _kept_count += 1
+        return True
+
+
+def _unkeep(server: ForkServer) -> None:
+    global _kept_count
+    with _kept_lock:
+        if server in _kept.servers:
+            _kept.servers.remove(server)
+            _kept_count -= 1
+
+
+def _take(kind: tuple[object, ...]) -> ForkServer | None:
+    """This thread's idle server of ``kind`` that still runs (one that died idle is closed)."""
+    for server in [s for s in _kept.servers if s.kind == kind]:
+        _unkeep(server)
+        if server.reusable():
+            server.exits.clear()  # its last user's bots' exits
+            return server
+        server.close()
+    return None
+
+
+def kept_servers() -> list[ForkServer]:
+    """This thread's idle servers (tests: a released server is kept, not leaked)."""
+    return list(_kept.servers)
+
+
+def close_kept() -> None:
+    """End this thread's idle servers (at exit; or to see a pool leave no process behind)."""
+    for server in kept_servers():
+        _unkeep(server)
+        server.close()
+
+
+def _forget_kept() -> None:
+    """In a forked child: the parent's idle servers are not the child's to use (their sockets
+    are copies of the parent's), and its count starts at nothing."""
+    global _kept, _kept_lock, _kept_count
+    for server in _kept.servers:
+        server.closed = True
+        with contextlib.suppress(OSError):
+            server.sock.close()
+    _kept, _kept_lock, _kept_count = _Kept(), threading.Lock(), 0
+
+
+atexit.register(close_kept)
+os.register_at_fork(after_in_child=_forget_kept)
 
 
 class ForkedChild:

@@ -19,6 +19,9 @@ The referee (``bot_arena.arena.transport.forkserver_client``) talks to it over o
   cgroup, namespaces, mounts, seccomp) and waits; a later worker request with ``"spare":`` that
   plan's working folder is handed to it (with its descriptors) instead of a new fork, and the
   answer is the spare's pid (a spare that died meanwhile: a new fork after all);
+- request ``{"kind": "reset"}`` without descriptors, and no answer: kill every process started
+  (workers, jobs, spares), as the server's end would; the client is done with it, and it may
+  serve another client of the same process later;
 - request ``{"kind": "job", "target": "module:function", ...}`` with two descriptors (a job's
   pipes from and to its client): the function, of a module preloaded with ``--preload``, runs in
   the fork with a channel of its own to this server, whose workers die when it closes;
@@ -253,6 +256,9 @@ class Server:
                 with contextlib.suppress(OSError, ValueError, KeyError):  # no answer: no spare
                     self._start_spare(str(request["plan"]), sock.fileno())
                 return True
+            if kind == "reset" and not fds:
+                self._reset()
+                return True
             if kind not in ("worker", "job") or len(fds) != (3 if kind == "worker" else 2):
                 raise ValueError(f"bad request: {kind!r} with {len(fds)} descriptors")
             if kind == "worker":
@@ -313,6 +319,19 @@ class Server:
         self.children[pidfd] = (pid, channel)
         self.poller.register(pidfd, select.POLLIN)
         self.spares[key] = (pid, ours)
+
+    def _reset(self) -> None:
+        """The client is done with this server, which may serve another later: kill every
+        process it started (each worker's and job's group, and the spares no worker was
+        handed), as its end would have. Each is reaped, and reported, as any child."""
+        for pid, _ in self.children.values():
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+        for pid, sock in self.spares.values():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            sock.close()
+        self.spares.clear()
 
     def _hand_to_spare(self, request: dict[str, Any], fds: list[int]) -> int | None:
         """Hand a worker request to the spare prepared for it (its ``spare`` key), which
