@@ -131,6 +131,7 @@ def test_another_threads_server_is_never_taken_up_and_dies_with_its_thread() -> 
     thread.start()
     thread.join()
     assert len(theirs) == 1 and theirs[0].process is not None
+    assert forkserver_client.kept_servers() == []  # kept in that thread, not this one
     assert wait_for_exit(theirs[0].process, WAIT_S) is not None  # died with its thread
     ours = start_forkserver()
     assert ours is not None and ours is not theirs[0]
