@@ -58,6 +58,14 @@ def serve_command(
             help="Live standings streams open at once (more: 503); 8 per client address.",
         ),
     ] = 1000,
+    standings_age: Annotated[
+        float,
+        typer.Option(
+            "--standings-age",
+            help="Seconds a ladder's standings are answered without reading the database "
+            "(0 to 60; longer spares a large field's fits, shorter shows a game sooner).",
+        ),
+    ] = 1.0,
     web_nice: Annotated[
         int,
         typer.Option(
@@ -84,6 +92,8 @@ def serve_command(
         fail(f"--uploads-per-hour {uploads_per_hour}: give 1 to 100000")
     if not 1 <= max_streams <= 100_000:
         fail(f"--max-streams {max_streams}: give 1 to 100000")
+    if not 0 <= standings_age <= 60:  # NaN fails too
+        fail(f"--standings-age {standings_age:g}: give 0 to 60 seconds")
     if jobs is not None and not 1 <= jobs <= 1024:
         fail(f"--jobs {jobs}: give 1 to 1024")
     if not 0 <= web_nice <= 19:
@@ -131,6 +141,7 @@ def serve_command(
         ladder_sandbox=sandboxing.arguments(),
         web_nice=web_nice if jobs is not None or executor is not None else 0,
         max_streams=max_streams,
+        standings_age=standings_age,
     )
     app = create_app(settings, reads, writes)
     sweep()  # the upload folders dead servers left behind

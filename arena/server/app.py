@@ -23,9 +23,11 @@ from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Route
 from starlette.types import Lifespan
 
+from bot_arena.arena.api.ladder_views import StandingsCache
 from bot_arena.arena.server import http, ladders, reads, uploads
 from bot_arena.arena.server.errors import ApiError, InternalErrors, api_error, http_error
 from bot_arena.arena.server.headers import SecurityHeaders
+from bot_arena.arena.server.ready import Recent
 from bot_arena.arena.server.settings import ServerSettings
 from bot_arena.arena.server.state import ServerState
 
@@ -83,7 +85,14 @@ def create_app(
         exception_handlers={ApiError: api_error, HTTPException: http_error},
         lifespan=_playing(settings, reads) if settings.play_ladders else None,
     )
-    app.state.arena = ServerState(settings, reads, writes)
+    age = settings.standings_age
+    app.state.arena = ServerState(
+        settings,
+        reads,
+        writes,
+        standings=StandingsCache(max_age=age),
+        ladder_list=Recent(max_age=age),
+    )
     return app
 
 

@@ -138,7 +138,7 @@ async def _refresh(state: ServerState, name: str) -> None:
 
 async def get_ladders(request: Request) -> Response:
     """The ladders as JSON (304 when the client holds these bytes), read at most once a
-    ``STANDINGS_MAX_AGE`` (``ServerState.ladder_list``)."""
+    ``--standings-age`` (``ServerState.ladder_list``)."""
     state = state_of(request)
 
     def read() -> Ready:

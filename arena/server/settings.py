@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from bot_arena.arena.api.sandbox import Confinement
 
 FORM_SLACK = 64 * 1024  # bytes of a multipart body beside the file (boundaries, the fields)
+#: seconds a ladder's standings are answered without reading the database (the page polls
+#: every 2 s, so no reader is shown standings older than one poll), by default
+STANDINGS_MAX_AGE = 1.0
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,9 @@ class ServerSettings:
     streams_per_client: int = 8  # of them from one client address (429 beyond)
     stream_poll: float = 0.5  # seconds between a watched ladder's reads for its streams
     stream_heartbeat: float = 15.0  # seconds of silence before a stream sends a comment
+    # seconds a ladder's standings (and the ladder list) are answered without reading the
+    # database: longer spares a large field's fits, shorter shows a stored game sooner
+    standings_age: float = STANDINGS_MAX_AGE
 
     @property
     def max_upload_bytes(self) -> int:

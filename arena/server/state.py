@@ -14,12 +14,9 @@ from bot_arena.arena.api.ladder_views import StandingsCache
 from bot_arena.arena.server.events import Feeds
 from bot_arena.arena.server.ratelimit import RateLimiter
 from bot_arena.arena.server.ready import Derived, Recent
-from bot_arena.arena.server.settings import ServerSettings
+from bot_arena.arena.server.settings import STANDINGS_MAX_AGE, ServerSettings
 from bot_arena.arena.server.validators import Validators
 
-#: seconds a ladder's standings are answered without reading the database (the page polls
-#: every 2 s, so no reader is shown standings older than one poll)
-STANDINGS_MAX_AGE = 1.0
 MAX_LADDER_PAGES = 500  # ladders whose page is kept rendered
 
 
@@ -29,7 +26,8 @@ class ServerState:
     reads: sessionmaker[Session]  # a read-only engine: never waits for a writer (SQLite's WAL)
     writes: sessionmaker[Session]  # transactions that store (each takes the write lock first)
     tokens: TokenCache = field(default_factory=TokenCache)
-    standings: StandingsCache = field(  # ladders' standings: a fit a second at most
+    # ladders' standings: a fit a second at most (``create_app``: ``settings.standings_age``)
+    standings: StandingsCache = field(
         default_factory=lambda: StandingsCache(max_age=STANDINGS_MAX_AGE)
     )
     limiter: RateLimiter = field(init=False)  # uploads, by user id

@@ -265,19 +265,21 @@ def test_bad_input_is_one_line_exit_2_and_nothing_is_stored(tmp_path: Path) -> N
 def test_a_retired_bot_starts_no_game_after_its_retirement_is_stored(
     tmp_path: Path,
 ) -> None:
-    """Games that take a while (a bot's move takes 0.2 s), two jobs, and matches made ahead
+    """Games that take a while (a bot's move takes 0.05 s), two jobs, and matches made ahead
     for several games of each: once ``retire`` has stored the retirement, the retired bot's
     matches made ahead are dropped, not played (before, they were played after it); the
-    others play on. The bots take their 0.2 s in the ladder's games only (2 s a move), not in
-    their validation games (``ladder add --move-time 1``), where it was about 6 s of
-    sleeping before the ladder started."""
+    others play on. The bots take their 0.05 s in the ladder's games only (2 s a move), not in
+    their validation games (``ladder add --move-time 1``), where it was seconds of sleeping
+    before the ladder started. The sleep only has to make a game outlast the ladder's steps
+    between games, so that matches are made ahead and in play when ``retire`` lands; at 0.2 s
+    a move the test slept about 4 s more for the same four games after the retirement."""
     db = Db(f"sqlite:///{tmp_path / 'arena.db'}")
     bots = []
     for name in ("slow_a", "slow_b", "slow_c"):
         path = tmp_path / f"{name}.py"
         path.write_text(
             "import time\n\n\ndef choose_move(game, state, budget):\n"
-            "    if budget.move_time >= 2:\n        time.sleep(0.2)\n"
+            "    if budget.move_time >= 2:\n        time.sleep(0.05)\n"
             "    return game.legal_moves(state)[0]\n"
         )
         bots.append(str(path))
@@ -313,8 +315,8 @@ def test_a_retired_bot_starts_no_game_after_its_retirement_is_stored(
             )
 
         assert wait_for(others_played_on, LIMIT_S, run, log), log.read_text()
-        # the ladder's games took their while: every stored move slept its 0.2 s
-        assert count(db, "SELECT count(*) FROM moves WHERE time_ms < 200") == 0
+        # the ladder's games took their while: every stored move slept its 0.05 s
+        assert count(db, "SELECT count(*) FROM moves WHERE time_ms < 50") == 0
         assert count(db, "SELECT count(*) FROM moves") > 0
         seated = (
             "FROM matches m JOIN seats s ON s.match_id = m.id JOIN bot_versions v "

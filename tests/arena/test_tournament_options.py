@@ -16,8 +16,12 @@ from tests import inprocess
 # each test plays tournaments or whole games through separate processes: seconds a test
 pytestmark = pytest.mark.slow
 
-SLOW_START = (  # a bot that takes 1.5 s to load
-    "import time\ntime.sleep(1.5)\n\n"
+# A bot that takes 0.6 s to load: three times the 0.2 s start-up limit the test sets, so it
+# stalls under that limit however fast the machine (its sleep alone is longer), and far below
+# the default 10 s, so it starts in time under the default however loaded the machine. At
+# 1.5 s against 0.5 s the test waited about 1.8 s more for the same four starts.
+SLOW_START = (
+    "import time\ntime.sleep(0.6)\n\n"
     "def choose_move(game, state, budget):\n    return game.legal_moves(state)[0]\n"
 )
 
@@ -71,13 +75,13 @@ def test_startup_time_applies_and_a_resume_keeps_it(tmp_path: Path) -> None:
     bot.write_text(SLOW_START)
     db = tmp_path / "arena.db"
     args = ["tournament", "run", "tictactoe", "-b", str(bot), "-b", "random", "--games", "2"]
-    proc = run(*args, "--startup-time", "0.5", "--jobs", "1", "--db", str(db), cwd=tmp_path)
+    proc = run(*args, "--startup-time", "0.2", "--jobs", "1", "--db", str(db), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     faults = [json.loads(f) for (f,) in rows(db, "SELECT fault FROM seats WHERE fault IS NOT NULL")]
     assert len(faults) == 2 and all(f["termination"] == "stall" for f in faults), faults
     (settings,) = rows(db, "SELECT settings FROM tournaments")[0]
-    assert json.loads(settings)["limits"]["startup_s"] == 0.5
-    # as if interrupted: one match to play again; the resume keeps the 0.5 s start-up limit
+    assert json.loads(settings)["limits"]["startup_s"] == 0.2
+    # as if interrupted: one match to play again; the resume keeps the 0.2 s start-up limit
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE matches SET status = 'running' WHERE id = 1")
         conn.execute("UPDATE tournaments SET status = 'running'")

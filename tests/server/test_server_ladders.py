@@ -31,6 +31,8 @@ from tests.server.conftest import (
 )
 
 HOSTILE = "<script>alert(1)</script>"
+STANDINGS_AGE = 0.1  # seconds the served standings are kept (arena serve --standings-age)
+POLL_S = 0.05  # between the reads of a test that waits for a change to show (one GET each)
 
 
 def make_ladders(db: Path) -> None:
@@ -50,7 +52,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     db = folder / "arena.db"
     filled = fill(db)
     make_ladders(db)
-    server = start(folder, db, "--uploads-per-hour", str(UPLOADS_PER_HOUR), env=SERVER_ENV)
+    # standings and the ladder list kept STANDINGS_AGE s, not the default 1 s: the tests that
+    # wait for a change to show wait out that age (each waited about a second)
+    server = start(
+        folder,
+        db,
+        *["--uploads-per-hour", str(UPLOADS_PER_HOUR), "--standings-age", str(STANDINGS_AGE)],
+        env=SERVER_ENV,
+    )
     server.tokens = filled.tokens
     try:
         yield server
@@ -250,7 +259,7 @@ def test_standings_are_304_while_they_hold_and_a_stored_game_gives_a_fresh_tag(
         deadline = time.monotonic() + 60
         while (answer := get(client, old)).status_code == 304:  # the kept answer, for a while
             assert time.monotonic() < deadline, "the standings never changed"
-            time.sleep(0.2)
+            time.sleep(POLL_S)
         new = answer.headers["etag"]
         assert new != old and answer.json()["games"] > 2
         assert get(client, old).status_code == 200  # the old bytes are gone: never 304 again
@@ -273,7 +282,7 @@ def test_the_ladder_list_is_304_until_it_changes(served: Served) -> None:
             changed := client.get("/api/ladders", headers={"If-None-Match": tag})
         ).status_code == 304:
             assert time.monotonic() < deadline, "the new ladder never showed"
-            time.sleep(0.2)
+            time.sleep(POLL_S)
     assert changed.status_code == 200 and changed.headers["etag"] != tag
     assert "listed" in {r["name"] for r in changed.json()["ladders"]}
 
@@ -501,6 +510,8 @@ def test_a_bad_scrypt_cost_stops_the_server_before_it_starts(
         (["--executor", "<b>x</b>"], "error: --executor '<b>x</b>': use local or ray"),
         (["--max-streams", "0"], "error: --max-streams 0: give 1 to 100000"),
         (["--web-nice", "20"], "error: --web-nice 20: give 0 to 19"),
+        (["--standings-age", "61"], "error: --standings-age 61: give 0 to 60 seconds"),
+        (["--standings-age", "nan"], "error: --standings-age nan: give 0 to 60 seconds"),
         (["--ray-address", "127.0.0.1:1"], "error: --ray-address is for --executor ray"),
         (
             ["--jobs", "1", "--ray-address", "127.0.0.1:1"],
@@ -512,3 +523,37 @@ def test_bad_serve_options_are_one_line(tmp_path: Path, args: list[str], line: s
     found = arena(tmp_path / "arena.db", "serve", *args)
     assert found.returncode == 2 and found.stderr.strip() == line, found.stderr
     assert not (tmp_path / "arena.db").exists()
+
+
+@pytest.mark.parametrize("age", [0.0, 60.0])
+def test_the_standings_age_is_how_long_the_server_keeps_its_answers(
+    tmp_path: Path, age: float
+) -> None:
+    """``--standings-age`` reaches the caches ``create_app`` makes: the ladder list and each
+    ladder's standings, once read, are handed out for that long (60 s: still, at once after;
+    0: every read goes to the database)."""
+    from bot_arena.arena.api import ladder_views
+    from bot_arena.arena.api.ladders import ladder_create
+    from bot_arena.arena.api.sandbox import confinement
+    from bot_arena.arena.server.app import create_app
+    from bot_arena.arena.server.ready import Ready
+    from bot_arena.arena.server.settings import ServerSettings
+    from bot_arena.arena.server.state import ServerState
+    from bot_arena.db.session import make_engine, session_factory
+
+    db = str(tmp_path / "arena.db")
+    ladder_create("club", "tictactoe", db=db, seed=1)
+    engine, writer = make_engine(db, read_only=True), make_engine(db)
+    try:
+        settings = ServerSettings(db=db, confinement=confinement("off", None), standings_age=age)
+        state = create_app(settings, session_factory(engine), session_factory(writer)).state.arena
+        assert isinstance(state, ServerState)
+        state.ladder_list.read(lambda: Ready.of("[]"))
+        assert (state.ladder_list.get() is not None) == (age > 0)
+        with state.reads() as session:
+            row = ladder_views.find(session, "club")
+            assert state.standings.get(session, row, lambda _s, _r: "fitted") == "fitted"
+        assert (state.standings.recent("club") is not None) == (age > 0)
+    finally:
+        engine.dispose()
+        writer.dispose()
