@@ -331,14 +331,16 @@ def test_the_browser_decodes_like_python(page: tuple[Page, Any], tmp_path: Path)
     assert log.errors == []
 
 
-def test_the_game_plays_itself_as_an_animation(page: tuple[Page, Any], tmp_path: Path) -> None:
+def test_the_game_plays_itself_as_an_animation(
+    fresh_page: tuple[Page, Any], tmp_path: Path
+) -> None:
     """Play/pause (button and space bar) and the speed, on the page's own clock: Playwright's
     fake timers move time on exactly as far as the test says, so no step depends on speed.
 
     The clock is paused before the page loads: an installed clock that is not paused still runs
     on with real time, so on a busy machine a 200 ms step could fire between a click and the
     check that the board has not moved yet (2 runs in 4 failed so)."""
-    browser_page, log = page
+    browser_page, log = fresh_page
     game, moves = GAMES["connect4"]()
     data = replay_data(game, moves, SEATS[:2])
     frames = boards.decode_frames(data["board"])
