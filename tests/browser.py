@@ -1,8 +1,8 @@
 """Debian's Chromium driven through Playwright, one per test process: the ``browser`` fixture
 (registered by ``tests/conftest.py``, so the report's and the server's browser tests share one
 Playwright: a second ``sync_playwright()`` in the same process fails), the flags it runs with,
-``PageLog``, what a page said while it was open, and ``confined_page``, a page that may reach
-only what its test names."""
+``PageLog``, what a page said while it was open, and ``confine``/``confined_page``, a page
+that may reach only what its test names."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+#: Every confined page's window.
+VIEWPORT = {"width": 1280, "height": 900}
 
 
 def chromium_path() -> str | None:
@@ -44,28 +46,49 @@ class PageLog:
     requests: list[str] = field(default_factory=list)
 
 
-def confined_page(browser: Any, allowed: tuple[str, ...]) -> tuple[Any, Any, PageLog]:
+@dataclass
+class Confined:
+    """A context and its page, confined as ``confined_page`` says, whose refused requests,
+    console errors and uncaught exceptions go to ``log``: whichever log is there when they
+    happen, so one page can serve test after test, each with a log of its own."""
+
+    context: Any
+    page: Any
+    log: PageLog
+
+
+def confine(browser: Any, allowed: tuple[str, ...]) -> Confined:
     """A fresh context and page whose requests go through only to URLs starting with one of
     ``allowed`` (and the page's own data:, blob: and about: URLs); every other request is
     refused and recorded in the log, with console errors and uncaught exceptions. The caller
     closes the context."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    log = PageLog()
+    context = browser.new_context(viewport=dict(VIEWPORT))
     prefixes = (*allowed, "data:", "blob:", "about:")
+    confined = Confined(context, None, PageLog())
 
     def route(request_route: Any) -> None:
         url = request_route.request.url
         if url.startswith(prefixes):
             request_route.continue_()
             return
-        log.requests.append(url)
+        confined.log.requests.append(url)
         request_route.abort()
 
+    def console(message: Any) -> None:
+        if message.type == "error":
+            confined.log.errors.append(message.text)
+
     context.route("**/*", route)
-    page = context.new_page()
-    page.on("console", lambda m: log.errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda exc: log.errors.append(f"uncaught: {exc}"))
-    return context, page, log
+    confined.page = context.new_page()
+    confined.page.on("console", console)
+    confined.page.on("pageerror", lambda exc: confined.log.errors.append(f"uncaught: {exc}"))
+    return confined
+
+
+def confined_page(browser: Any, allowed: tuple[str, ...]) -> tuple[Any, Any, PageLog]:
+    """``confine``'s context, page and log, for a test that has them to itself."""
+    confined = confine(browser, allowed)
+    return confined.context, confined.page, confined.log
 
 
 @pytest.fixture(scope="session")
