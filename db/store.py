@@ -107,10 +107,11 @@ def version_for(session: Session, ref: BotRef) -> BotVersion:
 
 
 def versions_for(session: Session, refs: Sequence[BotRef]) -> list[BotVersion]:
-    """``version_for`` of every ref (distinct names), in order, in a few statements whatever
-    the size of the field: read what is stored, insert what is missing (skipping conflicts, as
-    ``_insert_if_absent`` does), read again."""
-    names = [r.name for r in refs]
+    """``version_for`` of every ref, in order, in a few statements whatever the size of the
+    field: read what is stored, insert what is missing (skipping conflicts, as
+    ``_insert_if_absent`` does), read again. A name may come twice (a match of a bot against
+    itself, or of two versions of one bot): each row is inserted once."""
+    names = list(dict.fromkeys(r.name for r in refs))
     bots = _bots_named(session, names)
     missing = [n for n in names if n not in bots]
     if missing:
@@ -121,7 +122,12 @@ def versions_for(session: Session, refs: Sequence[BotRef]) -> list[BotVersion]:
         )
         bots = _bots_named(session, names)
     versions = _versions_of(session, bots.values())
-    fresh = [r for r in refs if (bots[r.name].id, r.sha256) not in versions]
+    unknown: dict[tuple[int, str], BotRef] = {}  # each version once: its first ref's values
+    for r in refs:
+        key = (bots[r.name].id, r.sha256)
+        if key not in versions:
+            unknown.setdefault(key, r)
+    fresh = list(unknown.values())
     if fresh:
         now = datetime.now(UTC)
         _insert_all_if_absent(
@@ -310,7 +316,9 @@ def save_match(
     if len(refs) != len(record.seats):
         raise ValueError(f"{len(refs)} bots for {len(record.seats)} seats")
     if version_ids is None:
-        version_ids = [version_for(session, ref).id for ref in refs]
+        # a few statements for the whole field, not up to six a seat (read the bot, insert it,
+        # read it again; the same for its version): about a third of storing a small match
+        version_ids = [v.id for v in versions_for(session, refs)]
     if match_id is not None:
         if not complete_match(session, match_id, record, version_ids, sandbox=sandbox):
             raise ValueError(

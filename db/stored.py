@@ -77,17 +77,18 @@ def at_match(err: Exception, match_id: int) -> StoredDataError:
 def load_each(
     session: Session, ids: Sequence[int], load: Callable[[Sequence[int]], list[T]]
 ) -> list[T]:
-    """``load(ids)``; when a malformed value stops it, each id alone, leaving out (and saying,
-    :func:`warn_skipped`) those that fail: a listing goes on without the bad matches."""
+    """``load(ids)``; when a malformed value stops it, each half of ``ids`` again, down to the
+    ids that fail alone, which are left out (and said, :func:`warn_skipped`): a listing goes on
+    without the bad matches. Halving finds one bad match among n in about 2 log2(n) loads,
+    where loading each id alone took n + 1 (each with its seats, versions and bots: a page of
+    a thousand matches read a thousand times). ``load`` gives its matches in the order of
+    ``ids``, so the halves' join is the order the whole would have had."""
     try:
         return load(ids)
-    except StoredDataError:
+    except StoredDataError as err:
         session.rollback()
-    out: list[T] = []
-    for match_id in ids:
-        try:
-            out += load([match_id])
-        except StoredDataError as err:
-            session.rollback()
-            warn_skipped(match_id, err)
-    return out
+        if len(ids) == 1:
+            warn_skipped(ids[0], err)
+            return []
+    half = len(ids) // 2
+    return load_each(session, ids[:half], load) + load_each(session, ids[half:], load)

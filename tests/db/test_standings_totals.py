@@ -5,12 +5,15 @@ SQLite and PostgreSQL: the same dicts, in the same orders (what ``--json`` print
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
+from sqlalchemy.orm import Session, sessionmaker
 
 from bot_arena.arena.match.record import Termination
 from bot_arena.arena.ratings import grid
@@ -46,15 +49,29 @@ played = st.lists(
 )
 
 
-def per_match(url: str, tid: int) -> tuple[object, object]:
-    with session_factory(make_engine(url, read_only=True))() as session:
+@contextmanager
+def reading(url: str) -> Iterator[sessionmaker[Session]]:
+    """Sessions on one read-only engine of ``url`` for an example's reads, disposed after
+    them: an engine made for each read (nine an example, never disposed) was opened as a
+    command opens the database, its revision checked and, on PostgreSQL, a connection and
+    the server's settings read each time: most of the reads' CPU. Each read is still a
+    session of its own."""
+    engine = make_engine(url, read_only=True)
+    try:
+        yield session_factory(engine)
+    finally:
+        engine.dispose()
+
+
+def per_match(sessions: sessionmaker[Session], tid: int) -> tuple[object, object]:
+    with sessions() as session:
         rows = queries.results(session, tid)
         expected = [s.to_dict() for s in standings(rows, NAMES)]
         return expected, crosstable_json(match_crosstable(rows))
 
 
-def summed(url: str, tid: int) -> tuple[object, object]:
-    with session_factory(make_engine(url, read_only=True))() as session:
+def summed(sessions: sessionmaker[Session], tid: int) -> tuple[object, object]:
+    with sessions() as session:
         return summary._tables(session, tid, NAMES)
 
 
@@ -101,28 +118,33 @@ def test_totals_count_as_every_match(
         elif extra == "malformed":  # left out by both, and said
             fill.match("coins", [(ref("a"), 1), (ref("b"), 2)], tournament=t)
             change(url, "UPDATE seats SET fault = '[2]' WHERE id = (SELECT MAX(id) FROM seats)")
-        expected = per_match(url, t)
-        got = summed(url, t)
-        assert json.dumps(got) == json.dumps(expected)  # orders too
-        with pytest.MonkeyPatch.context() as patch:  # the top 1, 2, 3 bots of 4 at width 1-3
-            patch.setattr(grid, "cells_asked", lambda field, width: min(field, width))
-            for width in (1, 2, 3):  # the top's cells come from the kept pair totals,
-                # which hold no match id: in name order (the text looks them up), the
-                # standings in theirs
-                got, want = narrow(url, t, width), pairs_at(url, t, width)
-                assert json.dumps(got[0]) == json.dumps(want[0])
-                assert json.dumps(got[1], sort_keys=True) == json.dumps(want[1], sort_keys=True)
+        with reading(url) as sessions:
+            check_tables(sessions, t)
 
 
-def narrow(url: str, tid: int, width: int) -> tuple[object, object]:
+def check_tables(sessions: sessionmaker[Session], t: int) -> None:
+    expected = per_match(sessions, t)
+    got = summed(sessions, t)
+    assert json.dumps(got) == json.dumps(expected)  # orders too
+    with pytest.MonkeyPatch.context() as patch:  # the top 1, 2, 3 bots of 4 at width 1-3
+        patch.setattr(grid, "cells_asked", lambda field, width: min(field, width))
+        for width in (1, 2, 3):  # the top's cells come from the kept pair totals,
+            # which hold no match id: in name order (the text looks them up), the
+            # standings in theirs
+            got, want = narrow(sessions, t, width), pairs_at(sessions, t, width)
+            assert json.dumps(got[0]) == json.dumps(want[0])
+            assert json.dumps(got[1], sort_keys=True) == json.dumps(want[1], sort_keys=True)
+
+
+def narrow(sessions: sessionmaker[Session], tid: int, width: int) -> tuple[object, object]:
     """``tournament show``'s tables at ``width``: standings per seat, the top's cells only."""
-    with session_factory(make_engine(url, read_only=True))() as session:
+    with sessions() as session:
         return summary._tables(session, tid, NAMES, width)
 
 
-def pairs_at(url: str, tid: int, width: int) -> tuple[object, object]:
+def pairs_at(sessions: sessionmaker[Session], tid: int, width: int) -> tuple[object, object]:
     """The same from every pair summed (``totals_tables`` at ``width``), or match by match."""
-    with session_factory(make_engine(url, read_only=True))() as session:
+    with sessions() as session:
         if queries.two_player_only(session, tid):
             records = queries.pair_records(session, tid)
             if exact(records):
@@ -130,7 +152,7 @@ def pairs_at(url: str, tid: int, width: int) -> tuple[object, object]:
                 records = queries.pair_records(session, tid, bad) if bad else records
                 table, cross = totals_tables(records, faults, NAMES, width)
                 return [s.to_dict() for s in table], cross
-        return per_match(url, tid)
+        return per_match(sessions, tid)
 
 
 def test_a_malformed_match_is_said_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -140,9 +162,10 @@ def test_a_malformed_match_is_said_once(tmp_path: Path, capsys: pytest.CaptureFi
     fill.match("coins", [(ref("a"), 1), (ref("b"), 2)], tournament=t)
     fill.match("coins", [(ref("b"), 1), (ref("a"), 2)], tournament=t)
     change(url, "UPDATE seats SET fault = 'nope' WHERE match_id = 2 AND seat = 0")
-    expected = per_match(url, t)
-    said = capsys.readouterr().err
-    assert json.dumps(summed(url, t)) == json.dumps(expected)
+    with reading(url) as sessions:
+        expected = per_match(sessions, t)
+        said = capsys.readouterr().err
+        assert json.dumps(summed(sessions, t)) == json.dumps(expected)
     assert capsys.readouterr().err == said
     assert said.count("warning: match 2 left out") == 1
 

@@ -108,8 +108,19 @@ def _make(name: str, params: dict[str, Any], tree_dir: Path) -> Game[Any, Any]:
 
 @pytest.fixture(params=list(_all_cases()))
 def case(request: pytest.FixtureRequest, tree_dir: Path) -> tuple[Game[Any, Any], int | None]:
+    """A case's game, made once a module and shared by its tests, so the states they walk (the
+    same seeded games, :func:`_played`) are read from the game's own cache as when each test
+    played them itself: a new game object (an equal one) rebuilt each from its root (chess:
+    up to 100 pushes a state)."""
     name, params, plies = request.param
-    return _make(name, params, tree_dir), plies
+    key = (name, json.dumps(params, sort_keys=True))
+    game = _GAMES.get(key)
+    if game is None:
+        game = _GAMES[key] = _make(name, params, tree_dir)
+    return game, plies
+
+
+_GAMES: dict[tuple[str, str], Game[Any, Any]] = {}
 
 
 def _cap(plies: int | None) -> int:
@@ -128,9 +139,27 @@ def _playout_states(game: Game[Any, Any], seed: int, cap: int) -> list[Any]:
     return seen
 
 
+# each random game played once a process: (game, seed, cap) -> its states. The tests of a case
+# walk the same seeded games (seeds 0 to 24 among them); played again by each test, they were
+# most of this file's CPU (chess: 65 playouts where 25 differ), set-up and not the subject (each
+# test still asks the game itself what it checks of every state). States are immutable values
+# (test_apply_never_mutates_and_states_compare_by_value checks it) and the game's parameters
+# make its key, so a state met again is the state played.
+_PLAYED: dict[tuple[Game[Any, Any], int, int], list[Any]] = {}
+
+
+def _played(game: Game[Any, Any], seed: int, cap: int) -> list[Any]:
+    """:func:`_playout_states`, played once a process."""
+    key = (game, seed, cap)
+    states = _PLAYED.get(key)
+    if states is None:
+        states = _PLAYED[key] = _playout_states(game, seed, cap)
+    return states
+
+
 def _playouts(game: Game[Any, Any], plies: int | None, count: int = 12) -> Iterator[Any]:
     for seed in range(count):
-        yield from _playout_states(game, seed, _cap(plies))
+        yield from _played(game, seed, _cap(plies))
 
 
 def _close(a: float, b: float) -> bool:
@@ -274,7 +303,7 @@ def test_random_playouts_end_within_the_bound(case: tuple[Game[Any, Any], int | 
     for seed in range(40):
         end = game.random_playout(game.initial_state(), random.Random(seed))
         assert game.is_terminal(end)
-    lengths = [len(_playout_states(game, seed, cap)) - 1 for seed in range(10)]
+    lengths = [len(_played(game, seed, cap)) - 1 for seed in range(10)]
     assert max(lengths) <= cap
 
 
