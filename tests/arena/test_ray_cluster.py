@@ -641,8 +641,9 @@ def _contents(folder):
 
 def _join(address):
     # Ray's own waits for a control store that never answers (20 tries a second apart, each
-    # connect bounded at 5 s), shortened to one try of 2 s: a refusal comes within the bound
-    # below, where a join that works takes well under a second
+    # connect bounded at 5 s), shortened to one try: refused in 7 s without a network (a net
+    # namespace of its own), within the bound below, where a join that works takes 1-2 s
+    # here, the import of Ray included (the same probe run unconfined reaches the cluster)
     os.environ.update(
         RAY_gcs_server_port_wait_time_s="1",
         RAY_py_gcs_connect_timeout_s="2",
@@ -651,7 +652,10 @@ def _join(address):
     import ray
 
     ray.init(address=address, logging_level="ERROR", log_to_driver=False)
-    return ray.cluster_resources()
+    try:
+        return ray.cluster_resources()
+    finally:  # each try on its own: a second ray.init in a joined process says "twice"
+        ray.shutdown()
 
 
 def _bounded(what, seconds=10.0):
