@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from bot_arena.arena.tournament import ray_executor
 from bot_arena.arena.transport.process import descendants
 from bot_arena.db.tournaments import RUNNER
 from tests import inprocess, needs
@@ -847,13 +848,30 @@ def test_serve_plays_its_ladder_on_the_cluster_and_stops_its_runner(
     assert shown["games"] == done and sum(r["games"] for r in shown["standings"]) == 2 * done
 
 
+def test_the_time_a_cluster_may_refuse_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``$ARENA_RAY_GONE_AFTER_S``: unset, the default; a number of seconds above 0; anything
+    else one line (ClusterError) before the run joins."""
+    monkeypatch.delenv(ray_executor.GONE_AFTER_ENV, raising=False)
+    assert ray_executor.gone_after() == ray_executor.GONE_AFTER_S
+    monkeypatch.setenv(ray_executor.GONE_AFTER_ENV, " 1.5 ")
+    assert ray_executor.gone_after() == 1.5
+    for wrong in ("0", "-2", "nan", "inf", "soon"):
+        monkeypatch.setenv(ray_executor.GONE_AFTER_ENV, wrong)
+        with pytest.raises(ray_executor.ClusterError, match="ARENA_RAY_GONE_AFTER_S"):
+            ray_executor.gone_after()
+
+
 def test_when_the_cluster_goes_away_the_run_stops_in_one_line_and_resumes_later(
-    cluster: Cluster, db: Db, tmp_path: Path
+    cluster: Cluster, db: Db, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The last test of the module: it takes the whole cluster down while the gated bot holds
-    the run (it has tokens for a few of its games only)."""
+    the run (it has tokens for a few of its games only). The driver gives the stopped cluster
+    1 s, not the default 5 (``$ARENA_RAY_GONE_AFTER_S``): it never comes back, and the run
+    ends on its control store's refusal (with 5 s it often ended first on its actors' loss,
+    "no node of the Ray cluster is left": the same one line, the other path)."""
     if cluster.second_raylet is None:
         cluster.add_second()
+    monkeypatch.setenv(ray_executor.GONE_AFTER_ENV, "1")
     gate = Gate(tmp_path / "gated")
     gate.hold()
     gate.give(60)
