@@ -32,8 +32,9 @@ from bot_arena.arena.tournament import ray_executor
 from bot_arena.arena.transport.process import descendants
 from bot_arena.db.tournaments import RUNNER
 from tests import inprocess, needs
-from tests.arena.test_tournament_crash import Db, Gate, started, wait_until
+from tests.arena.test_tournament_crash import RUN_MODULES, Db, Gate, forked, wait_until
 from tests.db.dbtest import database
+from tests.forked_cli import Forked, Server
 
 # one cluster at a time: every test of the module runs on one xdist worker (--dist loadfile)
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -50,6 +51,16 @@ RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 # (it sends the workers' output to drivers, and every arena driver says ``log_to_driver=False``).
 CHEAP_HEAD = ["--no-monitor"]
 CHEAP_NODE = ["--include-log-monitor", "false"]
+#: what a driver on the cluster imports before it joins, beyond the CLI's and a run's: Ray
+#: (a single-threaded import: nothing of it runs until ``ray.init``, in the fork) and the
+#: executor, and the ladder's run
+DRIVER_MODULES = (
+    *RUN_MODULES,
+    "ray",
+    "bot_arena.arena.tournament.ray_executor",
+    "bot_arena.arena.tournament.ladder",
+    "bot_arena.arena.api.ladders",
+)
 
 
 def _ray_cli() -> list[str]:
@@ -119,6 +130,10 @@ class Cluster:
         }
         self.second_raylet: int | None = None
         self._probe: subprocess.Popen[str] | None = None
+        #: the drivers of the tests' runs on the cluster: forks of one server that started
+        #: Python and imported the CLI, a run's modules and Ray once (tests/forked_cli.py),
+        #: where each was a fresh ``python -m`` spending about a second of CPU on that
+        self.drivers = Server(preload=DRIVER_MODULES)
         # the head's and the second node's ``ray start`` while launched, not yet waited for
         self._starting: tuple[subprocess.Popen[str], subprocess.Popen[str]] | None = None
 
@@ -318,6 +333,7 @@ def launched() -> Iterator[Cluster]:
         handle.launch()
         yield handle
     finally:
+        handle.drivers.close()
         handle.stop()
         with _gone():
             subprocess.run(["umount", str(handle.driver_only)], capture_output=True)
@@ -360,14 +376,20 @@ def db(tmp_path: Path) -> Iterator[Db]:
         yield handle
 
 
-def arena(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot_arena.arena.cli.app", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
+def arena(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    """``arena ARGS`` as a process of its own (a fork of the cluster's ``drivers``), with this
+    test's environment: for the commands that join the cluster."""
+    return cluster.drivers.run(list(args), cwd=os.getcwd(), env=os.environ, timeout=600)
+
+
+def driver(
+    cluster: Cluster, cmd: list[str], log: Path
+) -> contextlib.AbstractContextManager[Forked]:
+    """``started`` for an ``arena`` command that joins the cluster, as a fork of its
+    ``drivers``; ``log`` is there from the start (the fork opens it itself), so a wait may
+    read it at once."""
+    log.touch()
+    return forked(cluster.drivers, cmd, log)
 
 
 def local(*args: str) -> subprocess.CompletedProcess[str]:
@@ -473,7 +495,7 @@ def round_robin(
         assert launched.second_raylet is not None
         seen_there = Path(f"/proc/{launched.second_raylet}/root") / bot.relative_to("/")
         on_second_node = seen_there.exists()
-        on_ray = arena(*args, "--executor", "ray", "--ray-address", launched.address)
+        on_ray = arena(launched, *args, "--executor", "ray", "--ray-address", launched.address)
         yield RoundRobin(db, on_second_node, by_jobs, on_ray)
 
 
@@ -512,7 +534,7 @@ def test_killing_a_node_mid_run_loses_and_duplicates_nothing(
     gate.give(20)
     log = tmp_path / "run.log"
     try:
-        with started(gated_run(db, gate, 16, two_nodes.address), log) as proc:
+        with driver(two_nodes, gated_run(db, gate, 16, two_nodes.address), log) as proc:
             wait_until(proc, lambda: gate.left() == 0 and "2 actors" in log.read_text(), log)
             wait_until(
                 proc,
@@ -555,7 +577,7 @@ def test_a_node_that_joins_mid_run_gets_actors(cluster: Cluster, db: Db, tmp_pat
     log = tmp_path / "run.log"
     cmd = gated_run(db, gate, 20, cluster.address)
     try:
-        with started(cmd, log) as proc:
+        with driver(cluster, cmd, log) as proc:
             wait_until(proc, lambda: "ray: 1 nodes, 1 actors" in log.read_text(), log)
             cluster.add_second()
             wait_until(proc, lambda: "ray: 1 more actors (2 nodes)" in log.read_text(), log)
@@ -571,7 +593,8 @@ def test_a_killed_driver_resumes_on_the_cluster_exactly_once(
 ) -> None:
     args = run_args(db, 12, "--executor", "ray", "--ray-address", two_nodes.address)
     log = tmp_path / "run.log"
-    with started([sys.executable, "-m", "bot_arena.arena.cli.app", *args], log) as proc:
+    cmd = [sys.executable, "-m", "bot_arena.arena.cli.app", *args]
+    with driver(two_nodes, cmd, log) as proc:
         wait_until(
             proc,
             lambda: db.query("SELECT COUNT(*) FROM matches WHERE status = 'done'") >= [(5,)],
@@ -585,7 +608,7 @@ def test_a_killed_driver_resumes_on_the_cluster_exactly_once(
     )  # fmt: skip
     assert 5 <= len(before) < 36
     resumed = arena(
-        "tournament", "resume", str(tid), "--executor", "ray", "--ray-address",
+        two_nodes, "tournament", "resume", str(tid), "--executor", "ray", "--ray-address",
         two_nodes.address, "--db", db.url, "--force",
     )  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
@@ -699,7 +722,7 @@ def test_a_confined_bot_cannot_reach_the_cluster(cluster: Cluster, db: Db) -> No
     bot = cluster.root / "probe.py"
     bot.write_text(PROBE.format(temp=str(cluster.temp), port=cluster.port))
     done = arena(
-        "tournament", "run", "tictactoe", "--bot", str(bot), "--bot", "random",
+        cluster, "tournament", "run", "tictactoe", "--bot", str(bot), "--bot", "random",
         "--games", "2", "--move-time", "5", "--startup-time", "120",
         "--executor", "ray", "--ray-address", cluster.address, "--db", db.url, "--json",
     )  # fmt: skip
@@ -750,7 +773,7 @@ def test_a_ladder_on_the_cluster_plays_and_stores_each_game_once(
     added = local("ladder", "add", "club", *field, "--db", db.url)
     assert added.returncode == 0, added.stderr
     run = arena(
-        "ladder", "run", "club", "--executor", "ray", "--ray-address", two_nodes.address,
+        two_nodes, "ladder", "run", "club", "--executor", "ray", "--ray-address", two_nodes.address,
         "--until-games", "8", "--db", db.url,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
@@ -762,7 +785,7 @@ def test_a_ladder_on_the_cluster_plays_and_stores_each_game_once(
     assert sum(row["games"] for row in shown["standings"]) == 2 * total
     # run again: it goes on from where it stood, nothing played twice
     again = arena(
-        "ladder", "run", "club", "--executor", "ray", "--ray-address", two_nodes.address,
+        two_nodes, "ladder", "run", "club", "--executor", "ray", "--ray-address", two_nodes.address,
         "--until-games", str(total + 4), "--db", db.url,
     )  # fmt: skip
     assert again.returncode == 0, again.stderr
@@ -878,7 +901,7 @@ def test_when_the_cluster_goes_away_the_run_stops_in_one_line_and_resumes_later(
     log = tmp_path / "run.log"
     cmd = gated_run(db, gate, 20, cluster.address)
     try:
-        with started(cmd, log) as proc:
+        with driver(cluster, cmd, log) as proc:
             wait_until(
                 proc,
                 lambda: db.query("SELECT COUNT(*) FROM matches WHERE status = 'done'") >= [(5,)],
