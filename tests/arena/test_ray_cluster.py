@@ -665,13 +665,15 @@ def _contents(folder):
 
 def _join(address):
     # Ray's own waits for a control store that never answers (20 tries a second apart, each
-    # connect bounded at 5 s), shortened to one try: refused in 7 s without a network (a net
-    # namespace of its own), within the bound below, where a join that works takes 1-2 s
-    # here, the import of Ray included (the same probe run unconfined reaches the cluster)
+    # connect bounded at 5 s; past 120 s in all), shortened to one try of 1 s: refused in 4 s
+    # without a network (a net namespace of its own; 7 s with tries of 2 s), within the bound
+    # below. A join that works needs the store's answer on loopback, milliseconds: unconfined,
+    # this join reached the module's cluster 6 runs of 6 at load 7-10. (Were it ever refused
+    # for want of time, the plain connection to the port above would still show a reach.)
     os.environ.update(
         RAY_gcs_server_port_wait_time_s="1",
-        RAY_py_gcs_connect_timeout_s="2",
-        RAY_gcs_rpc_server_connect_timeout_s="2",
+        RAY_py_gcs_connect_timeout_s="1",
+        RAY_gcs_rpc_server_connect_timeout_s="1",
     )
     import ray
 
