@@ -37,6 +37,7 @@ import contextlib
 import importlib.util
 import itertools
 import logging
+import math
 import os
 import socket
 import time
@@ -64,6 +65,7 @@ DEPTH = 6  # matches queued per actor at least
 AHEAD_S = 0.1  # and as many more as make this much of its work (a local job's queue: 20 ms)
 BATCHES = 3  # the matches queued are sent in about this many calls (one plays, two wait)
 GONE_AFTER_S = 5.0  # the control store refusing connections this long: the cluster is gone
+GONE_AFTER_ENV = "ARENA_RAY_GONE_AFTER_S"  # that time, set by the operator (docs/scaling.md)
 
 
 class ClusterError(Exception):
@@ -258,6 +260,23 @@ def _silent(address: str | None, timeout: float = 5.0) -> str | None:
         return f"nothing answers there ({exc.strerror or type(exc).__name__})"
 
 
+def gone_after() -> float:
+    """How long the control store may refuse connections before the run stops as gone:
+    ``$ARENA_RAY_GONE_AFTER_S`` seconds, else GONE_AFTER_S. A head whose control store is
+    restarted by its supervisor may need longer; a run that should give up on a dead cluster
+    at once, shorter. ClusterError when the variable is not a number of seconds above 0."""
+    text = os.environ.get(GONE_AFTER_ENV, "").strip()
+    if not text:
+        return GONE_AFTER_S
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0.0 < seconds < math.inf:
+        raise ClusterError(f"${GONE_AFTER_ENV} is a number of seconds above 0, not {text[:40]!r}")
+    return seconds
+
+
 def joinable(address: str | None) -> str | None:
     """The cluster address a run joins: ``address``, else ``$ARENA_RAY_ADDRESS`` (None: a
     local Ray for a try-out). Checked at once, as every ``--executor ray`` is before anything
@@ -285,6 +304,7 @@ class RayExecutor:
         """``allow_unconfined``: the operator accepts actors whose nodes cannot confine bots
         fully (``--ray-allow-unconfined``); otherwise such an actor stops the run."""
         self.allow_unconfined = allow_unconfined
+        self.gone_after = gone_after()
         try:
             import ray
         except ImportError:
@@ -366,7 +386,7 @@ class RayExecutor:
         answer that is ready in order (``fetched``), all fetched in one call: Ray's calls are
         what a match costs the runner here, so there are three a loop, not several a result.
         ClusterGone once the cluster's control store has refused connections for
-        GONE_AFTER_S."""
+        ``gone_after`` seconds."""
         held = [w for w in workers if w.fetched]  # answers (or an error) not taken yet
         if held:
             return held
@@ -409,11 +429,11 @@ class RayExecutor:
         return list(prefixes)
 
     def _check_reachable(self) -> None:
-        """ClusterGone once the control store has refused connections for GONE_AFTER_S."""
+        """ClusterGone once the control store has refused connections for ``gone_after`` s."""
         if self._reachable():
             return
         assert self._unreachable_since is not None
-        if time.monotonic() - self._unreachable_since > GONE_AFTER_S:
+        if time.monotonic() - self._unreachable_since > self.gone_after:
             self.gone = True
             raise ClusterGone(
                 f"the Ray cluster at {self._gcs} stopped answering; what was played is stored "

@@ -28,11 +28,13 @@ from typing import Any
 
 import pytest
 
+from bot_arena.arena.tournament import ray_executor
 from bot_arena.arena.transport.process import descendants
 from bot_arena.db.tournaments import RUNNER
 from tests import inprocess, needs
-from tests.arena.test_tournament_crash import Db, Gate, started, wait_until
+from tests.arena.test_tournament_crash import RUN_MODULES, Db, Gate, forked, wait_until
 from tests.db.dbtest import database
+from tests.forked_cli import Forked, Server
 
 # one cluster at a time: every test of the module runs on one xdist worker (--dist loadfile)
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -49,6 +51,16 @@ RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 # (it sends the workers' output to drivers, and every arena driver says ``log_to_driver=False``).
 CHEAP_HEAD = ["--no-monitor"]
 CHEAP_NODE = ["--include-log-monitor", "false"]
+#: what a driver on the cluster imports before it joins, beyond the CLI's and a run's: Ray
+#: (a single-threaded import: nothing of it runs until ``ray.init``, in the fork) and the
+#: executor, and the ladder's run
+DRIVER_MODULES = (
+    *RUN_MODULES,
+    "ray",
+    "bot_arena.arena.tournament.ray_executor",
+    "bot_arena.arena.tournament.ladder",
+    "bot_arena.arena.api.ladders",
+)
 
 
 def _ray_cli() -> list[str]:
@@ -118,6 +130,10 @@ class Cluster:
         }
         self.second_raylet: int | None = None
         self._probe: subprocess.Popen[str] | None = None
+        #: the drivers of the tests' runs on the cluster: forks of one server that started
+        #: Python and imported the CLI, a run's modules and Ray once (tests/forked_cli.py),
+        #: where each was a fresh ``python -m`` spending about a second of CPU on that
+        self.drivers = Server(preload=DRIVER_MODULES)
         # the head's and the second node's ``ray start`` while launched, not yet waited for
         self._starting: tuple[subprocess.Popen[str], subprocess.Popen[str]] | None = None
 
@@ -274,11 +290,11 @@ class Cluster:
             with _gone():
                 os.kill(pid, signal.SIGKILL)
         end = time.monotonic() + 30.0
-        while (left := {p for p in ours if Path(f"/proc/{p}").exists()}) and (
-            time.monotonic() < end
-        ):
+        # a zombie is dead (its parent, maybe not this process, has yet to reap it): waiting
+        # for it to leave /proc waited out the 30 s where nobody reaped at once
+        while (left := {p for p in ours if not _zombie(p)}) and time.monotonic() < end:
             time.sleep(0.05)
-        assert not left or all(_zombie(p) for p in left)
+        assert not left, left
 
 
 class _gone:
@@ -317,6 +333,7 @@ def launched() -> Iterator[Cluster]:
         handle.launch()
         yield handle
     finally:
+        handle.drivers.close()
         handle.stop()
         with _gone():
             subprocess.run(["umount", str(handle.driver_only)], capture_output=True)
@@ -359,14 +376,20 @@ def db(tmp_path: Path) -> Iterator[Db]:
         yield handle
 
 
-def arena(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot_arena.arena.cli.app", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
+def arena(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    """``arena ARGS`` as a process of its own (a fork of the cluster's ``drivers``), with this
+    test's environment: for the commands that join the cluster."""
+    return cluster.drivers.run(list(args), cwd=os.getcwd(), env=os.environ, timeout=600)
+
+
+def driver(
+    cluster: Cluster, cmd: list[str], log: Path
+) -> contextlib.AbstractContextManager[Forked]:
+    """``started`` for an ``arena`` command that joins the cluster, as a fork of its
+    ``drivers``; ``log`` is there from the start (the fork opens it itself), so a wait may
+    read it at once."""
+    log.touch()
+    return forked(cluster.drivers, cmd, log)
 
 
 def local(*args: str) -> subprocess.CompletedProcess[str]:
@@ -472,7 +495,7 @@ def round_robin(
         assert launched.second_raylet is not None
         seen_there = Path(f"/proc/{launched.second_raylet}/root") / bot.relative_to("/")
         on_second_node = seen_there.exists()
-        on_ray = arena(*args, "--executor", "ray", "--ray-address", launched.address)
+        on_ray = arena(launched, *args, "--executor", "ray", "--ray-address", launched.address)
         yield RoundRobin(db, on_second_node, by_jobs, on_ray)
 
 
@@ -511,7 +534,7 @@ def test_killing_a_node_mid_run_loses_and_duplicates_nothing(
     gate.give(20)
     log = tmp_path / "run.log"
     try:
-        with started(gated_run(db, gate, 16, two_nodes.address), log) as proc:
+        with driver(two_nodes, gated_run(db, gate, 16, two_nodes.address), log) as proc:
             wait_until(proc, lambda: gate.left() == 0 and "2 actors" in log.read_text(), log)
             wait_until(
                 proc,
@@ -554,7 +577,7 @@ def test_a_node_that_joins_mid_run_gets_actors(cluster: Cluster, db: Db, tmp_pat
     log = tmp_path / "run.log"
     cmd = gated_run(db, gate, 20, cluster.address)
     try:
-        with started(cmd, log) as proc:
+        with driver(cluster, cmd, log) as proc:
             wait_until(proc, lambda: "ray: 1 nodes, 1 actors" in log.read_text(), log)
             cluster.add_second()
             wait_until(proc, lambda: "ray: 1 more actors (2 nodes)" in log.read_text(), log)
@@ -570,7 +593,8 @@ def test_a_killed_driver_resumes_on_the_cluster_exactly_once(
 ) -> None:
     args = run_args(db, 12, "--executor", "ray", "--ray-address", two_nodes.address)
     log = tmp_path / "run.log"
-    with started([sys.executable, "-m", "bot_arena.arena.cli.app", *args], log) as proc:
+    cmd = [sys.executable, "-m", "bot_arena.arena.cli.app", *args]
+    with driver(two_nodes, cmd, log) as proc:
         wait_until(
             proc,
             lambda: db.query("SELECT COUNT(*) FROM matches WHERE status = 'done'") >= [(5,)],
@@ -584,7 +608,7 @@ def test_a_killed_driver_resumes_on_the_cluster_exactly_once(
     )  # fmt: skip
     assert 5 <= len(before) < 36
     resumed = arena(
-        "tournament", "resume", str(tid), "--executor", "ray", "--ray-address",
+        two_nodes, "tournament", "resume", str(tid), "--executor", "ray", "--ray-address",
         two_nodes.address, "--db", db.url, "--force",
     )  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
@@ -641,17 +665,23 @@ def _contents(folder):
 
 def _join(address):
     # Ray's own waits for a control store that never answers (20 tries a second apart, each
-    # connect bounded at 5 s), shortened to one try of 2 s: a refusal comes within the bound
-    # below, where a join that works takes well under a second
+    # connect bounded at 5 s; past 120 s in all), shortened to one try of 1 s: refused in 4 s
+    # without a network (a net namespace of its own; 7 s with tries of 2 s), within the bound
+    # below. A join that works needs the store's answer on loopback, milliseconds: unconfined,
+    # this join reached the module's cluster 6 runs of 6 at load 7-10. (Were it ever refused
+    # for want of time, the plain connection to the port above would still show a reach.)
     os.environ.update(
         RAY_gcs_server_port_wait_time_s="1",
-        RAY_py_gcs_connect_timeout_s="2",
-        RAY_gcs_rpc_server_connect_timeout_s="2",
+        RAY_py_gcs_connect_timeout_s="1",
+        RAY_gcs_rpc_server_connect_timeout_s="1",
     )
     import ray
 
     ray.init(address=address, logging_level="ERROR", log_to_driver=False)
-    return ray.cluster_resources()
+    try:
+        return ray.cluster_resources()
+    finally:  # each try on its own: a second ray.init in a joined process says "twice"
+        ray.shutdown()
 
 
 def _bounded(what, seconds=10.0):
@@ -694,7 +724,7 @@ def test_a_confined_bot_cannot_reach_the_cluster(cluster: Cluster, db: Db) -> No
     bot = cluster.root / "probe.py"
     bot.write_text(PROBE.format(temp=str(cluster.temp), port=cluster.port))
     done = arena(
-        "tournament", "run", "tictactoe", "--bot", str(bot), "--bot", "random",
+        cluster, "tournament", "run", "tictactoe", "--bot", str(bot), "--bot", "random",
         "--games", "2", "--move-time", "5", "--startup-time", "120",
         "--executor", "ray", "--ray-address", cluster.address, "--db", db.url, "--json",
     )  # fmt: skip
@@ -745,7 +775,7 @@ def test_a_ladder_on_the_cluster_plays_and_stores_each_game_once(
     added = local("ladder", "add", "club", *field, "--db", db.url)
     assert added.returncode == 0, added.stderr
     run = arena(
-        "ladder", "run", "club", "--executor", "ray", "--ray-address", two_nodes.address,
+        two_nodes, "ladder", "run", "club", "--executor", "ray", "--ray-address", two_nodes.address,
         "--until-games", "8", "--db", db.url,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
@@ -757,7 +787,7 @@ def test_a_ladder_on_the_cluster_plays_and_stores_each_game_once(
     assert sum(row["games"] for row in shown["standings"]) == 2 * total
     # run again: it goes on from where it stood, nothing played twice
     again = arena(
-        "ladder", "run", "club", "--executor", "ray", "--ray-address", two_nodes.address,
+        two_nodes, "ladder", "run", "club", "--executor", "ray", "--ray-address", two_nodes.address,
         "--until-games", str(total + 4), "--db", db.url,
     )  # fmt: skip
     assert again.returncode == 0, again.stderr
@@ -843,20 +873,37 @@ def test_serve_plays_its_ladder_on_the_cluster_and_stops_its_runner(
     assert shown["games"] == done and sum(r["games"] for r in shown["standings"]) == 2 * done
 
 
+def test_the_time_a_cluster_may_refuse_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``$ARENA_RAY_GONE_AFTER_S``: unset, the default; a number of seconds above 0; anything
+    else one line (ClusterError) before the run joins."""
+    monkeypatch.delenv(ray_executor.GONE_AFTER_ENV, raising=False)
+    assert ray_executor.gone_after() == ray_executor.GONE_AFTER_S
+    monkeypatch.setenv(ray_executor.GONE_AFTER_ENV, " 1.5 ")
+    assert ray_executor.gone_after() == 1.5
+    for wrong in ("0", "-2", "nan", "inf", "soon"):
+        monkeypatch.setenv(ray_executor.GONE_AFTER_ENV, wrong)
+        with pytest.raises(ray_executor.ClusterError, match="ARENA_RAY_GONE_AFTER_S"):
+            ray_executor.gone_after()
+
+
 def test_when_the_cluster_goes_away_the_run_stops_in_one_line_and_resumes_later(
-    cluster: Cluster, db: Db, tmp_path: Path
+    cluster: Cluster, db: Db, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The last test of the module: it takes the whole cluster down while the gated bot holds
-    the run (it has tokens for a few of its games only)."""
+    the run (it has tokens for a few of its games only). The driver gives the stopped cluster
+    1 s, not the default 5 (``$ARENA_RAY_GONE_AFTER_S``): it never comes back, and the run
+    ends on its control store's refusal (with 5 s it often ended first on its actors' loss,
+    "no node of the Ray cluster is left": the same one line, the other path)."""
     if cluster.second_raylet is None:
         cluster.add_second()
+    monkeypatch.setenv(ray_executor.GONE_AFTER_ENV, "1")
     gate = Gate(tmp_path / "gated")
     gate.hold()
     gate.give(60)
     log = tmp_path / "run.log"
     cmd = gated_run(db, gate, 20, cluster.address)
     try:
-        with started(cmd, log) as proc:
+        with driver(cluster, cmd, log) as proc:
             wait_until(
                 proc,
                 lambda: db.query("SELECT COUNT(*) FROM matches WHERE status = 'done'") >= [(5,)],
