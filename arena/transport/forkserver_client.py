@@ -220,20 +220,32 @@ class ForkServer:
 
     def release(self) -> None:
         """Done with the server: keep it for this thread's next pool of the same kind
-        (``start_forkserver``), every process it started killed as its end would have, or
-        close it (broken, not this process's own, or a server of its kind is kept already,
-        or ``KEPT_MAX`` are)."""
+        (``start_forkserver``), once every process it started is killed and gone, as its end
+        would have left them; or close it (broken, not this process's own, a process of its
+        would not end, or a server of its kind is kept already, or ``KEPT_MAX`` are)."""
         if self.closed:
             return
         if self.reusable() and _keep(self):
-            try:
-                self.sock.send(json.dumps({"kind": "reset"}).encode())
-            except OSError:
-                self.broken = True
-                _unkeep(self)
-            else:
+            if self._reset():
                 return
+            _unkeep(self)
         self.close()
+
+    def _reset(self) -> bool:
+        """Have the server kill and reap every process it started; True once it says none
+        is left (bounded wait: False otherwise, and when it is gone)."""
+        try:
+            self.sock.send(json.dumps({"kind": "reset"}).encode())
+            end = time.monotonic() + SERVER_START_S
+            while True:
+                reply = self._receive(end - time.monotonic())
+                if reply is None:
+                    return False
+                if "reset" in reply:
+                    return bool(reply["reset"] == 0)
+        except (OSError, ForkServerError):
+            self.broken = True
+            return False
 
     def close(self, timeout: float = 2.0) -> None:
         """End the server: it exits when its socket closes (workers still running die with it:

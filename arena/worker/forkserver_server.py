@@ -19,9 +19,10 @@ The referee (``bot_arena.arena.transport.forkserver_client``) talks to it over o
   cgroup, namespaces, mounts, seccomp) and waits; a later worker request with ``"spare":`` that
   plan's working folder is handed to it (with its descriptors) instead of a new fork, and the
   answer is the spare's pid (a spare that died meanwhile: a new fork after all);
-- request ``{"kind": "reset"}`` without descriptors, and no answer: kill every process started
-  (workers, jobs, spares), as the server's end would; the client is done with it, and it may
-  serve another client of the same process later;
+- request ``{"kind": "reset"}`` without descriptors: kill every process started (workers, jobs,
+  spares), as the server's end would, and reap them; answer ``{"reset": N}``, N the number still
+  running after a short wait (the client is done with the server, which may serve another
+  client of the same process later);
 - request ``{"kind": "job", "target": "module:function", ...}`` with two descriptors (a job's
   pipes from and to its client): the function, of a module preloaded with ``--preload``, runs in
   the fork with a channel of its own to this server, whose workers die when it closes;
@@ -45,6 +46,7 @@ import select
 import signal
 import socket
 import sys
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from importlib import import_module
@@ -59,6 +61,7 @@ from bot_arena.arena.transport.sandbox.kernel import (
 from bot_arena.arena.worker.__main__ import die_with_parent
 
 MAX_MESSAGE = 1 << 20  # bytes of one request (the environment is the large part)
+RESET_WAIT_S = 2.0  # how long a reset waits for the processes it killed to end
 MakeRun = Callable[[dict[str, Any]], Callable[[], int]]  # what a worker request's process runs
 
 
@@ -257,7 +260,7 @@ class Server:
                     self._start_spare(str(request["plan"]), sock.fileno())
                 return True
             if kind == "reset" and not fds:
-                self._reset()
+                self._reset(sock)
                 return True
             if kind not in ("worker", "job") or len(fds) != (3 if kind == "worker" else 2):
                 raise ValueError(f"bad request: {kind!r} with {len(fds)} descriptors")
@@ -320,18 +323,27 @@ class Server:
         self.poller.register(pidfd, select.POLLIN)
         self.spares[key] = (pid, ours)
 
-    def _reset(self) -> None:
+    def _reset(self, sock: socket.socket) -> None:
         """The client is done with this server, which may serve another later: kill every
         process it started (each worker's and job's group, and the spares no worker was
-        handed), as its end would have. Each is reaped, and reported, as any child."""
+        handed), as its end would have, reap them (each reported as any child's exit) and
+        answer with how many still run after ``RESET_WAIT_S`` (the client keeps the server
+        only when none does)."""
         for pid, _ in self.children.values():
             with contextlib.suppress(OSError):
                 os.killpg(pid, signal.SIGKILL)
-        for pid, sock in self.spares.values():
+        for pid, spare in self.spares.values():
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-            sock.close()
+            spare.close()
         self.spares.clear()
+        end = time.monotonic() + RESET_WAIT_S
+        for pidfd in list(self.children):
+            waiting = select.poll()
+            waiting.register(pidfd, select.POLLIN)
+            if waiting.poll(max(0, int((end - time.monotonic()) * 1000))):
+                self._reap(pidfd)
+        _send(sock, {"reset": len(self.children)})
 
     def _hand_to_spare(self, request: dict[str, Any], fds: list[int]) -> int | None:
         """Hand a worker request to the spare prepared for it (its ``spare`` key), which
