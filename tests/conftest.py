@@ -98,52 +98,50 @@ def own_postgres_database() -> Iterator[None]:
 # xdist's default hands out the files with the most tests first, and this order was ignored), so
 # a long file collected late (the Ray cluster's) ran alone while the other worker idled; started
 # first, the short files fill in around them and both workers end together. Only the order
-# changes: a file missing here (or gone) runs after these, in its usual place. Ranked by the
-# seconds per file (setup, call and teardown, which count the waits: the Ray cluster, the
-# servers, the processes killed) of a full run with ``--durations=0`` (every
-# ``ARENA_*_REQUIRED``, PostgreSQL on; a loaded machine, so the order is near, not exact), then
-# scaled by what each later change measured for its file (the ladder CLI's, the users CLI's and
-# the submit tests' commands run in-process, the submit tests' fake servers no longer wait 10 s
-# each to stop, the match pages and the read-only tests fill once a module; the
-# hypothesis examples of the rated SQL and the standings' totals no longer migrate a PostgreSQL
-# schema each: their PostgreSQL tests 7.4 -> 5.5 s and 10.1 -> 6.9 s, one run each, load 4-5;
-# test_uci and test_sandbox_attacks, measured alone at -n 0 (load 5-6), take 54 and 53 s of
-# wall, the longest files without PostgreSQL: ranked after the report's, not 23rd and 32nd).
+# changes: a file missing here (or gone) runs after these, in its usual place. Ranked by each
+# file's seconds (setup, call and teardown, which count the waits) in a quiet full run with
+# every ``ARENA_*_REQUIRED`` and PostgreSQL on, with one change to the ranking: a file that
+# mostly waits (on the Ray cluster, on start-up limits, on a stopped referee) is placed beside
+# files that keep a core busy, not beside another that waits. The Ray cluster's (its daemons
+# starting, nodes killed) runs first on one worker while the report's, the sandbox attacks' and
+# the dynamic formats' real games run on the other; ``test_uci`` (engines that never answer, 9 of
+# its 17 s spent waiting out limits) comes once the cluster's module has ended, where before it
+# met the cluster's waits with its own and a core stood idle (7-10 CPU-s in the first 40 s).
 LONGEST_FIRST = (
     "tests/arena/test_ray_cluster.py",
     "tests/report/test_report.py",
-    "tests/arena/test_uci.py",
     "tests/arena/test_sandbox_attacks.py",
-    "tests/arena/test_pgn_out.py",
-    "tests/server/test_server_api.py",
-    "tests/arena/test_export_csv_rows.py",
-    "tests/server/test_server_browser.py",
-    "tests/db/test_db.py",
-    "tests/arena/test_sandbox_cli.py",
-    "tests/arena/test_incidents.py",
-    "tests/arena/test_bounded_inputs.py",
-    "tests/server/test_rate_limits.py",
-    "tests/arena/test_ratings_scale.py",
-    "tests/server/test_server_ladders.py",
-    "tests/arena/test_tournament_cli.py",
-    "tests/server/test_admin.py",
-    "tests/arena/test_export_json_rows.py",
-    "tests/api/test_ladder_views.py",
-    "tests/arena/test_read_only_db.py",
-    "tests/arena/test_nonfinite_numbers.py",
-    "tests/db/test_match_pages.py",
-    "tests/arena/test_db_errors.py",
-    "tests/server/test_users_cli.py",
-    "tests/server/test_submit.py",
-    "tests/db/test_rated_totals.py",
-    "tests/db/test_rated_sql.py",
-    "tests/db/test_standings_totals.py",
-    "tests/report/test_replay_browser.py",
-    "tests/arena/test_directors.py",
-    "tests/arena/test_tournament_crash.py",
-    "tests/arena/test_crosstable_top.py",
     "tests/arena/test_dynamic_formats.py",
+    "tests/arena/test_tournament_crash.py",
+    "tests/arena/test_uci.py",
     "tests/arena/test_ladder_cli.py",
+    "tests/report/test_replay_browser.py",
+    "tests/server/test_server_browser.py",
+    "tests/arena/test_incidents.py",
+    "tests/server/test_server_ladders.py",
+    "tests/arena/test_time_managed_bots.py",
+    "tests/api/test_front_door.py",
+    "tests/arena/test_ratings_scale.py",
+    "tests/arena/test_xboard.py",
+    "tests/arena/test_crosstable_top.py",
+    "tests/db/test_pair_totals.py",
+    "tests/db/test_rated_sql.py",
+    "tests/arena/test_resume_runner_claim.py",
+    "tests/arena/test_bot_files.py",
+    "tests/db/test_match_list.py",
+    "tests/arena/test_engine_bounds.py",
+    "tests/arena/test_db_errors.py",
+    "tests/arena/test_sandbox_cli.py",
+    "tests/arena/test_export_json_rows.py",
+    "tests/arena/test_pgn_out.py",
+    "tests/arena/test_export_csv_rows.py",
+    "tests/db/test_db.py",
+    "tests/arena/test_sprt_stats.py",
+    "tests/arena/test_bounded_inputs.py",
+    "tests/server/test_server_api.py",
+    "tests/server/test_rate_limits.py",
+    "tests/db/test_standings_totals.py",
+    "tests/arena/test_tournament_cli.py",
 )
 
 
