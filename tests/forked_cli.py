@@ -5,7 +5,8 @@ may use) but not Python's start-up: a fresh ``arena`` spends 0.2 to 0.4 s of CPU
 interpreter and importing the CLI, its command modules and SQLAlchemy before it reads a
 single argument, and a suite of refusals started dozens of them. :class:`Server` starts one
 clean interpreter (``python -P``, this file as its script: nothing of the test process, no
-thread) that imports all that once; each :meth:`Server.run` forks it, and the fork becomes
+thread) that imports all that once, and reads the sandbox's probe once (each command that
+starts bots ran a fresh interpreter for it); each :meth:`Server.run` forks it, and the fork becomes
 the command: its own pid, the working folder, environment and resource limits it was given,
 stdin ``/dev/null``, stdout and stderr into files, then ``main()`` as ``python -m
 bot_arena.arena.cli.app`` runs it, its exit status the one the interpreter would give
@@ -330,8 +331,12 @@ def _serve(requests: IO[str], answers: IO[str], extra: Sequence[str]) -> None:
         import_module(name)
     if not scripts:
         from bot_arena.arena.cli.app import build
+        from bot_arena.arena.transport.sandbox import support
 
         build()  # every command's module imported
+        # the sandbox's probe answered once, here (the machine's answer: the same for every
+        # fork), where each command that starts bots ran a fresh interpreter for it, ~0.08 s
+        support.probe()
     for line in requests:
         request = json.loads(line)
         request["script"] = scripts
