@@ -145,6 +145,17 @@ def _spare(plan_json: str, sock: socket.socket, server: int, make_run: MakeRun) 
     _become(request, fds, make_run(request), None)
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether process group ``pgid`` still has a member (a zombie not reaped yet counts)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def _send(sock: socket.socket, message: dict[str, Any]) -> None:
     with contextlib.suppress(OSError):  # a channel whose client is gone
         sock.send(json.dumps(message).encode())
@@ -325,16 +336,16 @@ class Server:
 
     def _reset(self, sock: socket.socket) -> None:
         """The client is done with this server, which may serve another later: kill every
-        process it started (each worker's and job's group, and the spares no worker was
-        handed), as its end would have, reap them (each reported as any child's exit) and
-        answer with how many still run after ``RESET_WAIT_S`` (the client keeps the server
-        only when none does)."""
-        for pid, _ in self.children.values():
+        process it started, with its process group (each worker's and job's, and the spares
+        no worker was handed, with what a spare's confinement started), as its end would have,
+        and reap them (each child reported as any child's exit, an orphan of theirs reaped
+        here, the subreaper); answer with how many groups still hold a process after
+        ``RESET_WAIT_S`` (the client keeps the server only when none does)."""
+        groups = [pid for pid, _ in self.children.values()]
+        for pgid in groups:
             with contextlib.suppress(OSError):
-                os.killpg(pid, signal.SIGKILL)
-        for pid, spare in self.spares.values():
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+                os.killpg(pgid, signal.SIGKILL)
+        for _, spare in self.spares.values():
             spare.close()
         self.spares.clear()
         end = time.monotonic() + RESET_WAIT_S
@@ -343,7 +354,12 @@ class Server:
             waiting.register(pidfd, select.POLLIN)
             if waiting.poll(max(0, int((end - time.monotonic()) * 1000))):
                 self._reap(pidfd)
-        _send(sock, {"reset": len(self.children)})
+        left = [pgid for pgid in groups if _group_alive(pgid)]
+        while left and time.monotonic() < end:
+            time.sleep(0.001)  # the kernel is still tearing the killed processes down
+            self._reap_orphans()
+            left = [pgid for pgid in left if _group_alive(pgid)]
+        _send(sock, {"reset": len(self.children) + len(left)})
 
     def _hand_to_spare(self, request: dict[str, Any], fds: list[int]) -> int | None:
         """Hand a worker request to the spare prepared for it (its ``spare`` key), which
