@@ -129,6 +129,11 @@ class Server:
         answer: dict[str, Any] = json.loads(line)
         return answer
 
+    def idle(self) -> bool:
+        """Whether no command of :meth:`start` is running (one that has ended is reaped here,
+        as ``poll`` does), so that another may start."""
+        return self._running is None or self._running.poll() is not None
+
     def start(
         self, args: list[str], *, cwd: Path | str, env: Mapping[str, str], log: Path
     ) -> Forked:
