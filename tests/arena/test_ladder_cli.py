@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 from tests import inprocess
-from tests.arena.test_tournament_crash import RUN_MODULES
 from tests.db.dbtest import Db
 from tests.forked_cli import Forked, Server
 
@@ -29,26 +28,6 @@ pytestmark = pytest.mark.slow  # each test starts ladder runs and bots: seconds 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 LIMIT_S = 180.0  # a guard against a hung run, never a guess at how long something takes
 NEWCOMER_S = 5.0  # the issue's bound: a bot added while the ladder runs gets games within it
-
-
-#: what ``ladder run`` imports before it plays, beyond a tournament run's
-LADDER_MODULES = (
-    *RUN_MODULES,
-    "bot_arena.arena.api.ladders",
-    "bot_arena.arena.tournament.ladder",
-    "bot_arena.db.ladders",
-)
-
-
-@pytest.fixture(scope="module")
-def cli() -> Iterator[Server]:
-    """The ladder runs killed here, forked from one server that started Python and imported
-    the CLI and a ladder run's modules once (tests/forked_cli.py): the subject is what a run
-    stores, takes from other processes and leaves when killed, not the interpreter's start-up
-    (about 0.5 s of CPU a run)."""
-    made = Server(preload=LADDER_MODULES)
-    yield made
-    made.close()
 
 
 def arena(db: Db, *args: str) -> subprocess.CompletedProcess[str]:
@@ -113,8 +92,10 @@ def wait_for(condition: Callable[[], bool], seconds: float, proc: Forked, log: P
 
 @contextmanager
 def background(cli: Server, db: Db, log: Path, *args: str) -> Iterator[Forked]:
-    """``arena ladder run ...`` forked from ``cli`` in a session (and process group) of its
-    own, its output in ``log``; killed and waited for at the end."""
+    """``arena ladder run ...`` forked from ``cli`` (the fixture ``arena_cli``: the subject is
+    what a run stores, takes from other processes and leaves when killed, not Python's
+    start-up) in a session (and process group) of its own, its output in ``log``; killed and
+    waited for at the end."""
     proc = cli.start(
         ["ladder", "run", *args, "--db", db.url], cwd=Path.cwd(), env=os.environ, log=log
     )
@@ -149,14 +130,14 @@ def snapshot(db: Db) -> dict[int, str]:
 
 @pytest.mark.new_schema  # keeps `ladder create` making a PostgreSQL database from nothing
 def test_a_running_ladder_takes_a_newcomer_a_retirement_and_a_kill_9(
-    tmp_path: Path, db: Db, cli: Server
+    tmp_path: Path, db: Db, arena_cli: Server
 ) -> None:
     ok(arena(db, "ladder", "create", "club", "--game", "tictactoe", "--seed", "3"))
     field = ["random:seed=1", "random:seed=2", "random:seed=3", "random:seed=4"]
     ok(arena(db, "ladder", "add", "club", *field, "--sandbox", "off"))
     assert count(db, "SELECT count(*) FROM ladder_entrants") == 4
     log = tmp_path / "run.log"
-    with background(cli, db, log, "club", "--jobs", "2", "--sandbox", "off") as run:
+    with background(arena_cli, db, log, "club", "--jobs", "2", "--sandbox", "off") as run:
         assert wait_for(lambda: done(db) >= 6, LIMIT_S, run, log), log.read_text()
         # a fifth bot, added from another process while the ladder runs
         ok(arena(db, "ladder", "add", "club", "random:seed=5", "--sandbox", "off"))
@@ -281,7 +262,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_is_stored(tmp_path: Path) -> N
 
 
 def test_a_retired_bot_starts_no_game_after_its_retirement_is_stored(
-    tmp_path: Path, cli: Server
+    tmp_path: Path, arena_cli: Server
 ) -> None:
     """Games that take a while (a bot's move takes 0.05 s), two jobs, and matches made ahead
     for several games of each: once ``retire`` has stored the retirement, the retired bot's
@@ -307,7 +288,7 @@ def test_a_retired_bot_starts_no_game_after_its_retirement_is_stored(
     )  # fmt: skip
     ok(arena(db, "ladder", "add", "club", *bots, "--move-time", "1", "--sandbox", "off"))
     log = tmp_path / "run.log"
-    with background(cli, db, log, "club", "--jobs", "2", "--sandbox", "off") as run:
+    with background(arena_cli, db, log, "club", "--jobs", "2", "--sandbox", "off") as run:
         assert wait_for(lambda: games_of(db, "slow_a") >= 1, LIMIT_S, run, log), log.read_text()
         # the retirement from another process than the runner's (this one, tests/inprocess.py);
         # the moment it is stored is when this test first reads it (polling), after the
