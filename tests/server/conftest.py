@@ -184,6 +184,12 @@ SERVE_MODULES = (
     "bot_arena.arena.server.pages",
     "bot_arena.arena.server.scratch",
     "bot_arena.arena.server.settings",
+    "bot_arena.arena.api.submit",
+    "bot_arena.arena.match.pool",
+    "bot_arena.arena.match.botspec",
+    "bot_arena.arena.transport.sandbox.support",
+    "bot_arena.db.models",
+    "bot_arena.db.accounts",
     "sqlalchemy.dialects.sqlite",
     "starlette.applications",
     "python_multipart",
@@ -193,6 +199,9 @@ SERVE_MODULES = (
     "uvicorn.loops.uvloop",
     "uvloop",
     "anyio.streams.memory",
+    "anyio.streams.stapled",
+    "anyio.streams.tls",
+    "anyio._core._sockets",
 )
 
 
