@@ -130,12 +130,27 @@ class Server:
         answer: dict[str, Any] = json.loads(line)
         return answer
 
+    def idle(self) -> bool:
+        """Whether no command of :meth:`start` is running (one that has ended is reaped here,
+        as ``poll`` does), so that another may start."""
+        return self._running is None or self._running.poll() is not None
+
     def start(
-        self, args: list[str], *, cwd: Path | str, env: Mapping[str, str], log: Path
+        self,
+        args: list[str],
+        *,
+        cwd: Path | str,
+        env: Mapping[str, str],
+        log: Path,
+        stderr: Path | None = None,
+        session: bool = True,
     ) -> Forked:
         """``arena ARGS`` started in a session of its own (as ``Popen(...,
-        start_new_session=True)``), its stdout and stderr both into ``log``; the server runs
-        nothing else until it has ended (``wait``/``poll`` told so)."""
+        start_new_session=True)``; ``session=False``: in the server's, as a plain ``Popen``
+        leaves it in the caller's), its stdout and stderr both into ``log`` (``stderr``: its
+        stderr opened there instead, a file or a terminal such as a pseudo-terminal's
+        ``os.ttyname``); the server runs nothing else until it has ended (``wait``/``poll``
+        told so)."""
         assert self._running is None, "one command at a time"
         proc = self._started()
         assert proc.stdin is not None
@@ -145,8 +160,8 @@ class Server:
             "env": dict(env),
             "memory": None,
             "stdout": str(log),
-            "stderr": None,  # onto stdout
-            "session": True,
+            "stderr": None if stderr is None else str(stderr),  # None: onto stdout
+            "session": session,
         }
         proc.stdin.write(json.dumps(request).encode() + b"\n")
         started = self._answer(None)
@@ -263,9 +278,6 @@ def _command(request: dict[str, Any]) -> None:
     try:
         if request.get("session"):
             os.setsid()
-        # only 0, 1 and 2, as subprocess leaves a command; closing the server's end of the
-        # start pipe tells it the command is in its own session
-        os.closerange(3, 1 << 16)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
@@ -273,9 +285,14 @@ def _command(request: dict[str, Any]) -> None:
             if path is None:  # stderr onto stdout
                 os.dup2(1, fd)
                 continue
-            opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            # a terminal given (a pseudo-terminal) never becomes the command's controlling one
+            opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOCTTY, 0o600)
             os.dup2(opened, fd)
             os.close(opened)
+        # only 0, 1 and 2, as subprocess leaves a command; closing the server's end of the
+        # start pipe tells it the command is in its own session with its output opened (a
+        # pseudo-terminal's end the caller then closes is held)
+        os.closerange(3, 1 << 16)
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])

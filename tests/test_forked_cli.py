@@ -94,6 +94,33 @@ def test_a_started_command_leads_its_session_until_killed(server: Server, tmp_pa
     assert log.read_text() == expected.stdout + expected.stderr  # stderr into the same log
 
 
+def test_a_started_command_may_keep_the_session_and_write_stderr_apart(
+    server: Server, tmp_path: Path
+) -> None:
+    """``start(..., stderr=PATH, session=False)``: the command stays in the server's session
+    (as a plain ``Popen`` leaves it in its caller's), its stderr in the file given, apart from
+    stdout's log; and that file is open once ``start`` returns (a pseudo-terminal's end the
+    caller closes then stays held by the command)."""
+    log, err = tmp_path / "out.txt", tmp_path / "err.txt"
+    (tmp_path / "sleeper.py").write_text(
+        "import time\n\ndef choose_move(game, state, budget):\n    time.sleep(10**6)\n"
+    )
+    args = ["play", "tictactoe", "--bot", "sleeper.py", "--bot", "random", "--move-time", "600"]
+    started = server.start(
+        [*args, "--no-save"], cwd=tmp_path, env=os.environ, log=log, stderr=err, session=False
+    )
+    assert os.getsid(started.pid) == os.getsid(server._started().pid) != started.pid
+    assert err.exists()  # opened before start returned
+    started.kill()
+    assert started.wait(timeout=60) == -9
+    refused = server.start(
+        ["play", "--nonsense"], cwd=tmp_path, env=os.environ, log=log, stderr=err, session=False
+    )
+    assert refused.wait(timeout=60) == 2
+    expected = fresh(["play", "--nonsense"], tmp_path)
+    assert (log.read_text(), err.read_text()) == (expected.stdout, expected.stderr)
+
+
 #: what a script sees of how it was started, and how it ends
 PROBE = """\
 import atexit, json, os, sys

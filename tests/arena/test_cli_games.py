@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
 import re
-import subprocess
-import sys
 from itertools import pairwise
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from typer.testing import CliRunner
 
 from bot_arena import games
 from bot_arena.arena.cli.app import app
+from tests.forked_cli import Server
 
 runner = CliRunner()
 BOARD_ROW = re.compile(r"^ ([xo.]) ([xo.]) ([xo.])    \d \d \d$")
@@ -126,25 +126,17 @@ def test_bad_input_is_one_line_and_exit_code_2(args: list[str], message: str) ->
     assert "Traceback" not in result.output
 
 
-def test_real_process_exit_code_and_stderr(tmp_path: Path) -> None:
+def test_real_process_exit_code_and_stderr(tmp_path: Path, arena_cli: Server) -> None:
+    """A process's exit code and output (a fork of ``arena_cli``: ``main()`` run as ``python
+    -m bot_arena.arena.cli.app`` runs it, the status the interpreter would give)."""
     bad = tmp_path / "bad.json"
     bad.write_text("[1, ", encoding="utf-8")
-    proc = subprocess.run(
-        [sys.executable, "-m", "bot_arena.arena.cli.app", "play", "tree", "--tree", str(bad)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    proc = arena_cli.run(
+        ["play", "tree", "--tree", str(bad)], cwd=Path.cwd(), env=os.environ, timeout=60
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "is not valid JSON" in proc.stderr
-    ok = subprocess.run(
-        [sys.executable, "-m", "bot_arena.arena.cli.app", "games", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    ok = arena_cli.run(["games", "--json"], cwd=Path.cwd(), env=os.environ, timeout=60)
     assert ok.returncode == 0 and {r["game"] for r in json.loads(ok.stdout)} == set(games.names())
 
 

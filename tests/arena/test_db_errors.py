@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from bot_arena.arena.cli.app import app
 from tests import inprocess
 from tests.db.dbtest import sqlite_copy
+from tests.forked_cli import Server
 
 # each test runs the arena command (tournaments, several processes): seconds a test
 pytestmark = pytest.mark.slow
@@ -258,9 +259,10 @@ def test_an_unreachable_server_is_one_line(tmp_path: Path) -> None:
     assert "127.0.0.1:1" in line and "cannot open database" in line, line
 
 
-def test_sigterm_ends_a_tournament_as_ctrl_c_does(tmp_path: Path) -> None:
-    """A real tournament told to stop by SIGTERM once some results are stored: exit 130 with
-    the resume hint, and a resume plays exactly what was left."""
+def test_sigterm_ends_a_tournament_as_ctrl_c_does(tmp_path: Path, arena_cli: Server) -> None:
+    """A real tournament (a process forked from ``arena_cli``) told to stop by SIGTERM once
+    some results are stored: exit 130 with the resume hint, and a resume plays exactly what
+    was left."""
     db = tmp_path / "arena.db"
     gate = tmp_path / "gate"
     slow = tmp_path / "slow.py"
@@ -273,8 +275,9 @@ def test_sigterm_ends_a_tournament_as_ctrl_c_does(tmp_path: Path) -> None:
     )
     args = ["tournament", "run", "tictactoe", "--bot", str(slow), "--bot", "random"]
     args += ["--games", "6", "--jobs", "1", "--move-time", "60", "--db", f"sqlite:///{db}"]
-    proc = subprocess.Popen(
-        [*ARENA, *args], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    out, err_log = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+    proc = arena_cli.start(
+        args, cwd=tmp_path, env=os.environ, log=out, stderr=err_log, session=False
     )
     try:
         # the first game waits for the gate: the bot is thinking when SIGTERM comes
@@ -283,10 +286,12 @@ def test_sigterm_ends_a_tournament_as_ctrl_c_does(tmp_path: Path) -> None:
             time.sleep(0.05)
         assert _running(db), "the tournament never started a match"
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
+        proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.wait()
+    err = err_log.read_text()
     assert proc.returncode == 130, err
     assert "continue with: arena tournament resume 1" in err, err
     gate.write_text("")

@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -22,6 +21,7 @@ import pytest
 
 from tests import inprocess
 from tests.db.dbtest import Db
+from tests.forked_cli import Forked, Server
 
 pytestmark = pytest.mark.slow  # each test starts ladder runs and bots: seconds a test
 
@@ -79,9 +79,7 @@ def done(db: Db, *, above: int = 0) -> int:
     return count(db, f"SELECT count(*) FROM matches WHERE status = 'done' AND id > {above}")
 
 
-def wait_for(
-    condition: Callable[[], bool], seconds: float, proc: subprocess.Popen[bytes], log: Path
-) -> bool:
+def wait_for(condition: Callable[[], bool], seconds: float, proc: Forked, log: Path) -> bool:
     """Poll the database until ``condition`` holds (True) or ``seconds`` pass (False)."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -93,13 +91,14 @@ def wait_for(
 
 
 @contextmanager
-def background(db: Db, log: Path, *args: str) -> Iterator[subprocess.Popen[bytes]]:
-    """``arena ladder run ...`` in its own process group; killed and waited for at the end."""
-    cmd = [sys.executable, "-m", "bot_arena.arena.cli.app", "ladder", "run", *args]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [*cmd, "--db", db.url], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
+def background(cli: Server, db: Db, log: Path, *args: str) -> Iterator[Forked]:
+    """``arena ladder run ...`` forked from ``cli`` (the fixture ``arena_cli``: the subject is
+    what a run stores, takes from other processes and leaves when killed, not Python's
+    start-up) in a session (and process group) of its own, its output in ``log``; killed and
+    waited for at the end."""
+    proc = cli.start(
+        ["ladder", "run", *args, "--db", db.url], cwd=Path.cwd(), env=os.environ, log=log
+    )
     try:
         yield proc
     finally:
@@ -131,14 +130,14 @@ def snapshot(db: Db) -> dict[int, str]:
 
 @pytest.mark.new_schema  # keeps `ladder create` making a PostgreSQL database from nothing
 def test_a_running_ladder_takes_a_newcomer_a_retirement_and_a_kill_9(
-    tmp_path: Path, db: Db
+    tmp_path: Path, db: Db, arena_cli: Server
 ) -> None:
     ok(arena(db, "ladder", "create", "club", "--game", "tictactoe", "--seed", "3"))
     field = ["random:seed=1", "random:seed=2", "random:seed=3", "random:seed=4"]
     ok(arena(db, "ladder", "add", "club", *field, "--sandbox", "off"))
     assert count(db, "SELECT count(*) FROM ladder_entrants") == 4
     log = tmp_path / "run.log"
-    with background(db, log, "club", "--jobs", "2", "--sandbox", "off") as run:
+    with background(arena_cli, db, log, "club", "--jobs", "2", "--sandbox", "off") as run:
         assert wait_for(lambda: done(db) >= 6, LIMIT_S, run, log), log.read_text()
         # a fifth bot, added from another process while the ladder runs
         ok(arena(db, "ladder", "add", "club", "random:seed=5", "--sandbox", "off"))
@@ -263,7 +262,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_is_stored(tmp_path: Path) -> N
 
 
 def test_a_retired_bot_starts_no_game_after_its_retirement_is_stored(
-    tmp_path: Path,
+    tmp_path: Path, arena_cli: Server
 ) -> None:
     """Games that take a while (a bot's move takes 0.05 s), two jobs, and matches made ahead
     for several games of each: once ``retire`` has stored the retirement, the retired bot's
@@ -289,7 +288,7 @@ def test_a_retired_bot_starts_no_game_after_its_retirement_is_stored(
     )  # fmt: skip
     ok(arena(db, "ladder", "add", "club", *bots, "--move-time", "1", "--sandbox", "off"))
     log = tmp_path / "run.log"
-    with background(db, log, "club", "--jobs", "2", "--sandbox", "off") as run:
+    with background(arena_cli, db, log, "club", "--jobs", "2", "--sandbox", "off") as run:
         assert wait_for(lambda: games_of(db, "slow_a") >= 1, LIMIT_S, run, log), log.read_text()
         # the retirement from another process than the runner's (this one, tests/inprocess.py);
         # the moment it is stored is when this test first reads it (polling), after the

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from bot_arena.arena.cli.app import app
 from bot_arena.db.session import make_engine
 from tests import needs
+from tests.forked_cli import Server
 
 runner = CliRunner()
 STOCKFISH = shutil.which("stockfish", path=os.environ.get("PATH", "") + os.pathsep + "/usr/games")
@@ -157,13 +158,12 @@ def test_the_python_api_takes_it(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @needs_stockfish
-def test_killed_with_sigkill_and_resumed(tmp_path: Path) -> None:
+def test_killed_with_sigkill_and_resumed(tmp_path: Path, arena_cli: Server) -> None:
     """A real kill -9 of the whole run (runner and jobs) once its first game is in the file,
     wherever it lands (between a commit and its append, in a write, between two games): after
-    the resume the file holds every stored game once, as the export says it."""
+    the resume the file holds every stored game once, as the export says it. The run is a
+    fork of ``arena_cli`` (its own process and session, killed as a fresh one would be)."""
     import signal
-    import subprocess
-    import sys
     import time
 
     db, pgn = f"sqlite:///{tmp_path / 'arena.db'}", tmp_path / "games.pgn"
@@ -172,22 +172,18 @@ def test_killed_with_sigkill_and_resumed(tmp_path: Path) -> None:
     # resume's seven games cost a third less; 1000 nodes a move (the strength is not what is
     # tested; 3000 cost the engines about three times the CPU)
     rules = ["--nodes", "1000", "--move-time", "5", "--max-moves", "20", "--games", "8"]
-    cli = [sys.executable, "-m", "bot_arena.arena.cli.app"]
-    run = [*cli, "tournament", "run", "chess", *bots, *rules, "--jobs", "2", "--db", db]
-    log = (tmp_path / "run.log").open("wb")
-    proc = subprocess.Popen(
-        [*run, "--pgn-out", str(pgn)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
+    run = ["tournament", "run", "chess", *bots, *rules, "--jobs", "2", "--db", db]
+    log = tmp_path / "run.log"
+    proc = arena_cli.start([*run, "--pgn-out", str(pgn)], cwd=Path.cwd(), env=os.environ, log=log)
     try:
         end = time.monotonic() + 120.0
         while not (pgn.exists() and '[Match "' in pgn.read_text()):
-            assert proc.poll() is None, (tmp_path / "run.log").read_text()
+            assert proc.poll() is None, log.read_text()
             assert time.monotonic() < end, "no game written"
             time.sleep(0.02)
         os.killpg(proc.pid, signal.SIGKILL)
     finally:
         proc.wait()
-        log.close()
     # the resume in this process: the killed run is the one that had to be a process
     resume = ["tournament", "resume", "1", "--jobs", "2", "--db", db, "--pgn-out", str(pgn)]
     done = runner.invoke(app, resume)

@@ -9,14 +9,13 @@ import os
 import pty
 import re
 import struct
-import subprocess
-import sys
 import termios
 from pathlib import Path
 
 import pytest
 
 from bot_arena.arena.tournament.progress import Progress, Standings
+from tests.forked_cli import Server
 
 LONG = [f"a_bot_whose_name_goes_on_and_on_and_on_number_{i}" for i in range(3)]
 STATUS = re.compile(r"\[\s*\d+/\d+\]")  # the counts every status line starts with (after a bar)
@@ -116,11 +115,11 @@ def set_window(fd: int, columns: int) -> None:
 
 @pytest.mark.parametrize(("env_columns", "window"), [("80", 200), (None, 40)])
 def test_a_tournament_on_a_terminal_redraws_one_line(
-    tmp_path: Path, env_columns: str | None, window: int
+    tmp_path: Path, env_columns: str | None, window: int, arena_cli: Server
 ) -> None:
-    """``arena tournament run`` with its stderr on a pseudo-terminal: 18 games, 18 redraws, each
-    within the width: $COLUMNS when set, else the terminal's own (stdout goes to a file, so only
-    stderr's terminal knows it)."""
+    """``arena tournament run`` (a process forked from ``arena_cli``) with its stderr on a
+    pseudo-terminal: 18 games, 18 redraws, each within the width: $COLUMNS when set, else the
+    terminal's own (stdout goes to a file, so only stderr's terminal knows it)."""
     specs = []
     for i, name in enumerate(LONG):
         path = tmp_path / f"{name}.py"
@@ -133,21 +132,14 @@ def test_a_tournament_on_a_terminal_redraws_one_line(
     master, slave = pty.openpty()
     set_window(slave, window)
     args = ["tournament", "run", "tictactoe", *specs, "--games", "6", "--seed", "3", "-j", "2"]
-    with (tmp_path / "stdout.txt").open("wb") as stdout:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "bot_arena.arena.cli.app",
-                *args,
-                "--db",
-                str(tmp_path / "t.db"),
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=stdout,
-            stderr=slave,
-            env=env,
-        )
+    proc = arena_cli.start(
+        [*args, "--db", str(tmp_path / "t.db")],
+        cwd=Path.cwd(),
+        env=env,
+        log=tmp_path / "stdout.txt",
+        stderr=Path(os.ttyname(slave)),  # opened by the command: the terminal its stderr is
+        session=False,
+    )
     os.close(slave)
     shown = b""
     while True:

@@ -3,15 +3,15 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests import needs
+from tests.forked_cli import Server
 from tests.inprocess import run
 
 
@@ -47,20 +47,22 @@ def test_a_cluster_address_nobody_answers_is_one_line(tmp_path: Path, command: l
             ).fetchone() == (0,)
 
 
-def test_serve_with_a_cluster_address_nobody_answers_is_one_line(tmp_path: Path) -> None:
+def test_serve_with_a_cluster_address_nobody_answers_is_one_line(
+    tmp_path: Path, arena_cli: Server
+) -> None:
     """``arena serve --executor ray --ray-address``: the address its ladder runners would join
-    is checked as ``tournament run`` checks it, before the server starts (a real process: a
-    server that started instead would serve until the deadline)."""
+    is checked as ``tournament run`` checks it, before the server starts (a process, forked
+    from ``arena_cli``: a server that started instead would serve until the deadline, and be
+    killed there)."""
     try:
         import ray  # noqa: F401
     except ImportError:
         needs.missing(needs.RAY, "Ray is not installed (pip install 'bot-arena[ray]')")
     address = f"127.0.0.1:{_closed_port()}"
     db = tmp_path / "arena.db"
-    done = subprocess.run(
-        [sys.executable, "-m", "bot_arena.arena.cli.app", "serve", "--port", "0",
-         "--executor", "ray", "--ray-address", address, "--db", str(db)],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    done = arena_cli.run(
+        ["serve", "--port", "0", "--executor", "ray", "--ray-address", address, "--db", str(db)],
+        cwd=tmp_path, env=os.environ, timeout=120,
     )  # fmt: skip
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert done.stderr.strip().splitlines() == [

@@ -1,7 +1,14 @@
 """A real ``arena serve`` process on a free loopback port, over a database the tests fill
 through the Python API first: users (their tokens kept), a bot of the house, a played
 tournament. Started once per test module, waited for by polling its health endpoint with a
-deadline, stopped (terminate, bounded wait, kill) at the end."""
+deadline, stopped (terminate, bounded wait, kill) at the end.
+
+Each ``arena serve`` is a fork of a server that has started Python and imported the CLI,
+Starlette, Uvicorn and the server's modules once (tests/forked_cli.py): its own pid and
+session, the folder and environment it is given, its output in its log, signals and SIGKILL
+as a fresh process's. A fresh one spent about 0.5 s of CPU on those imports before it served,
+and the suite starts dozens. The forking servers are this process's (:data:`FORKS`), ended by
+the session's :func:`serve_forks`."""
 
 from __future__ import annotations
 
@@ -14,7 +21,6 @@ import socket
 import sqlite3
 import ssl
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -22,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from tests.forked_cli import Forked, Server
 
 httpx = pytest.importorskip("httpx", reason="the server tests need httpx: pip install httpx")
 pytest.importorskip("starlette", reason="the server tests need the bot-arena[server] extra")
@@ -58,7 +66,7 @@ class Served:
 
     url: str
     db: Path | str  # a SQLite file, or a database URL (PostgreSQL)
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | Forked
     log: Path
     tokens: dict[str, str] = field(default_factory=dict)
     tournament: int = 0
@@ -161,25 +169,91 @@ def _fill(db: Path) -> Filled:
     return Filled(tokens, played.id, stored.bot_id)
 
 
+#: what ``arena serve`` imports before it serves and while it answers (beyond the CLI and
+#: SQLAlchemy, which every forking server imports): the server's modules, what they stand on
+#: and the protocol modules uvicorn picks when it starts; imported by its forking server
+#: instead of by every ``arena serve``. Imports only: nothing of them runs, no thread starts.
+SERVE_MODULES = (
+    "bot_arena.arena.cli.serve_cmd",
+    "bot_arena.arena.api.cluster",
+    "bot_arena.arena.api.sandbox",
+    "bot_arena.arena.api.passwords",
+    "bot_arena.arena.api.validation",
+    "bot_arena.arena.server.app",
+    "bot_arena.arena.server.admin",
+    "bot_arena.arena.server.pages",
+    "bot_arena.arena.server.scratch",
+    "bot_arena.arena.server.settings",
+    "bot_arena.arena.api.submit",
+    "bot_arena.arena.match.pool",
+    "bot_arena.arena.match.botspec",
+    "bot_arena.arena.transport.sandbox.support",
+    "bot_arena.db.models",
+    "bot_arena.db.accounts",
+    "sqlalchemy.dialects.sqlite",
+    "starlette.applications",
+    "python_multipart",
+    "jinja2",
+    "uvicorn.main",
+    "uvicorn.protocols.http.httptools_impl",
+    "uvicorn.loops.uvloop",
+    "uvloop",
+    "anyio.streams.memory",
+    "anyio.streams.stapled",
+    "anyio.streams.tls",
+    "anyio._core._sockets",
+)
+
+
+class Forks:
+    """The forking servers of this process's ``arena serve``s, started as needed: a forking
+    server runs one command at a time and a test may run a server of its own while its
+    module's runs, so a start takes the first one idle, else a new one."""
+
+    def __init__(self) -> None:
+        self._servers: list[Server] = []
+
+    def idle(self) -> Server:
+        for server in self._servers:
+            if server.idle():
+                return server
+        self._servers.append(Server(preload=SERVE_MODULES))
+        return self._servers[-1]
+
+    def close(self) -> None:
+        """Every forking server stopped (a command of theirs still running: killed)."""
+        while self._servers:
+            self._servers.pop().close()
+
+
+FORKS = Forks()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def serve_forks() -> Iterator[Forks]:
+    """The forking servers of this process's ``arena serve``s, ended with the session."""
+    try:
+        yield FORKS
+    finally:
+        FORKS.close()
+
+
 def start(
     folder: Path, db: Path | str | None, *args: str, env: dict[str, str] | None = None
 ) -> Served:
     """``arena serve`` over ``db`` (a file or a URL; None: no --db, so arena.db in ``folder``)
-    on a free port,
+    on a free port, forked from :data:`FORKS`' idle server,
     once it answers (a port taken between the probe and the bind: tried again on another)."""
     for _attempt in range(3):
         port = free_port()
         log = folder / f"serve-{port}.log"
-        command = [sys.executable, "-m", "bot_arena.arena.cli.app", "serve"]
-        command += ["--db", str(db)] if db is not None else []
-        with open(log, "wb") as out:
-            process = subprocess.Popen(
-                [*command, "--port", str(port), *args],
-                cwd=folder,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env={k: v for k, v in os.environ.items() if k != "ARENA_DB"} | (env or {}),
-            )
+        command = ["serve", *(["--db", str(db)] if db is not None else [])]
+        process = FORKS.idle().start(
+            [*command, "--port", str(port), *args],
+            cwd=folder,
+            env={k: v for k, v in os.environ.items() if k != "ARENA_DB"} | (env or {}),
+            log=log,
+        )
         served = Served(f"http://127.0.0.1:{port}", db or folder / "arena.db", process, log)
         deadline = time.monotonic() + READY_S
         with httpx.Client(timeout=2, verify=tls()) as probe:
