@@ -47,6 +47,7 @@ os.environ.setdefault("ARENA_SCRYPT_N", "1024")
 from tests import click_cache  # noqa: E402  (after keep_bytecode)
 from tests.browser import browser as browser  # noqa: E402  (one Playwright a process)
 from tests.db.dbtest import PG_ENV, worker_url  # noqa: E402  (after keep_bytecode)
+from tests.precompile import precompile  # noqa: E402
 from tests.quick_tier import MEASURED_SLOW  # noqa: E402
 
 click_cache.install()  # every CliRunner.invoke builds its app's click command once a process
@@ -148,6 +149,12 @@ LONGEST_FIRST = (
 def longest_first(items: list[pytest.Item]) -> None:
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under ``-n``, the controller compiles the test modules (and sources) once, in as many
+    processes as there are workers, before the workers start (``tests/precompile.py``)."""
+    precompile(config)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
