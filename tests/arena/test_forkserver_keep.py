@@ -107,12 +107,30 @@ def test_only_a_server_of_the_same_kind_is_taken_up(monkeypatch: pytest.MonkeyPa
     other_env.close()
 
 
-def test_at_most_kept_max_servers_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(forkserver_client, "KEPT_MAX", 1)
-    first, second = start_forkserver(), start_forkserver(env={"PATH": os.defpath})
-    assert first is not None and second is not None
+def test_at_most_kept_max_servers_are_kept_the_longest_idle_ended_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(forkserver_client, "KEPT_MAX", 2)
+    kinds = [None, {"PATH": os.defpath}, {"PATH": "/bin"}]
+    servers = [start_forkserver(env=env) for env in kinds]
+    assert all(server is not None for server in servers)
+    first, second, third = servers
+    assert first is not None and second is not None and third is not None
     first.release()
-    second.release()  # one kept already: this one is ended
+    second.release()
+    assert forkserver_client.kept_servers() == [first, second]
+    third.release()  # two kept already: the one given back first is ended to make room
+    assert forkserver_client.kept_servers() == [second, third] and first.closed
+    assert first.process is not None and first.process.poll() is not None  # ended and reaped
+    assert start_forkserver(env={"PATH": "/bin"}) is third  # the newest kind is taken up
+    third.close()
+
+
+def test_a_second_server_of_a_kind_kept_already_is_ended() -> None:
+    first, second = start_forkserver(), start_forkserver()
+    assert first is not None and second is not None and first is not second
+    first.release()
+    second.release()
     assert forkserver_client.kept_servers() == [first] and second.closed
 
 
