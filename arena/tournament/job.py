@@ -234,6 +234,7 @@ def serve(read_fd: int, write_fd: int, forkserver: ForkServer | None = None) -> 
     protocol's ends the job as end-of-file does (the runner then replays its matches)."""
     from bot_arena import games
     from bot_arena.arena.match.pool import BotPool, ServerDied
+    from bot_arena.arena.transport.sandbox import support
 
     inbox = os.fdopen(read_fd, "rb")
 
@@ -250,6 +251,7 @@ def serve(read_fd: int, write_fd: int, forkserver: ForkServer | None = None) -> 
         plan = Plan.from_dict(message.get("plan") if isinstance(message, dict) else None)
     except (EOFError, OSError, ValueError, TypeError):
         return
+    support.adopt(message.get("support"))  # the runner's probe of this machine (``start``)
     game = games.get(plan.game, **plan.params)
     pool = BotPool(plan.limits, forkserver=forkserver or True, sandbox=plan.sandbox)
     try:

@@ -37,6 +37,7 @@ from bot_arena.arena.transport.forkserver_client import (
     wait_for_exit,
 )
 from bot_arena.arena.transport.process import is_stopped
+from bot_arena.arena.transport.sandbox import support
 
 JOB_MODULE = job_module.__name__
 JOB_TARGET = f"{JOB_MODULE}:run_forked"
@@ -108,7 +109,9 @@ class JobHandle:
         return f"job process {self.process.pid}"
 
     def start(self, plan: Plan) -> JobHandle:
-        write_all(self.outbox, encode({"plan": plan.to_dict()}))
+        """Send the run's Plan, with what this process's sandbox probe found (the job runs on
+        this machine: it takes that answer instead of probing again, ``support.adopt``)."""
+        write_all(self.outbox, encode({"plan": plan.to_dict(), "support": support.answer()}))
         return self
 
     def send(self, job: Job) -> None:

@@ -196,7 +196,7 @@ def test_the_probe_started_ahead_is_the_one_read(monkeypatch: pytest.MonkeyPatch
         return started[-1]
 
     monkeypatch.setattr(support, "_probe_process", counted)
-    support.probe.cache_clear()
+    support.forget()
     try:
         support.start()
         assert len(started) == 1
@@ -207,7 +207,7 @@ def test_the_probe_started_ahead_is_the_one_read(monkeypatch: pytest.MonkeyPatch
         support.start()  # known: nothing to start
         assert len(started) == 1
     finally:
-        support.probe.cache_clear()
+        support.forget()
     assert (layers, missing) == support.probe()  # the same answer as a probe of its own
 
 

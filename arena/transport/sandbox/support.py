@@ -1,6 +1,7 @@
 """Which confinement layers this machine offers, found by trying each one for real in a
 throw-away process (``python -m bot_arena.arena.transport.sandbox.support``), once per arena
-process; and the level a pool's bots run under for a mode (``level_for``)."""
+process (a tournament job takes its runner's answer instead: ``answer``/``adopt``); and the
+level a pool's bots run under for a mode (``level_for``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from functools import cache
+from typing import Any
 
 from bot_arena.arena.transport.sandbox import confine, landlock
 from bot_arena.arena.transport.sandbox.mode import (
@@ -36,6 +37,8 @@ WHAT = {  # how a missing layer is named to the user
 
 
 _started: subprocess.Popen[bytes] | None = None  # the probe process started ahead (start)
+# what the probe found here (working layers, codes of what else is missing), or was adopted
+_found: tuple[frozenset[str], tuple[str, ...]] | None = None
 
 
 def _probe_process() -> subprocess.Popen[bytes]:
@@ -54,7 +57,7 @@ def start() -> None:
     0.1 s) runs on another core while the command imports and checks its options. Nothing
     when the probe has run or is running in this process, or cannot be started."""
     global _started
-    if _started is not None or probe.cache_info().currsize or not sys.platform.startswith("linux"):
+    if _started is not None or _found is not None or not sys.platform.startswith("linux"):
         return
     with contextlib.suppress(OSError):
         _started = _probe_process()
@@ -75,21 +78,67 @@ def _probe_output() -> bytes:
     return out
 
 
-@cache
+def _probed() -> tuple[frozenset[str], tuple[str, ...]]:
+    """(working layers, codes of what else is missing) from the probe process."""
+    try:
+        return _parsed(json.loads(_probe_output()))
+    except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError):
+        return frozenset(), ()
+
+
+def _parsed(found: Any) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The probe's answer (``{"layers": [...], "missing": [...]}``), only the names it may hold;
+    ValueError when it is not such an object."""
+    if not isinstance(found, dict):
+        raise ValueError("the probe's answer is not an object")
+    layers, extra = found["layers"], found["missing"]
+    if not isinstance(layers, list) or not isinstance(extra, list):
+        raise ValueError("the probe's answer holds no lists")
+    return (
+        frozenset(str(x) for x in layers) & frozenset(confine.LAYERS),
+        tuple(str(x) for x in extra if str(x) in WHAT),
+    )
+
+
 def probe() -> tuple[frozenset[str], tuple[str, ...]]:
     """(layers that work here, what is missing), from the probe process (started here, or
-    ahead by ``start``)."""
+    ahead by ``start``) the first time; or as adopted from this process's parent."""
+    global _found
     if not sys.platform.startswith("linux"):
         return frozenset(), ("Linux",)
-    try:
-        found = json.loads(_probe_output())
-        layers = frozenset(str(x) for x in found["layers"]) & frozenset(confine.LAYERS)
-        extra = tuple(str(x) for x in found["missing"])
-    except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError):
-        layers, extra = frozenset(), ()
+    if _found is None:
+        _found = _probed()
+    layers, extra = _found
     missing = [WHAT[layer] for layer in confine.LAYERS if layer not in layers]
-    missing += [WHAT[m] for m in extra if m in WHAT]
+    missing += [WHAT[m] for m in extra]
     return layers, tuple(missing)
+
+
+def answer() -> dict[str, list[str]] | None:
+    """What the probe found in this process, as the probe prints it (None: not probed yet),
+    for a process started to serve this one on the same machine (``adopt``)."""
+    if _found is None:
+        return None
+    return {"layers": sorted(_found[0]), "missing": list(_found[1])}
+
+
+def adopt(found: Any) -> None:
+    """Take the answer (``answer``) of the process that started this one on the same machine,
+    a tournament job's runner, instead of probing again: each job probed for itself, a fresh
+    interpreter (about 0.1 s of CPU) before its first match, on every job start of every run.
+    Nothing when this process has an answer of its own already, or ``found`` is not one (it
+    then probes for itself, as before). A Ray actor, maybe on another machine, never adopts."""
+    global _found
+    if _found is not None or found is None:
+        return
+    with contextlib.suppress(ValueError, KeyError, TypeError):
+        _found = _parsed(found)
+
+
+def forget() -> None:
+    """Forget this process's answer (the next ``probe`` runs the probe again)."""
+    global _found
+    _found = None
 
 
 def level_for(mode: Mode) -> tuple[str, tuple[str, ...]]:
