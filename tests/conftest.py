@@ -151,6 +151,13 @@ def longest_first(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The test process's server of ``arena`` commands stopped (``tests/forked_cli.py``)."""
+    from tests.forked_cli import close_commands
+
+    close_commands()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Under ``-n``, the controller compiles the test modules (and sources) once, in as many
     processes as there are workers, before the workers start (``tests/precompile.py``)."""

@@ -50,6 +50,74 @@ from typing import IO, Any, NoReturn
 
 #: what the server imports before its first fork (the command modules with it: ``build()``)
 PRELOAD = ("bot_arena.arena.cli.app", "sqlalchemy", "bot_arena.db.session")
+#: what the tests' ``arena`` commands import before they work, beyond PRELOAD: a tournament's
+#: and a ladder's run and resume, a game played, the refusals' checks, ``arena serve`` and what
+#: it answers with; imported once by :func:`commands`' server instead of by each command (one
+#: list: each test file had a server and a list of its own, each a fresh interpreter's imports).
+#: Imports only: nothing of them runs, no thread starts.
+COMMAND_MODULES = (
+    "bot_arena.arena.api.checks",
+    "bot_arena.arena.api.cluster",
+    "bot_arena.arena.api.formats",
+    "bot_arena.arena.api.ladders",
+    "bot_arena.arena.api.new_run",
+    "bot_arena.arena.api.passwords",
+    "bot_arena.arena.api.pgn_out",
+    "bot_arena.arena.api.resume",
+    "bot_arena.arena.api.runner",
+    "bot_arena.arena.api.sandbox",
+    "bot_arena.arena.api.spec",
+    "bot_arena.arena.api.submit",
+    "bot_arena.arena.api.validation",
+    "bot_arena.arena.cli.option_sets",
+    "bot_arena.arena.cli.rating_cmd",
+    "bot_arena.arena.cli.run_config",
+    "bot_arena.arena.cli.serve_cmd",
+    "bot_arena.arena.formats.results_file",
+    "bot_arena.arena.match.botspec",
+    "bot_arena.arena.match.confinement",
+    "bot_arena.arena.match.pool",
+    "bot_arena.arena.ratings.query",
+    "bot_arena.arena.ratings.render",
+    "bot_arena.arena.server.admin",
+    "bot_arena.arena.server.app",
+    "bot_arena.arena.server.pages",
+    "bot_arena.arena.server.scratch",
+    "bot_arena.arena.server.settings",
+    "bot_arena.arena.tournament.create",
+    "bot_arena.arena.tournament.dynamic",
+    "bot_arena.arena.tournament.field",
+    "bot_arena.arena.tournament.incidents",
+    "bot_arena.arena.tournament.job_handle",
+    "bot_arena.arena.tournament.ladder",
+    "bot_arena.arena.tournament.runner",
+    "bot_arena.arena.tournament.serial_loop",
+    "bot_arena.arena.tournament.summary",
+    "bot_arena.arena.transport.sandbox.support",
+    "bot_arena.bots.trace",
+    "bot_arena.db.accounts",
+    "bot_arena.db.ladders",
+    "bot_arena.db.models",
+    "bot_arena.db.queries",
+    "bot_arena.db.results",
+    "bot_arena.db.sqlite_play",
+    "bot_arena.db.store",
+    "bot_arena.db.tournaments",
+    "bot_arena.games.files",
+    # what ``arena serve`` stands on, and the protocol modules uvicorn picks when it starts
+    "sqlalchemy.dialects.sqlite",
+    "starlette.applications",
+    "python_multipart",
+    "jinja2",
+    "uvicorn.main",
+    "uvicorn.protocols.http.httptools_impl",
+    "uvicorn.loops.uvloop",
+    "uvloop",
+    "anyio.streams.memory",
+    "anyio.streams.stapled",
+    "anyio.streams.tls",
+    "anyio._core._sockets",
+)
 
 
 class Forked:
@@ -220,15 +288,41 @@ class Server:
             ]
         return subprocess.CompletedProcess(args, int(ended["code"]), texts[0], texts[1])
 
-    def close(self) -> None:
+    def end_running(self) -> None:
+        """Kill the command of :meth:`start` still running, if any, and wait for its end (its
+        bots and servers die with it: their parent-death signal); the server stays."""
         if self._running is not None:
             self._running.kill()
             self._running.wait()
+
+    def close(self) -> None:
+        self.end_running()
         if self._proc is not None:
             assert self._proc.stdin is not None
             self._proc.stdin.close()
             self._proc.wait()
             self._proc = None
+
+
+_commands: Server | None = None
+
+
+def commands() -> Server:
+    """This test process's server of ``arena`` commands (:data:`COMMAND_MODULES` preloaded),
+    started on first use, stopped by :func:`close_commands` (at the end of the test session);
+    a command a test left running is for that test to end (:meth:`Server.end_running`)."""
+    global _commands
+    if _commands is None:
+        _commands = Server(preload=COMMAND_MODULES)
+    return _commands
+
+
+def close_commands() -> None:
+    """Stop :func:`commands`' server, if it was started (a command still running: killed)."""
+    global _commands
+    if _commands is not None:
+        _commands.close()
+        _commands = None
 
 
 # --- the server's side: runs in its own interpreter ----------------------------------------------

@@ -13,51 +13,24 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests import inprocess
-from tests.forked_cli import Server
+from tests.forked_cli import commands
 
 pytestmark = pytest.mark.slow
 
-#: what the commands refused here import before they refuse (beyond the CLI and SQLAlchemy):
-#: imported once by the server instead of by each of some 40 forks
-COMMAND_MODULES = (
-    "bot_arena.arena.api.checks",
-    "bot_arena.arena.api.formats",
-    "bot_arena.arena.api.new_run",
-    "bot_arena.arena.api.pgn_out",
-    "bot_arena.arena.api.spec",
-    "bot_arena.arena.cli.option_sets",
-    "bot_arena.arena.cli.rating_cmd",
-    "bot_arena.arena.cli.run_config",
-    "bot_arena.arena.formats.results_file",
-    "bot_arena.arena.match.botspec",
-    "bot_arena.arena.match.pool",
-    "bot_arena.arena.ratings.query",
-    "bot_arena.arena.transport.sandbox.support",
-    "bot_arena.bots.trace",
-    "bot_arena.games.files",
-)
-SERVER = Server(preload=COMMAND_MODULES)
 MEMORY_CAP = int(2.5 * (1 << 30))
 TIMEOUT = 120  # seconds a refused command may take at most, on the slowest machine
 LONGEST_ERROR = 300  # characters: an error line quotes a prefix, never the input whole
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _server() -> Iterator[None]:
-    yield
-    SERVER.close()
-
-
 def arena(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Any:
     """``arena ARGS`` as a process of its own, under the memory cap and the timeout."""
-    return SERVER.run(
+    return commands().run(
         list(args),
         cwd=cwd,
         env={**os.environ, **(env or {})},

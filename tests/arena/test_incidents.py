@@ -12,14 +12,13 @@ import json
 import os
 import sqlite3
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests import needs
-from tests.forked_cli import Server
+from tests.forked_cli import commands
 
 # each test runs the arena command (tournaments, several processes): seconds a test
 pytestmark = pytest.mark.slow
@@ -27,51 +26,13 @@ pytestmark = pytest.mark.slow
 INCIDENTS = Path(__file__).resolve().parent / "fixtures" / "incidents"
 RUN_TIMEOUT = 300.0  # seconds: a bound for a hung run, far above a normal one (10-30 s)
 GAMES = 2  # per pairing: three bots, six matches, four of them the attacker's
-#: what a tournament run imports before it plays, beyond the CLI and SQLAlchemy (numpy, whose
-#: BLAS may start threads, left to each run): imported once by the server, not by every fork
-RUN_MODULES = (
-    "bot_arena.arena.cli.option_sets",
-    "bot_arena.arena.cli.run_config",
-    "bot_arena.arena.api.spec",
-    "bot_arena.arena.api.formats",
-    "bot_arena.arena.api.pgn_out",
-    "bot_arena.arena.api.new_run",
-    "bot_arena.arena.api.runner",
-    "bot_arena.arena.api.cluster",
-    "bot_arena.arena.transport.sandbox.support",
-    "bot_arena.arena.match.botspec",
-    "bot_arena.arena.match.confinement",
-    "bot_arena.arena.match.pool",
-    "bot_arena.arena.tournament.field",
-    "bot_arena.arena.tournament.create",
-    "bot_arena.arena.tournament.runner",
-    "bot_arena.arena.tournament.serial_loop",
-    "bot_arena.arena.tournament.job_handle",
-    "bot_arena.arena.tournament.incidents",
-    "bot_arena.arena.tournament.dynamic",
-    "bot_arena.arena.tournament.summary",
-    "bot_arena.arena.ratings.query",
-    "bot_arena.arena.ratings.render",
-    "bot_arena.db.models",
-    "bot_arena.db.store",
-    "bot_arena.db.queries",
-    "bot_arena.db.results",
-    "sqlalchemy.dialects.sqlite",
-)
-SERVER = Server(preload=RUN_MODULES)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _server() -> Iterator[None]:
-    yield
-    SERVER.close()
 
 
 def arena(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``arena ARGS`` run to its end as a process of its own (a fork of one server that started
-    Python and imported the CLI and what a run imports once: tests/forked_cli.py), what it
-    printed and its status."""
-    return SERVER.run(args, cwd=cwd, env=os.environ, timeout=RUN_TIMEOUT)
+    """``arena ARGS`` run to its end as a process of its own (a fork of the test process's
+    server of commands, which started Python and imported the CLI and what a run imports once:
+    tests/forked_cli.py), what it printed and its status."""
+    return commands().run(args, cwd=cwd, env=os.environ, timeout=RUN_TIMEOUT)
 
 
 def run_tournament(tmp_path: Path, attacker: str, jobs: int) -> tuple[Any, list[dict[str, Any]]]:

@@ -32,9 +32,9 @@ from bot_arena.arena.tournament import ray_executor
 from bot_arena.arena.transport.process import descendants
 from bot_arena.db.tournaments import RUNNER
 from tests import inprocess, needs
-from tests.arena.test_tournament_crash import RUN_MODULES, Db, Gate, forked, wait_until
+from tests.arena.test_tournament_crash import Db, Gate, forked, wait_until
 from tests.db.dbtest import database
-from tests.forked_cli import Forked, Server
+from tests.forked_cli import COMMAND_MODULES, Forked, Server
 
 # one cluster at a time: every test of the module runs on one xdist worker (--dist loadfile)
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -55,7 +55,7 @@ CHEAP_NODE = ["--include-log-monitor", "false"]
 #: (a single-threaded import: nothing of it runs until ``ray.init``, in the fork) and the
 #: executor, and the ladder's run
 DRIVER_MODULES = (
-    *RUN_MODULES,
+    *COMMAND_MODULES,
     "ray",
     "bot_arena.arena.tournament.ray_executor",
     "bot_arena.arena.tournament.ladder",

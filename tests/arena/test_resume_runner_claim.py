@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
@@ -116,27 +115,13 @@ sys.stdin.read()
 """
 
 
-@pytest.fixture(scope="module")
-def cli() -> Iterator[Server]:
-    """The resume commands, forked from one server that started Python and imported the CLI
-    and what a resume imports once (tests/forked_cli.py): their subject is what the command
-    says of a live runner, the holder, which stays a process of its own (it is told by its
-    ``/proc`` command line), not the interpreter's start-up."""
-    made = Server(preload=RESUME_MODULES)
-    yield made
-    made.close()
-
-
-#: what ``tournament resume`` imports before it refuses (beyond the CLI and SQLAlchemy)
-RESUME_MODULES = (
-    "bot_arena.arena.api.resume",
-    "bot_arena.arena.api.runner",
-    "bot_arena.arena.tournament.create",
-    "bot_arena.arena.tournament.runner",
-    "bot_arena.db.store",
-    "bot_arena.db.tournaments",
-    "bot_arena.db.queries",
-)
+@pytest.fixture
+def cli(arena_cli: Server) -> Server:
+    """The resume commands, forked from the test process's server of commands, which started
+    Python and imported the CLI and what a resume imports once (tests/forked_cli.py): their
+    subject is what the command says of a live runner, the holder, which stays a process of
+    its own (it is told by its ``/proc`` command line), not the interpreter's start-up."""
+    return arena_cli
 
 
 def test_resume_while_another_process_plays_is_one_line_and_exit_2(db: Db, cli: Server) -> None:

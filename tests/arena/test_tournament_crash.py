@@ -123,30 +123,13 @@ def started(cmd: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
         ended(proc)
 
 
-@pytest.fixture(scope="module")
-def cli() -> Iterator[Server]:
-    """The runs killed and resumed here, forked from one server that started Python and
-    imported the CLI once (tests/forked_cli.py): the subject is what a killed run leaves and
-    what a resume makes of it, not the interpreter's start-up (about 0.6 s of CPU a run)."""
-    made = Server(preload=RUN_MODULES)
-    yield made
-    made.close()
-
-
-#: what a tournament run or resume imports before it plays (beyond the CLI and SQLAlchemy):
-#: imported once by the server instead of by every fork
-RUN_MODULES = (
-    "bot_arena.arena.api.new_run",
-    "bot_arena.arena.api.runner",
-    "bot_arena.arena.api.resume",
-    "bot_arena.arena.tournament.runner",
-    "bot_arena.arena.tournament.job_handle",
-    "bot_arena.arena.tournament.create",
-    "bot_arena.arena.ratings.query",
-    "bot_arena.db.store",
-    "bot_arena.db.tournaments",
-    "bot_arena.db.queries",
-)
+@pytest.fixture
+def cli(arena_cli: Server) -> Server:
+    """The runs killed and resumed here, forked from the test process's server of commands,
+    which started Python and imported the CLI once (tests/forked_cli.py): the subject is what
+    a killed run leaves and what a resume makes of it, not the interpreter's start-up (about
+    0.6 s of CPU a run)."""
+    return arena_cli
 
 
 @contextmanager

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.forked_cli import Forked, Server
+from tests.forked_cli import COMMAND_MODULES, Forked, Server, commands
 
 httpx = pytest.importorskip("httpx", reason="the server tests need httpx: pip install httpx")
 pytest.importorskip("starlette", reason="the server tests need the bot-arena[server] extra")
@@ -169,42 +169,6 @@ def _fill(db: Path) -> Filled:
     return Filled(tokens, played.id, stored.bot_id)
 
 
-#: what ``arena serve`` imports before it serves and while it answers (beyond the CLI and
-#: SQLAlchemy, which every forking server imports): the server's modules, what they stand on
-#: and the protocol modules uvicorn picks when it starts; imported by its forking server
-#: instead of by every ``arena serve``. Imports only: nothing of them runs, no thread starts.
-SERVE_MODULES = (
-    "bot_arena.arena.cli.serve_cmd",
-    "bot_arena.arena.api.cluster",
-    "bot_arena.arena.api.sandbox",
-    "bot_arena.arena.api.passwords",
-    "bot_arena.arena.api.validation",
-    "bot_arena.arena.server.app",
-    "bot_arena.arena.server.admin",
-    "bot_arena.arena.server.pages",
-    "bot_arena.arena.server.scratch",
-    "bot_arena.arena.server.settings",
-    "bot_arena.arena.api.submit",
-    "bot_arena.arena.match.pool",
-    "bot_arena.arena.match.botspec",
-    "bot_arena.arena.transport.sandbox.support",
-    "bot_arena.db.models",
-    "bot_arena.db.accounts",
-    "sqlalchemy.dialects.sqlite",
-    "starlette.applications",
-    "python_multipart",
-    "jinja2",
-    "uvicorn.main",
-    "uvicorn.protocols.http.httptools_impl",
-    "uvicorn.loops.uvloop",
-    "uvloop",
-    "anyio.streams.memory",
-    "anyio.streams.stapled",
-    "anyio.streams.tls",
-    "anyio._core._sockets",
-)
-
-
 class Forks:
     """The forking servers of this process's ``arena serve``s, started as needed: a forking
     server runs one command at a time and a test may run a server of its own while its
@@ -214,14 +178,18 @@ class Forks:
         self._servers: list[Server] = []
 
     def idle(self) -> Server:
-        for server in self._servers:
+        """The test process's server of commands (``tests/forked_cli.py``'s ``commands``,
+        which imports what ``arena serve`` does) when it is idle, else one of this class's."""
+        for server in [commands(), *self._servers]:
             if server.idle():
                 return server
-        self._servers.append(Server(preload=SERVE_MODULES))
+        self._servers.append(Server(preload=COMMAND_MODULES))
         return self._servers[-1]
 
     def close(self) -> None:
-        """Every forking server stopped (a command of theirs still running: killed)."""
+        """Every forking server of this class stopped, and the commands server's command
+        (a command of theirs still running: killed)."""
+        commands().end_running()
         while self._servers:
             self._servers.pop().close()
 
