@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -73,24 +74,23 @@ def test_an_answer_of_its_own_is_kept() -> None:
     assert support.answer() == {"layers": [], "missing": []}
 
 
-def test_the_runner_sends_its_own_answer_with_the_plan() -> None:
-    support.adopt({"layers": [confine.SECCOMP], "missing": []})  # as if probed here
+def first_message() -> Any:
+    """What ``JobHandle.start`` sends a job first (read from the pipe to the job)."""
     read, write = os.pipe()
     handle = object.__new__(job_handle.JobHandle)
     handle.outbox = write
     handle.start(PLAN)
     os.close(write)
     with os.fdopen(read, "rb") as inbox:
-        message = decode(inbox.readline())
+        return decode(inbox.readline())
+
+
+def test_the_runner_sends_its_own_answer_with_the_plan() -> None:
+    support.adopt({"layers": [confine.SECCOMP], "missing": []})  # as if probed here
+    message = first_message()
     assert message["support"] == {"layers": [confine.SECCOMP], "missing": []}
     assert Plan.from_dict(message["plan"]) == PLAN
 
 
 def test_a_runner_that_has_not_probed_sends_no_answer() -> None:
-    read, write = os.pipe()
-    handle = object.__new__(job_handle.JobHandle)
-    handle.outbox = write
-    handle.start(PLAN)
-    os.close(write)
-    with os.fdopen(read, "rb") as inbox:
-        assert decode(inbox.readline())["support"] is None
+    assert first_message()["support"] is None
