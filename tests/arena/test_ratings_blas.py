@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
 
-from bot_arena.arena.ratings import GameResult, fit_ml
+from bot_arena.arena.ratings import GameResult, blas, fit_ml
 from bot_arena.arena.ratings.blas import one_blas_thread
 
 
@@ -48,4 +49,50 @@ def test_fit_ml_solves_on_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     table = fit_ml([*games, GameResult(("b", "c"), (1, 2)), GameResult(("c", "a"), (1, 2))])
     assert {row.bot for row in table.rows} == {"a", "b", "c"}
     assert seen and all(threads == [1] * len(before) for threads in seen)
+    assert _blas_threads() == before
+
+
+def test_the_libraries_are_found_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding the BLAS libraries walks every loaded shared library: done at the first fit,
+    not at each."""
+    import threadpoolctl
+
+    before = _blas_threads()
+    made: list[object] = []
+
+    class Counted(threadpoolctl.ThreadpoolController):
+        def __init__(self) -> None:
+            made.append(self)
+            super().__init__()
+
+    @one_blas_thread
+    def fit() -> None:
+        pass
+
+    with monkeypatch.context() as patched:
+        patched.setattr(blas, "_controller", None)
+        patched.setattr(threadpoolctl, "ThreadpoolController", Counted)
+        for _ in range(3):
+            fit()
+        assert len(made) == 1
+    assert _blas_threads() == before
+
+
+def test_a_fit_in_another_thread_after_one_here_runs_on_one_thread() -> None:
+    """The libraries found at the first fit serve the fits of other threads too (OpenBLAS
+    lets only one thread set its count at a time: a limit taken and not left as a context
+    kept that thread in control, and a later fit elsewhere ran on every thread)."""
+    np.linalg.solve(np.eye(2), np.ones(2))
+    before = _blas_threads()
+
+    @one_blas_thread
+    def fit() -> list[int]:
+        return _blas_threads()
+
+    assert fit() == [1] * len(before)
+    seen: list[list[int]] = []
+    thread = threading.Thread(target=lambda: seen.append(fit()))
+    thread.start()
+    thread.join(timeout=60)
+    assert seen == [[1] * len(before)]
     assert _blas_threads() == before
