@@ -277,11 +277,20 @@ def start_forkserver(
         return None
 
 
+#: Variables that change while a process runs and that nothing reads as it starts: left out of
+#: a server's kind. pytest sets ``PYTEST_CURRENT_TEST`` to each test's name in turn, so a server
+#: of this process's environment was of a new kind at every test and never taken up again (in
+#: a run of the suite, about 80 servers started for one kind each). A worker is given the
+#: environment as it is when it starts (``_start``), so it still sees the variable's value then.
+NOT_READ_AT_START = ("PYTEST_CURRENT_TEST",)
+
+
 def _kind(preload: Sequence[str], env: dict[str, str] | None) -> tuple[object, ...]:
     """What a server was started with that a worker forked from it inherits: its preloaded
     modules and its environment (this process's, as it is now, when ``env`` is None: its
-    ``PYTHONPATH`` made the server's ``sys.path``)."""
-    return (tuple(preload), tuple(sorted((os.environ if env is None else env).items())))
+    ``PYTHONPATH`` made the server's ``sys.path``), but ``NOT_READ_AT_START``."""
+    items = (os.environ if env is None else env).items()
+    return (tuple(preload), tuple(sorted(i for i in items if i[0] not in NOT_READ_AT_START)))
 
 
 class _Kept(threading.local):

@@ -101,6 +101,7 @@ def test_only_a_server_of_the_same_kind_is_taken_up(monkeypatch: pytest.MonkeyPa
     assert changed is not None and changed not in (plain, other_env)
     changed.close()
     monkeypatch.delenv("ARENA_KEEP_TEST")
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "another test (call)")  # as at the next test
     assert start_forkserver() is plain
     assert start_forkserver(env={"PATH": os.defpath}) is other_env
     plain.close()
