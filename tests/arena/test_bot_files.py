@@ -492,8 +492,8 @@ def test_raised_limits_reach_the_tournaments_job_processes(tmp_path: Path) -> No
     folder_bot = tmp_path / "bigbot"
     many = folder_bot / "many"
     many.mkdir(parents=True)
-    for i in range(10_001):
-        (many / str(i)).touch()
+    for i in range(10_001):  # os.open: Path.touch tries utime first, a third more syscalls
+        os.close(os.open(many / str(i), os.O_CREAT | os.O_WRONLY, 0o644))
     (folder_bot / "main.py").write_text(READER)
     (folder_bot / "w.txt").write_text("own-weights")
     (folder_bot / "data").mkdir()
