@@ -105,10 +105,11 @@ def shares(files: Sequence[Path], count: int) -> list[list[Path]]:
     """``files`` in ``count`` shares of about equal bytes (largest first, each to the lightest)."""
     parts: list[list[Path]] = [[] for _ in range(count)]
     weights = [0] * count
-    for path in sorted(files, key=lambda p: p.stat().st_size, reverse=True):
+    sizes = {path: path.stat().st_size for path in files}
+    for path in sorted(files, key=sizes.__getitem__, reverse=True):
         lightest = weights.index(min(weights))
         parts[lightest].append(path)
-        weights[lightest] += path.stat().st_size
+        weights[lightest] += sizes[path]
     return parts
 
 

@@ -14,32 +14,26 @@ every process the arena starts, bots included.
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_made = threading.Lock()
-_controller: Any = None  # threadpoolctl's ThreadpoolController, made at the first fit
 
-
+@functools.cache
 def _blas() -> Any:
-    """The BLAS libraries this process had loaded at its first fit, found once.
+    """threadpoolctl's controller of the BLAS libraries this process had loaded at its first
+    fit, made once.
 
     Finding them walks every shared library the process has loaded (``dl_iterate_phdr``, a
     Python callback each): 0.4 ms in a small process and more in a large one, at every fit,
     where the fit of a small field takes about as long. The fit's BLAS is numpy's, loaded when
     ``ml`` imported numpy, so it is among them; a library loaded later (another package's) is
     not the fit's."""
-    global _controller
-    with _made:
-        if _controller is None:
-            from threadpoolctl import ThreadpoolController
+    from threadpoolctl import ThreadpoolController
 
-            _controller = ThreadpoolController()
-        return _controller
+    return ThreadpoolController()
 
 
 def one_blas_thread(fit: Callable[P, R]) -> Callable[P, R]:
