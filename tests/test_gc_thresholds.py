@@ -10,4 +10,4 @@ from tests.conftest import GC_THRESHOLDS
 
 def test_the_tests_run_with_the_suites_collector_thresholds() -> None:
     assert gc.get_threshold() == GC_THRESHOLDS
-    assert GC_THRESHOLDS[0] > 700  # young collections rarer than Python's default
+    assert min(GC_THRESHOLDS[1:]) > 10  # the older generations collected less often
