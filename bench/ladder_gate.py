@@ -1,7 +1,7 @@
 """What the ladder's gate costs: the field's revision read before each match leaves the line.
 
 A ladder's workers hold only the match they play, and before any match is sent the runner reads
-the field's revision (``LadderRunner._gate``, ``arena/tournament/ladder.py``) so that a
+the field's revision (``LadderRunner._gate``, ``arena/tournament/ladder_runner.py``) so that a
 retirement stored meanwhile drops the retired bot's made matches before they start. On a ladder
 of fast bots (``random`` at tic-tac-toe, sandbox off) that is one small read per game. This
 plays the same ladder in stretches of ``--games`` games, alternately with the gate and with the
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bot_arena.arena.api.ladders import ladder_add, ladder_create, ladder_run
-from bot_arena.arena.tournament import ladder as ladder_module
+from bot_arena.arena.tournament import ladder_runner as ladder_module
 
 FIELD = ["random:seed=1", "random:seed=2", "random:seed=3", "random:seed=4", "random:seed=5"]
 

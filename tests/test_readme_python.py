@@ -45,7 +45,7 @@ EXAMPLE_MODULES = (
     "bot_arena.arena.tournament.create",
     "bot_arena.arena.tournament.dynamic",
     "bot_arena.arena.tournament.runner",
-    "bot_arena.arena.tournament.ladder",
+    "bot_arena.arena.tournament.ladder_runner",
     "bot_arena.arena.formats.results_file",
     "bot_arena.db.session",
     "bot_arena.db.models",

@@ -384,7 +384,7 @@ def ladder_run(
     from bot_arena.arena.match.confinement import server_env
     from bot_arena.arena.tournament.create import TournamentError, active_runner, load_tournament
     from bot_arena.arena.tournament.job_handle import start_job_server
-    from bot_arena.arena.tournament.ladder import Limits, play_ladder
+    from bot_arena.arena.tournament.ladder_runner import Limits, play_ladder
     from bot_arena.arena.tournament.runner import default_jobs
     from bot_arena.db import ladders
 

@@ -120,7 +120,7 @@ def _run(
     """Check, store, play and sum up, on the one path of ``arena tournament run``
     (``new_run.start``); each of ``options``' defaults is written here, once."""
     from bot_arena.arena.api.new_run import NewRun, start
-    from bot_arena.arena.api.runner import runner
+    from bot_arena.arena.api.runner_setup import runner
 
     o = options
     db, progress = o.get("db"), o.get("progress", False)

@@ -425,7 +425,7 @@ def _play(
     of the field, said after the leaderboard; ``skip``: their field positions on a resume,
     whose matches stay pending; ``pgn``: ``--pgn-out``'s file, each stored game appended;
     ``force``: ``resume --force``, played even while another process seems to play it)."""
-    from bot_arena.arena.api.runner import runner
+    from bot_arena.arena.api.runner_setup import runner
     from bot_arena.arena.tournament.create import TournamentError
     from bot_arena.arena.tournament.ray_executor import ClusterError
 

@@ -39,7 +39,7 @@ class RunState:
     out: Outcome
     progress: Progress
     #: Called before matches leave ``todo`` to be played (a ladder reads its field again and
-    #: drops the matches of entrants that no longer play: ``tournament/ladder.py``).
+    #: drops the matches of entrants that no longer play: ``tournament/ladder_runner.py``).
     gate: Callable[[], None] | None = None
     #: The most matches a worker holds (None: as its pace asks). A ladder's workers hold the
     #: match they play and no other, so none waits in a worker for a bot retired meanwhile.

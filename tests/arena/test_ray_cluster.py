@@ -58,7 +58,7 @@ DRIVER_MODULES = (
     *COMMAND_MODULES,
     "ray",
     "bot_arena.arena.tournament.ray_executor",
-    "bot_arena.arena.tournament.ladder",
+    "bot_arena.arena.tournament.ladder_runner",
     "bot_arena.arena.api.ladders",
 )
 

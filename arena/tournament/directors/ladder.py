@@ -11,7 +11,7 @@ batch never asks again what the games in play will answer. So the same stored ma
 same field give the same pairs, whether the run was interrupted or not.
 
 The field (which entrants are active) and the run's limits are given by the runner's side
-(``tournament/ladder.py``), which reads them from the database: the director stays pure.
+(``tournament/ladder_runner.py``), which reads them from the database: the director stays pure.
 """
 
 from __future__ import annotations
