@@ -8,6 +8,7 @@ import json
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 SHOWN = 40  # characters of a malformed value quoted in a message
@@ -55,6 +56,36 @@ def decode(value: Any, shape: type, *, nullable: bool, text: bool) -> Any:
             f"{_quote(json.dumps(value, default=str))}"
         )
     return value
+
+
+def decode_as(what: str, value: Any, shape: type, *, nullable: bool, text: bool) -> Any:
+    """:func:`decode`, its error naming the column ``what`` (``tournaments.params``), as the
+    ORM's column type says it (``stored.StoredJSON``); no name: the error as it is."""
+    try:
+        return decode(value, shape, nullable=nullable, text=text)
+    except StoredDataError as err:
+        raise StoredDataError(f"{what}: {err}" if what else str(err)) from None
+
+
+def instant(value: Any, what: str) -> datetime | None:
+    """A stored timestamp as an aware UTC datetime: Bot Arena stores naive UTC, which SQLite's
+    driver gives as ISO text and PostgreSQL's as a naive datetime. Anything else (text that is
+    no timestamp, one with a zone, another type) is a StoredDataError naming the column
+    ``what``."""
+    if value is None:
+        return None
+    if type(value) is datetime and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    found = None
+    if type(value) is str:
+        try:
+            found = datetime.fromisoformat(value)
+        except ValueError:
+            found = None
+    if found is None or found.tzinfo is not None:
+        shown = value if isinstance(value, str) else type(value).__name__
+        raise StoredDataError(f"{what}: a stored value is not a timestamp: {_quote(shown)}")
+    return found.replace(tzinfo=UTC)
 
 
 _KINDS: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}

@@ -18,10 +18,10 @@ as before (``tests/db/test_match_list.py`` checks the two give the same list).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from bot_arena.db.decode import StoredDataError, decode
+from bot_arena.db.decode import StoredDataError, decode, instant
 
 if TYPE_CHECKING:
     from bot_arena.db.models import Match
@@ -97,21 +97,11 @@ def _json(value: Any, shape: type, nullable: bool, text: bool) -> None:
 
 
 def _instant(value: Any) -> datetime | None:
-    """A stored timestamp (naive UTC: SQLite's text, PostgreSQL's datetime) as an aware
-    datetime."""
-    if value is None:
-        return None
-    if type(value) is datetime and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    if type(value) is not str:
-        raise _Refused
+    """A stored void time as an aware datetime (``decode.instant``)."""
     try:
-        found = datetime.fromisoformat(value)
-    except ValueError:
+        return instant(value, "matches.voided")
+    except StoredDataError:
         raise _Refused from None
-    if found.tzinfo is not None:
-        raise _Refused
-    return found.replace(tzinfo=UTC)
 
 
 def newest_matches(

@@ -316,43 +316,6 @@ def pair_outcomes(
     ]
 
 
-def tournaments(session: Session) -> list[dict[str, Any]]:
-    """Every tournament with its progress, newest first."""
-    counts: dict[int, dict[str, int]] = {}
-    for tid, status, count in session.execute(
-        select(Match.tournament_id, Match.status, func.count())
-        .where(Match.tournament_id.is_not(None))
-        .group_by(Match.tournament_id, Match.status)
-    ):
-        counts.setdefault(int(tid or 0), {})[status] = int(count)
-    sizes: dict[int, int] = {}
-    for tid, count in session.execute(
-        select(Entry.tournament_id, func.count()).group_by(Entry.tournament_id)
-    ):
-        sizes[int(tid)] = int(count)
-    out = []
-    for t in session.scalars(select(Tournament).order_by(Tournament.id.desc())):
-        c = counts.get(t.id, {})
-        out.append(
-            {
-                "id": t.id,
-                "name": t.name,
-                "game": t.game,
-                "params": t.params,
-                "format": t.format,
-                "bots": int(sizes.get(t.id, 0)),
-                "done": c.get("done", 0),
-                "total": sum(v for k, v in c.items() if k != "void"),  # void: annulled
-                "void": c.get("void", 0),
-                "status": t.status,
-                "seed": t.seed,
-                "created": t.created.isoformat(timespec="seconds"),
-                "finished": t.finished.isoformat(timespec="seconds") if t.finished else None,
-            }
-        )
-    return out
-
-
 def _matches_query(
     tournament_id: int | None = None, bot: str | None = None, status: str | None = None
 ) -> Select[Match]:

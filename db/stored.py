@@ -23,6 +23,7 @@ from sqlalchemy.types import TypeDecorator
 from bot_arena.db.decode import Malformed as Malformed
 from bot_arena.db.decode import StoredDataError as StoredDataError
 from bot_arena.db.decode import decode as decode
+from bot_arena.db.decode import decode_as
 from bot_arena.db.decode import malformed_matches as malformed_matches
 from bot_arena.db.decode import warn_skipped as warn_skipped
 
@@ -51,12 +52,11 @@ class StoredJSON(TypeDecorator[Any]):
 
         def process(value: Any) -> Any:
             try:
-                return decode(value, shape, nullable=nullable, text=text)
+                return decode_as(what, value, shape, nullable=nullable, text=text)
             except StoredDataError as err:
-                reason = f"{what}: {err}" if what else str(err)
                 if lax:
-                    return Malformed(reason)
-                raise StoredDataError(reason) from None
+                    return Malformed(str(err))
+                raise
 
         return process
 

@@ -17,8 +17,9 @@ from sqlalchemy import Connection, delete, func, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from bot_arena.db.models import Bot, BotVersion, Entry, Match, Move, Seat, Tournament
+from bot_arena.db.run_trace import RUNNER as RUNNER
+from bot_arena.db.run_trace import recorded_runner as recorded_runner
 
-RUNNER = "runner"  # settings key: the process playing the tournament ({"host", "pid"})
 OPEN = ("pending", "running")  # statuses of a match still to play
 
 
@@ -86,18 +87,6 @@ def record_runner(session: Session, tournament: Tournament, host: str, pid: int)
 def beat(conn: Connection, tournament_id: int, now: datetime) -> None:
     """The runner's heartbeat: the tournament's stamp set to ``now`` (only its column)."""
     conn.execute(update(Tournament).where(Tournament.id == tournament_id).values(heartbeat=now))
-
-
-def recorded_runner(tournament: Tournament) -> tuple[str, int] | None:
-    """(host, pid) of the process that noted it is playing the tournament, if any (it may have
-    died since without clearing its entry)."""
-    runner = tournament.settings.get(RUNNER)
-    if not isinstance(runner, dict):
-        return None
-    host, pid = runner.get("host"), runner.get("pid")
-    if not isinstance(host, str) or not isinstance(pid, int):
-        return None
-    return host, pid
 
 
 def end_run(session: Session, tournament_id: int, *, finished: bool) -> None:

@@ -27,6 +27,7 @@ from bot_arena.arena.cli.common import (
     fail,
     open_db,
     open_existing_db,
+    open_plain_reads,
     sandbox_options,
     warn_unconfined,
 )
@@ -48,6 +49,7 @@ if TYPE_CHECKING:  # the database, the bots' machinery and the ratings load when
     from bot_arena.arena.tournament.runner import Outcome
     from bot_arena.arena.transport.forkserver_client import ForkServer
     from bot_arena.arena.transport.limits import ResourceLimits
+    from bot_arena.db.tournament_list import ListedTournament
 
 tournament_app = command_group(
     name="tournament",
@@ -581,18 +583,15 @@ def _standings_table(summary: dict[str, Any]) -> str:
 @tournament_app.command("list", cls=ArenaCommand)
 def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     """The tournaments in the database, newest first."""
-    from bot_arena.arena.tournament.create import interrupted
-    from bot_arena.db import queries
-    from bot_arena.db.models import Tournament
+    from bot_arena.arena.tournament.liveness import interrupted
 
-    factory = open_existing_db(db)
-    with factory() as session:
-        rows = queries.tournaments(session)
-        for r in rows:  # running, but its runner is gone: said so
-            found = session.get(Tournament, r["id"]) if r["status"] == "running" else None
-            r["interrupted"] = found is not None and interrupted(found)
-            if r["interrupted"]:
-                r["resume"] = _resume_command(r["id"], r["format"], r["name"])
+    rows = []
+    for listed in _listed_tournaments(db):
+        r = listed.row
+        r["interrupted"] = interrupted(listed)  # running, but its runner is gone: said so
+        if r["interrupted"]:
+            r["resume"] = _resume_command(r["id"], r["format"], r["name"])
+        rows.append(r)
     if as_json:
         typer.echo(json.dumps(rows))
         return
@@ -619,6 +618,27 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     for r in rows:  # its runner is gone (or its heartbeat stale): how to play on
         if r["interrupted"]:
             typer.echo(f"tournament {r['id']} is interrupted; resume with: {shown(r['resume'])}")
+
+
+def _listed_tournaments(db: str | None) -> list[ListedTournament]:
+    """The tournaments listed: of a plain SQLite file by ``sqlite3`` alone, of PostgreSQL by
+    psycopg alone (SQLAlchemy is not loaded), else through a session; the same statements
+    (``db/tournament_list.py``)."""
+    from bot_arena.db.tournament_list import listed_tournaments
+
+    plain = open_plain_reads(db)
+    if plain is not None:
+        connection, reads = plain
+        try:
+            return listed_tournaments(reads.rows, reads.json_text)
+        finally:
+            connection.close()
+    from bot_arena.db.results import reads_of
+
+    factory = open_existing_db(db)
+    with factory() as session:
+        reads = reads_of(session)
+        return listed_tournaments(reads.rows, reads.json_text)
 
 
 def _resume_command(tid: int, fmt: str, name: str | None) -> str:

@@ -6,10 +6,7 @@ again from the stored specs. Playing it is ``runner.py``'s job.
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -21,7 +18,10 @@ from bot_arena.arena.tournament import directors
 from bot_arena.arena.tournament.book import book_openings, ordered_book, read_book
 from bot_arena.arena.tournament.field import TournamentError as TournamentError
 from bot_arena.arena.tournament.field import check_field
-from bot_arena.arena.tournament.heartbeat import stale
+from bot_arena.arena.tournament.liveness import active_runner as active_runner
+from bot_arena.arena.tournament.liveness import interrupted as interrupted
+from bot_arena.arena.tournament.liveness import runner_elsewhere as runner_elsewhere
+from bot_arena.arena.tournament.liveness import this_host as this_host
 from bot_arena.arena.tournament.schedule import (
     Opening,
     Pairing,
@@ -175,30 +175,6 @@ def load_tournament(session: Session, tournament_id: int) -> Tournament:
     return found
 
 
-def this_host() -> str:
-    return socket.gethostname()
-
-
-def active_runner(tournament: Tournament) -> int | None:
-    """The pid of a live arena process on this machine that is playing ``tournament``, if any.
-
-    A runner records itself in the tournament's settings when it starts and clears the entry when
-    it ends; an entry left by a killed runner names a process that is gone (or is no longer an
-    arena), so it does not count.
-    """
-    runner = stored.recorded_runner(tournament)
-    if runner is None or runner[0] != this_host():
-        return None
-    pid = runner[1]
-    if pid == os.getpid():
-        return None
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return None
-    return pid if b"arena" in cmdline else None
-
-
 def played_by(tournament_id: int, pid: int) -> str:
     """The refusal of a run while live process ``pid`` of this machine plays the tournament."""
     return (
@@ -220,36 +196,6 @@ def claim_runner(session: Session, tournament_id: int) -> int | None:
         return running
     stored.record_runner(session, tournament, this_host(), os.getpid())
     return None
-
-
-def runner_elsewhere(
-    tournament: Tournament, now: datetime | None = None
-) -> tuple[str, float] | None:
-    """The host of a runner on another machine playing ``tournament`` and its heartbeat's age
-    in seconds, while that heartbeat is fresh at ``now`` (``heartbeat.stale``); None when there
-    is none (a runner on this machine is known by its process: ``active_runner``)."""
-    if tournament.status != "running":
-        return None
-    runner = stored.recorded_runner(tournament)
-    stamp = tournament.heartbeat
-    if runner is None or runner[0] == this_host() or stamp is None or stale(stamp, now):
-        return None
-    age = ((now if now is not None else datetime.now(UTC)) - stamp).total_seconds()
-    return runner[0], max(0.0, age)
-
-
-def interrupted(tournament: Tournament, now: datetime | None = None) -> bool:
-    """Whether a tournament marked ``running`` has no runner left: it recorded none, its
-    heartbeat is older than the lease at ``now`` (whatever the host: ``heartbeat.stale``), or
-    the process it recorded on this machine is gone (killed, or the machine restarted)."""
-    if tournament.status != "running":
-        return False
-    runner = stored.recorded_runner(tournament)
-    if runner is None or stale(tournament.heartbeat, now):
-        return True
-    if runner[0] != this_host():
-        return False
-    return runner[1] == os.getpid() or active_runner(tournament) is None
 
 
 def resolve_field(

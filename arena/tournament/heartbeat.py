@@ -2,19 +2,19 @@
 it refreshes the tournament's time stamp every ``BEAT_S`` from a thread of its own (its own
 connection, one short UPDATE of one column), so that ``tournament list`` and ``show`` on any
 machine can tell a runner that is gone: a ``running`` tournament whose stamp is older than
-``LEASE_S`` has nobody playing it, whatever the host its runner recorded (``create.interrupted``).
+``LEASE_S`` has nobody playing it, whatever the host its runner recorded (``liveness.interrupted``).
 
 The stamps are UTC from the runner's clock and compared with the reader's: machines that share
 a database must agree on the time within the lease (NTP keeps them within milliseconds). The
-lease is six beats, so a database that is slow for a while, or a loaded machine, does not make a
-live run look interrupted.
+lease (``liveness.LEASE_S``) is six beats, so a database that is slow for a while, or a loaded
+machine, does not make a live run look interrupted.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from types import TracebackType
 
 from sqlalchemy import Engine
@@ -23,16 +23,6 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot_arena.db.tournaments import beat
 
 BEAT_S = 10.0  # seconds between two refreshes of the stamp
-LEASE_S = 60.0  # a stamp older than this: its runner is gone
-
-
-def stale(stamp: datetime | None, now: datetime | None = None) -> bool:
-    """Whether a runner's last ``stamp`` is older than the lease at ``now`` (default: this
-    machine's clock); no stamp (a runner of a version without heartbeats) is stale too."""
-    if stamp is None:
-        return True
-    now = now if now is not None else datetime.now(UTC)
-    return now - stamp > timedelta(seconds=LEASE_S)
 
 
 class Heartbeat:

@@ -56,7 +56,8 @@ COMMANDS = {
     # a small field of pair totals is fitted without numpy (ratings/ml_small.py: issue 28)
     "leaderboard": (["leaderboard"], NEVER + NO_FITS + PLAIN),
     "crosstable": (["crosstable"], NEVER + NO_FITS + PLAIN),
-    "tournament list": (["tournament", "list"], NEVER + NO_FITS),
+    # its rows as SQL text on sqlite3 (db/tournament_list.py)
+    "tournament list": (["tournament", "list"], NEVER + NO_FITS + PLAIN),
     "tournament show": (["tournament", "show", "1"], NEVER + NO_FITS),
     "matches": (["matches", "--limit", "50"], NEVER + NO_FITS),
 }

@@ -17,8 +17,8 @@ from sqlalchemy import select
 from typer.testing import CliRunner
 
 from bot_arena.arena.cli.app import app
-from bot_arena.arena.tournament.create import interrupted, this_host
-from bot_arena.arena.tournament.heartbeat import LEASE_S, Heartbeat
+from bot_arena.arena.tournament.heartbeat import Heartbeat
+from bot_arena.arena.tournament.liveness import LEASE_S, interrupted, this_host
 from bot_arena.db.models import Tournament
 from bot_arena.db.session import make_engine, session_factory
 

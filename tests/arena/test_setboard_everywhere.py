@@ -29,7 +29,7 @@ from bot_arena.arena.cli.app import app
 from bot_arena.arena.match.botspec import resolve
 from bot_arena.arena.match.timecontrol import TimeControl
 from bot_arena.arena.tournament.create import create
-from bot_arena.arena.tournament.heartbeat import LEASE_S
+from bot_arena.arena.tournament.liveness import LEASE_S
 from bot_arena.arena.tournament.schedule import Opening
 from bot_arena.db.models import Match, Tournament
 from bot_arena.db.session import make_engine, session_factory
