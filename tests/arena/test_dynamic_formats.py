@@ -17,8 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from bot_arena.arena.cli.app import app
+from tests.arena.test_tournament_crash import Gate, forked, wait_until
 from tests.arena.test_tournament_crash import cli as cli  # the fixture, one server a module
-from tests.arena.test_tournament_crash import forked, wait_until
 from tests.db.dbtest import Db
 from tests.forked_cli import Server
 
@@ -311,10 +311,12 @@ def test_sprt_refuses_what_it_cannot_test(db: Db) -> None:
     assert three.exit_code == 2 and "NEW" in three.output
 
 
-# undecided at this bound (random against random, elo0 -3, elo1 3): the resume plays to it. The
-# kill lands once 40 games are stored, while a few more are in play; 300 games played 150 more
-# random games after the resume for nothing the test checks
+# undecided at this bound (random against random, elo0 -3, elo1 3): the resume plays to it
 MAX_GAMES = 150
+# The kill lands mid-test whatever the machine's speed: BASE is the gated random bot, given this
+# many moves before the kill, which is sent once it has taken them all and waits for the next
+# (two to five moves a game: 38 games or more are played, 100 at most)
+GATED_MOVES = 200
 
 
 def test_an_sprt_killed_mid_run_resumes_to_the_same_state(
@@ -322,23 +324,32 @@ def test_an_sprt_killed_mid_run_resumes_to_the_same_state(
 ) -> None:
     """kill -9 mid-test: every pair stored is whole or finished by the resume, no game is lost
     or stored twice, and the state shown is the one the stored games give."""
+    gate = Gate(tmp_path / "gated")
     args = [
-        "sprt", "tictactoe", "--bot", "random", "--bot", "random:seed=1", "--elo0", "-3",
+        "sprt", "tictactoe", "--bot", "random", "--bot", gate.bot, "--elo0", "-3",
         "--elo1", "3", "--max-games", str(MAX_GAMES), "--jobs", "2", "--seed", "2",
         "--db", db.url,
     ]  # fmt: skip
     log = tmp_path / "run.log"
-    with forked(cli, [sys.executable, "-m", "bot_arena.arena.cli.app", *args], log) as proc:
-        wait_until(
-            proc,
-            lambda: db.query("SELECT COUNT(*) FROM matches WHERE status = 'done'") >= [(40,)],
-            log,
-        )
-        proc.send_signal(signal.SIGKILL)
+    gate.hold()
+    try:
+        gate.give(GATED_MOVES)
+        with forked(cli, [sys.executable, "-m", "bot_arena.arena.cli.app", *args], log) as proc:
+            wait_until(
+                proc,
+                lambda: (
+                    gate.left() == 0
+                    and db.query("SELECT COUNT(*) FROM matches WHERE status = 'done'") >= [(30,)]
+                ),
+                log,
+            )
+            proc.send_signal(signal.SIGKILL)
+    finally:
+        gate.release()  # the resume plays freely
     tid = db.query("SELECT MAX(id) FROM tournaments")[0][0]
     # killed before the end: games left to play
     assert db.query(f"SELECT status FROM tournaments WHERE id = {tid}") != [("done",)]
-    assert statuses(db, tid)["done"] < MAX_GAMES
+    assert 30 <= statuses(db, tid)["done"] <= GATED_MOVES // 2 < MAX_GAMES
     before = {
         mid: digest
         for mid, digest in db.query(
