@@ -4,6 +4,7 @@ and the markers and messages of a malformed value (see ``stored.py``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Iterable
@@ -74,15 +75,11 @@ def instant(value: Any, what: str) -> datetime | None:
     ``what``."""
     if value is None:
         return None
-    if type(value) is datetime and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    found = None
+    found = value
     if type(value) is str:
-        try:
+        with contextlib.suppress(ValueError):
             found = datetime.fromisoformat(value)
-        except ValueError:
-            found = None
-    if found is None or found.tzinfo is not None:
+    if type(found) is not datetime or found.tzinfo is not None:
         shown = value if isinstance(value, str) else type(value).__name__
         raise StoredDataError(f"{what}: a stored value is not a timestamp: {_quote(shown)}")
     return found.replace(tzinfo=UTC)

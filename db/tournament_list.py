@@ -38,9 +38,12 @@ class ListedTournament:
     what it keeps of its runner (``run_trace.RunTrace``: is anybody playing it?)."""
 
     row: dict[str, Any]
-    status: str
     settings: dict[str, Any]
     heartbeat: datetime | None
+
+    @property
+    def status(self) -> str:
+        return str(self.row["status"])
 
 
 def listed_tournaments(rows: Rows, json_text: bool) -> list[ListedTournament]:
@@ -75,5 +78,5 @@ def listed_tournaments(rows: Rows, json_text: bool) -> list[ListedTournament]:
         }
         kept = decode_as("tournaments.settings", settings, dict, nullable=False, text=json_text)
         trace = instant(beat, "tournaments.heartbeat")
-        out.append(ListedTournament(row, str(status), kept, trace))
+        out.append(ListedTournament(row, kept, trace))
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -47,6 +48,13 @@ def wait_until(predicate: Callable[[], object], seconds: float) -> bool:
             return True
         time.sleep(0.01)
     return False
+
+
+def dead_pid() -> int:
+    """The pid of a process that has ended (and was reaped)."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
 
 
 def alive(pid: int) -> bool:

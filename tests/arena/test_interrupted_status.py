@@ -7,7 +7,6 @@ a fake clock: no test waits for a lease to run out)."""
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,17 +20,9 @@ from bot_arena.arena.tournament.heartbeat import Heartbeat
 from bot_arena.arena.tournament.liveness import LEASE_S, interrupted, this_host
 from bot_arena.db.models import Tournament
 from bot_arena.db.session import make_engine, session_factory
+from tests.arena.arena_helpers import dead_pid
 
 runner = CliRunner()
-
-
-def dead_pid() -> int:
-    """The pid of a process that has ended (and was reaped)."""
-    done = subprocess.run(["true"], check=True)
-    assert done.returncode == 0
-    child = subprocess.Popen(["true"])
-    child.wait()
-    return child.pid
 
 
 FRESH = 0.0  # seconds the runner's last heartbeat is old

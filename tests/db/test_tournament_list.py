@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import socket
 import sqlite3
-import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -28,15 +27,9 @@ from bot_arena.db.results import reads_of
 from bot_arena.db.session import make_engine, session_factory
 from bot_arena.db.sqlite_read import open_reads as open_sqlite_reads
 from bot_arena.db.tournament_list import ListedTournament, listed_tournaments
+from tests.arena.arena_helpers import dead_pid
 
 NOW = datetime(2026, 6, 1, 12, 0, 0, 654321, tzinfo=UTC)
-
-
-def gone_pid() -> int:
-    """The pid of a process that has ended (and was reaped)."""
-    child = subprocess.Popen(["true"])
-    child.wait()
-    return child.pid
 
 
 def store_field(session: Session) -> None:
@@ -58,7 +51,7 @@ def store_field(session: Session) -> None:
             "name": 'cup "ü" ✓',
             "status": "running",
             "matches": ["done", "pending", "running", "void", "void"],
-            "runner": {"host": here, "pid": gone_pid()},
+            "runner": {"host": here, "pid": dead_pid()},
             "beat": NOW,
         },
         {
